@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// Runs the test suites with node's own test runner (TypeScript through tsx).
+// `all` = unit + infra + integration; integration suites start their own emulator and sites.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const suites = { unit: ['test/unit'], infra: ['test/infra'], integration: ['test/integration'] };
+const which = process.argv[2] ?? 'all';
+const dirs = which === 'all' ? [...suites.unit, ...suites.infra, ...suites.integration] : suites[which];
+if (!dirs) {
+  console.error(`unknown suite ${which}; use one of: all, ${Object.keys(suites).join(', ')}`);
+  process.exit(2);
+}
+
+function collect(dir) {
+  let out = [];
+  let entries = [];
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return out;
+  }
+  for (const name of entries.sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out = out.concat(collect(p));
+    else if (name.endsWith('.test.ts')) out.push(p);
+  }
+  return out;
+}
+
+const files = dirs.flatMap(collect).concat(process.argv.slice(3));
+if (files.length === 0) {
+  console.error('no test files found');
+  process.exit(1);
+}
+const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files];
+const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, TRAWL_TEST: '1' } });
+process.exit(r.status ?? 1);

@@ -1,0 +1,240 @@
+/**
+ * The crawl config: one strict zod schema (unknown keys are errors), defaults for every
+ * field but `name` and `startUrls`. The names are fixed by CONTRACT.md.
+ */
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+/** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
+export const DEFAULT_IGNORED_EXTENSIONS = [
+  '7z', 'asf', 'avi', 'bat', 'bmp', 'cmd', 'com', 'cpl', 'css', 'dll', 'eot', 'exe', 'flv', 'gif', 'hta',
+  'ico', 'inf', 'iso', 'jar', 'jpeg', 'jpg', 'js', 'json', 'mp3', 'mp4', 'mpeg', 'mpg', 'msi', 'msp', 'ogg',
+  'pif', 'png', 'ps1', 'qt', 'rar', 'reg', 'scr', 'svg', 'tiff', 'ttf', 'vb', 'vbe', 'vbs', 'vob', 'wav',
+  'wmv', 'woff', 'woff2', 'xml', 'zip',
+]; // biome-ignore format: one list, as the seed writes it
+
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses "90s", "1h", "48h", "2d" into milliseconds. */
+export function parseDuration(text: string): number {
+  const m = DURATION.exec(text.trim());
+  if (!m) throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. "30s", "1h", "48h", "2d")`);
+  return Number(m[1]) * UNIT_MS[m[2]!]!;
+}
+
+const duration = z.string().refine((s) => DURATION.test(s.trim()), {
+  message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
+});
+
+const regexString = z.string().refine(
+  (s) => {
+    try {
+      new RegExp(s);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'is not a valid regular expression' },
+);
+
+const httpUrl = z.string().refine(
+  (s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an absolute http(s) URL' },
+);
+
+export const ScopeSchema = z
+  .strictObject({
+    /** @default true — a followed URL's host and scheme must match one start URL */
+    sameHostAndScheme: z.boolean().default(true),
+    /** @default false — FDSE "Index Entire Site": same directory as a start URL or below */
+    underStartPath: z.boolean().default(false),
+    /** @default false — lifts the host restriction */
+    followOffsite: z.boolean().default(false),
+    /** @default ["http","https"] */
+    schemes: z.array(z.string().min(1)).default(['http', 'https']),
+    /** @default 2048 */
+    maxUrlLength: z.number().int().positive().default(2048),
+    /** @default true — FDSE "Follow Query Strings" */
+    followQueryStrings: z.boolean().default(true),
+    /** @default null — null keeps every query parameter; a list keeps only those */
+    keepQueryParams: z.array(z.string().min(1)).nullable().default(null),
+    /** @default [] */
+    mustContain: z.array(z.string().min(1)).default([]),
+    /** @default [] */
+    mustNotContain: z.array(z.string().min(1)).default([]),
+    /** @default [] — regular expressions on the normalized URL; with includes, one must match */
+    include: z.array(regexString).default([]),
+    /** @default [] — any matching exclude rejects */
+    exclude: z.array(regexString).default([]),
+    /** @default seed 004's list */
+    ignoredExtensions: z.array(z.string().min(1)).default(DEFAULT_IGNORED_EXTENSIONS),
+    /** @default ["video/*","audio/*","image/*"] */
+    ignoredMimeTypes: z.array(z.string().min(1)).default(['video/*', 'audio/*', 'image/*']),
+    /** @default null — unlimited; start URLs have depth 0 */
+    maxDepth: z.number().int().nonnegative().nullable().default(null),
+  })
+  .prefault({});
+
+const atomSchema = z.strictObject({
+  field: z.enum(['url', 'scheme', 'host', 'path', 'query']),
+  kind: z.enum(['exact', 'prefix', 'suffix', 'inside', 'length']),
+  norm: z.enum(['norm', 'lower', 'none']).optional(),
+  value: z.string(),
+});
+
+export type RuleMatch =
+  | { and: RuleMatch[] }
+  | { or: RuleMatch[] }
+  | { not: RuleMatch }
+  | { atom: z.infer<typeof atomSchema> }
+  | { domain: string }
+  | { path: string }
+  | { ext: string }
+  | { host: string }
+  | { url: string }
+  | { scheme: string }
+  | { query: string }
+  | { inQuery: string }
+  | { length: { field: 'url' | 'scheme' | 'host' | 'path' | 'query'; value: string } };
+
+export const RuleMatchSchema: z.ZodType<RuleMatch> = z.lazy(() =>
+  z.union([
+    z.strictObject({ and: z.array(RuleMatchSchema).min(1) }),
+    z.strictObject({ or: z.array(RuleMatchSchema).min(1) }),
+    z.strictObject({ not: RuleMatchSchema }),
+    z.strictObject({ atom: atomSchema }),
+    z.strictObject({ domain: z.string().min(1) }),
+    z.strictObject({ path: z.string().min(1) }),
+    z.strictObject({ ext: z.string().min(1) }),
+    z.strictObject({ host: z.string().min(1) }),
+    z.strictObject({ url: z.string().min(1) }),
+    z.strictObject({ scheme: z.string().min(1) }),
+    z.strictObject({ query: z.string() }),
+    z.strictObject({ inQuery: z.string().min(1) }),
+    z.strictObject({
+      length: z.strictObject({ field: z.enum(['url', 'scheme', 'host', 'path', 'query']), value: z.string() }),
+    }),
+  ]),
+);
+
+export const RuleActionSchema = z.union([
+  z.enum(['index', 'noIndex', 'follow', 'noFollow', 'accept', 'ignore']),
+  z.strictObject({ source: z.string().min(1) }),
+  z.strictObject({ addMeta: z.strictObject({ name: z.string().min(1), value: z.string() }) }),
+  z.strictObject({ priority: z.number().int().min(-2).max(2) }),
+]);
+export type RuleAction = z.infer<typeof RuleActionSchema>;
+
+export const RuleSchema = z.strictObject({ match: RuleMatchSchema, actions: z.array(RuleActionSchema).min(1) });
+export type Rule = z.infer<typeof RuleSchema>;
+
+export const FetchSchema = z
+  .strictObject({
+    /** @default "trawl" */
+    userAgent: z.string().min(1).default('trawl'),
+    /** @default true — false is seed 002's "Rogue" mode (robots.txt and meta robots ignored) */
+    respectRobotsTxt: z.boolean().default(true),
+    /** @default 0 — per host, across all workers (SMILA waitBetweenRequests, seed 004 sleep after load) */
+    waitBetweenRequestsMs: z.number().int().nonnegative().default(0),
+    /** @default true */
+    followRedirects: z.boolean().default(true),
+    /** @default 5 */
+    maxRedirects: z.number().int().nonnegative().max(30).default(5),
+    /** @default 30000 — socket timeout (SMILA socketTimeout) */
+    timeoutMs: z.number().int().positive().default(30_000),
+    /** @default 10485760 — stop reading past this; what fits is kept */
+    maxBytes: z.number().int().positive().default(10 * 1024 * 1024),
+    /** @default null — SMILA proxyHost/proxyPort */
+    proxy: z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }).nullable().default(null),
+    /** @default false — loopback/private/link-local targets are refused unless true */
+    allowPrivateNetworks: z.boolean().default(false),
+    /** @default {} — host -> IP, like curl --resolve */
+    resolve: z.record(z.string(), z.string()).default({}),
+    /** @default 16 — concurrent fetches in one fetch invocation */
+    concurrency: z.number().int().positive().max(256).default(16),
+  })
+  .prefault({});
+
+export const ExtractSchema = z
+  .strictObject({
+    /** @default ["header","footer"] */
+    removeElements: z.array(z.string().min(1)).default(['header', 'footer']),
+    /** @default ["noindex"] */
+    removeClasses: z.array(z.string().min(1)).default(['noindex']),
+    /** @default true */
+    honorMetaRobots: z.boolean().default(true),
+    /** @default {} — "<meta name or property>": "<document field>" */
+    metadataMapping: z.record(z.string(), z.string()).default({}),
+  })
+  .prefault({});
+
+export const RefreshSchema = z
+  .strictObject({
+    /** @default "1h" */
+    discoveryInterval: duration.default('1h'),
+    /** @default "48h" */
+    maxAge: duration.default('48h'),
+    /** @default 3 */
+    maxTemporaryErrors: z.number().int().nonnegative().default(3),
+  })
+  .prefault({});
+
+export const ConfigSchema = z.strictObject({
+  /** names the crawl's resources: lower-case letters, digits and dashes */
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,30}$/, 'must be 1-31 lower-case letters, digits or dashes, starting alphanumeric'),
+  startUrls: z.array(httpUrl).min(1),
+  /** @default [] */
+  sitemaps: z.array(httpUrl).default([]),
+  /** @default true */
+  discovery: z.boolean().default(true),
+  scope: ScopeSchema,
+  /** @default [] — JSON rules, or the seed's XML form as one string */
+  rules: z.union([z.array(RuleSchema), z.string().min(1)]).default([]),
+  domains: z
+    .strictObject({
+      generic: z.array(z.string().min(1)).nullable().default(null),
+      additional: z.array(z.string().min(1)).nullable().default(null),
+    })
+    .prefault({}),
+  fetch: FetchSchema,
+  extract: ExtractSchema,
+  refresh: RefreshSchema,
+  index: z.strictObject({ mapping: z.record(z.string(), z.string()).default({}) }).prefault({}),
+  /** @default {} — source weights for weighted polling (seed 001) */
+  weights: z
+    .strictObject({
+      user: z.number().int().positive().optional(),
+      redir: z.number().int().positive().optional(),
+      index: z.number().int().positive().optional(),
+      index_follow: z.number().int().positive().optional(),
+      follow: z.number().int().positive().optional(),
+      refresh: z.number().int().positive().optional(),
+    })
+    .default({}),
+});
+
+export type CrawlConfig = z.infer<typeof ConfigSchema>;
+export type CrawlConfigInput = z.input<typeof ConfigSchema>;
+
+/** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
+export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
+  const result = ConfigSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+    const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` ${issue.keys.join(', ')}` : '';
+    return `${source}: ${path}: ${issue.message}${keys}`;
+  });
+  throw new ConfigError(lines.join('\n'));
+}

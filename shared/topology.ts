@@ -1,0 +1,118 @@
+/**
+ * The one description of Trawl's topology. The CDK stack (infra/) and the local runner
+ * (cli/runner) both read it, so queue names, batch sizes, visibility timeouts, redrive
+ * and schedules cannot drift between AWS and the emulator.
+ */
+import type { SourceName } from './types.ts';
+
+export type StageName = 'seed' | 'fetch' | 'extract' | 'index' | 'refresh';
+
+export interface FunctionSpec {
+  /** Lambda timeout; the queues a function consumes have visibility ≥ 6× this (AWS guidance). */
+  timeoutSeconds: number;
+  memoryMb: number;
+  /** caps parallel invocations (politeness and cost); undefined = account limit */
+  reservedConcurrency?: number;
+}
+
+export interface StageQueueSpec {
+  consumer: StageName;
+  /** Lambda event source mapping batch size */
+  batchSize: number;
+  maxBatchingWindowSeconds: number;
+  visibilityTimeoutSeconds: number;
+  /** redrive to the DLQ after this many receives */
+  maxReceiveCount: number;
+}
+
+export interface FrontierSourceSpec {
+  name: SourceName;
+  /** seed 001 default weight */
+  weight: number;
+}
+
+export interface ScheduleSpec {
+  target: StageName;
+  /** EventBridge rate in minutes; `discovery` takes the config's refresh.discoveryInterval when given */
+  everyMinutes: number;
+  /** the `detail-type` the handler sees */
+  detailType: string;
+}
+
+export const FUNCTIONS: Record<StageName, FunctionSpec> = {
+  seed: { timeoutSeconds: 60, memoryMb: 512 },
+  // One fetch invocation polls the frontier and fetches many URLs concurrently: network wait is
+  // billed per GB-s, so concurrency inside the invocation, not more invocations, is what is cheap.
+  fetch: { timeoutSeconds: 120, memoryMb: 1024, reservedConcurrency: 4 },
+  extract: { timeoutSeconds: 60, memoryMb: 1024 },
+  index: { timeoutSeconds: 60, memoryMb: 512 },
+  refresh: { timeoutSeconds: 300, memoryMb: 512 },
+};
+
+/** Seed 001: user 10000, redir 2000, index 1000, index_follow 100, follow 10, refresh 1. */
+export const FRONTIER: FrontierSourceSpec[] = [
+  { name: 'user', weight: 10_000 },
+  { name: 'redir', weight: 2_000 },
+  { name: 'index', weight: 1_000 },
+  { name: 'index_follow', weight: 100 },
+  { name: 'follow', weight: 10 },
+  { name: 'refresh', weight: 1 },
+];
+
+/** Frontier queues are polled by the fetch function itself (weighted), not by an event source mapping. */
+export const FRONTIER_QUEUE = {
+  visibilityTimeoutSeconds: 6 * FUNCTIONS.fetch.timeoutSeconds,
+  maxReceiveCount: 5,
+  /** messages carry bulks of URL tasks (SMILA linksPerBulk); one SQS request moves many URLs */
+  tasksPerMessage: 50,
+  /** ReceiveMessage maximum (AWS limit) */
+  receiveBatch: 10,
+};
+
+export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
+  extract: {
+    consumer: 'extract',
+    batchSize: 10,
+    maxBatchingWindowSeconds: 1,
+    visibilityTimeoutSeconds: 6 * FUNCTIONS.extract.timeoutSeconds,
+    maxReceiveCount: 5,
+  },
+  index: {
+    consumer: 'index',
+    batchSize: 10,
+    maxBatchingWindowSeconds: 1,
+    visibilityTimeoutSeconds: 6 * FUNCTIONS.index.timeoutSeconds,
+    maxReceiveCount: 5,
+  },
+};
+
+export const SCHEDULES: Record<'fetchTick' | 'discovery' | 'refresh', ScheduleSpec> = {
+  // Keeps the frontier moving on AWS even when no stage kicked the fetcher.
+  fetchTick: { target: 'fetch', everyMinutes: 1, detailType: 'Scheduled Event' },
+  discovery: { target: 'seed', everyMinutes: 60, detailType: 'Scheduled Event' },
+  refresh: { target: 'refresh', everyMinutes: 60, detailType: 'Scheduled Event' },
+};
+
+export const DLQ_RETENTION_DAYS = 14;
+
+/** Resource names for a crawl. Bucket names must be globally unique on AWS, so the stack adds its account. */
+export function resourceNames(crawl: string) {
+  const p = `trawl-${crawl}`;
+  return {
+    stack: `Trawl-${crawl}`,
+    frontierQueue: (s: SourceName) => `${p}-frontier-${s.replace('_', '-')}`,
+    stageQueue: (s: 'extract' | 'index') => `${p}-${s}`,
+    dlq: (queue: string) => `${queue}-dlq`,
+    urlsTable: `${p}-urls`,
+    hostsTable: `${p}-hosts`,
+    bucket: `${p}-store`,
+    function: (s: StageName) => `${p}-${s}`,
+  };
+}
+export type ResourceNames = ReturnType<typeof resourceNames>;
+
+/** DynamoDB key schema: URL table keyed by URL, GSI on the refresh time bucket (no scans on refresh). */
+export const TABLES = {
+  urls: { partitionKey: 'url', refreshIndex: 'byRefresh', refreshBucketKey: 'refreshBucket', refreshSortKey: 'nextRefreshAt' },
+  hosts: { partitionKey: 'host' },
+};

@@ -1,0 +1,89 @@
+/** Types that flow between the stages. Closed unions for states and error kinds. */
+
+/** Seed 001's six URL sources, in weight order. */
+export const SOURCES = ['user', 'redir', 'index', 'index_follow', 'follow', 'refresh'] as const;
+export type SourceName = (typeof SOURCES)[number];
+
+/** CONTRACT.md URL states (`trawl urls`). */
+export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error';
+export type ErrorKind = 'permanent' | 'temporary';
+
+export interface MetaValue {
+  name: string;
+  value: string;
+}
+
+/** One URL to fetch: the unit of work carried (in bulks) by frontier messages. */
+export interface UrlTask {
+  /** normalized absolute URL */
+  url: string;
+  /** start URLs have depth 0 (SMILA `_crawlDepth`) */
+  depth: number;
+  /** the frontier source this task was put in */
+  queue: SourceName;
+  index: boolean;
+  follow: boolean;
+  /** rule priority shift, -2 (highest) .. 2 (lowest) */
+  priority: number;
+  /** rule action `source` */
+  source?: string;
+  /** rule action `addMeta` values */
+  addMeta?: MetaValue[];
+  /** URLs of the redirect chain that led here (loop detection, maxRedirects) */
+  redirectChain?: string[];
+  /** temporary-error retries so far */
+  attempt?: number;
+  /** a refresh: send If-Modified-Since / If-None-Match from the stored state */
+  conditional?: { lastModified?: string; etag?: string };
+  /** true when the URL came from a sitemap or feed (discovery: false still fetches it) */
+  fromSitemap?: boolean;
+}
+
+/** The document a search index receives (CONTRACT.md "Documents"). */
+export interface CrawlDocument {
+  url: string;
+  title: string;
+  content: string;
+  contentType: string | null;
+  mimeType: string | null;
+  charset: string | null;
+  lastModified: string | null;
+  size: number;
+  hash: string;
+  depth: number;
+  source: string | null;
+  meta: Record<string, string | string[]>;
+  indexedAt: string;
+  canonical?: string | null;
+  compoundPath?: string[];
+}
+
+/** A fetched response as stored in a page bundle (S3) for the extract stage. */
+export interface FetchedPage {
+  task: UrlTask;
+  /** URL actually fetched (same as task.url; redirects become new tasks) */
+  url: string;
+  status: number;
+  headers: Record<string, string>;
+  fetchedAt: string;
+  /** body bytes, base64; empty when not read (metadata-first skip, 304) */
+  body: string;
+  truncated: boolean;
+  notModified: boolean;
+}
+
+/** What the index stage records for one fetched URL. */
+export interface PageOutcome {
+  url: string;
+  task: UrlTask;
+  state: Exclude<UrlStateName, 'pending' | 'error'>;
+  httpStatus: number;
+  fetchedAt: string;
+  etag?: string;
+  lastModified?: string;
+  /** present when state is `indexed` */
+  doc?: CrawlDocument;
+  /** why a page was not indexed (meta robots, mime type, ...) */
+  note?: string;
+  notModified?: boolean;
+}
