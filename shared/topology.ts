@@ -6,6 +6,16 @@
 import type { SourceName } from './types.ts';
 
 export type StageName = 'seed' | 'fetch' | 'extract' | 'index' | 'refresh';
+/** A queue a crawl has: one of the six frontier sources, or a stage queue. */
+export type QueueName = { frontier: SourceName } | { stage: 'extract' | 'index' };
+
+/** Queue URLs as the stages get them (env TRAWL_QUEUES): the frontier sources apart from the stage
+ * queues, since `index` names both a source (seed 001) and the indexing stage. */
+export interface QueueUrls {
+  frontier: Record<SourceName, string>;
+  extract: string;
+  index: string;
+}
 
 export interface FunctionSpec {
   /** Lambda timeout; the queues a function consumes have visibility ≥ 6× this (AWS guidance). */
@@ -73,13 +83,15 @@ export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
   extract: {
     consumer: 'extract',
     batchSize: 10,
-    maxBatchingWindowSeconds: 1,
+    // Each extract message already carries a whole fetch round: no need to wait for more.
+    maxBatchingWindowSeconds: 0,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.extract.timeoutSeconds,
     maxReceiveCount: 5,
   },
   index: {
     consumer: 'index',
     batchSize: 10,
+    // Waiting up to a second fills the batch: fewer, larger document bulks (fewer S3 PUTs).
     maxBatchingWindowSeconds: 1,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.index.timeoutSeconds,
     maxReceiveCount: 5,

@@ -35,6 +35,8 @@ export interface UrlTask {
   attempt?: number;
   /** a refresh: send If-Modified-Since / If-None-Match from the stored state */
   conditional?: { lastModified?: string; etag?: string };
+  /** `sitemap`: a sitemap, sitemap index or RSS/Atom feed whose entries become tasks */
+  kind?: 'page' | 'sitemap';
   /** true when the URL came from a sitemap or feed (discovery: false still fetches it) */
   fromSitemap?: boolean;
 }
@@ -70,13 +72,37 @@ export interface FetchedPage {
   body: string;
   truncated: boolean;
   notModified: boolean;
+  /** the fetch failed (seed 001 error class); status is the HTTP status or 0 */
+  error?: { kind: ErrorKind; code: string; message: string };
+  /** the page redirected here (the target went to the redir source when in scope) */
+  redirectTo?: string;
+  /** not fetched or not read: robots.txt, ignored mime type, redirect not followed… */
+  skipped?: string;
+}
+
+/** A frontier message: a bulk of URL tasks for one source. */
+export interface FrontierMessage {
+  tasks: UrlTask[];
+}
+
+/** An extract-queue message: a bundle of fetched pages in S3. */
+export interface ExtractMessage {
+  bundle: string;
+  count: number;
+}
+
+/** An index-queue message: outcomes, or a pointer to them in S3 when they are too large for SQS. */
+export interface IndexMessage {
+  outcomes?: PageOutcome[];
+  spill?: string;
 }
 
 /** What the index stage records for one fetched URL. */
 export interface PageOutcome {
   url: string;
   task: UrlTask;
-  state: Exclude<UrlStateName, 'pending' | 'error'>;
+  state: Exclude<UrlStateName, 'pending'>;
+  error?: { kind: ErrorKind; code: string; message: string };
   httpStatus: number;
   fetchedAt: string;
   etag?: string;

@@ -1,0 +1,29 @@
+/** `trawl docs`, `trawl urls`, `trawl clear-errors`: read the crawl's state. */
+import { loadConfigFile } from '../config-file.ts';
+import { resolveAwsEndpoint } from '../emulator.ts';
+import { clearErrors, documents, openSession, urlStates } from '../session.ts';
+
+async function session(file: string) {
+  const config = loadConfigFile(file);
+  await resolveAwsEndpoint();
+  return openSession(config);
+}
+
+/** Prints the index, one JSON document per line. */
+export async function docsCommand(opts: { config: string }): Promise<void> {
+  const s = await session(opts.config);
+  for await (const doc of documents(s)) process.stdout.write(`${JSON.stringify(doc)}\n`);
+}
+
+/** Prints every known URL's state, one JSON line each. */
+export async function urlsCommand(opts: { config: string }): Promise<void> {
+  const s = await session(opts.config);
+  for await (const u of urlStates(s)) process.stdout.write(`${JSON.stringify(u)}\n`);
+}
+
+/** Forgets every URL in error state. */
+export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
+  const s = await session(opts.config);
+  const n = await clearErrors(s);
+  process.stdout.write(`forgot ${n} URL(s) in error state\n`);
+}

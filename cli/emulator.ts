@@ -1,0 +1,158 @@
+/**
+ * The embedded AWS emulator: moto server from the project's own virtualenv, started on a free
+ * loopback port and left running in the background so state carries from one command to the
+ * next (`trawl crawl`, then `trawl docs`). `AWS_ENDPOINT_URL` set by the user wins (LocalStack);
+ * with AWS credentials and no endpoint, real AWS is used.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../shared/errors.ts';
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const MOTO_BIN = join(PROJECT_ROOT, '.emulator', 'venv', 'bin', 'moto_server');
+
+export interface EmulatorState {
+  pid: number;
+  port: number;
+  endpoint: string;
+  startedAt: string;
+}
+
+export interface Emulator {
+  endpoint: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => res(port));
+    });
+  });
+}
+
+async function responds(endpoint: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${endpoint}/moto-api/data.json`, { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a moto server; `detached` leaves it running after this process exits. */
+export async function startEmulator(opts: { logFile?: string; detached?: boolean } = {}): Promise<Emulator> {
+  if (!existsSync(MOTO_BIN)) {
+    throw new ConfigError(`the embedded emulator is not installed (${MOTO_BIN}): run "npm run setup" first`);
+  }
+  const port = await freePort();
+  const endpoint = `http://127.0.0.1:${port}`;
+  const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
+  const child = spawn(MOTO_BIN, ['-H', '127.0.0.1', '-p', String(port)], {
+    detached: Boolean(opts.detached),
+    stdio: ['ignore', out, out],
+    env: { ...process.env, MOTO_ALLOW_NONEXISTENT_REGION: 'true' },
+  });
+  if (opts.detached) child.unref();
+  const pid = child.pid as number;
+  for (let i = 0; i < 200; i++) {
+    if (await responds(endpoint)) {
+      return {
+        endpoint,
+        pid,
+        async stop() {
+          if (alive(pid)) process.kill(pid, 'SIGTERM');
+          for (let j = 0; j < 50 && alive(pid); j++) await new Promise((r) => setTimeout(r, 100));
+        },
+      };
+    }
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`moto server did not start on ${endpoint}${opts.logFile ? ` (see ${opts.logFile})` : ''}`);
+}
+
+/** The folder where a working directory keeps its emulator state. */
+export function stateDir(cwd = process.cwd()): string {
+  return join(cwd, '.trawl');
+}
+
+function stateFile(cwd?: string): string {
+  return join(stateDir(cwd), 'emulator.json');
+}
+
+/** The background emulator of this working directory, if it is running. */
+export async function emulatorStatus(cwd?: string): Promise<EmulatorState | null> {
+  const file = stateFile(cwd);
+  if (!existsSync(file)) return null;
+  const state = JSON.parse(readFileSync(file, 'utf8')) as EmulatorState;
+  if (!alive(state.pid) || !(await responds(state.endpoint))) return null;
+  return state;
+}
+
+/** Starts the background emulator unless it already runs. */
+export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorState> {
+  const running = await emulatorStatus(cwd);
+  if (running) return running;
+  mkdirSync(stateDir(cwd), { recursive: true });
+  const emu = await startEmulator({ logFile: join(stateDir(cwd), 'emulator.log'), detached: true });
+  const state = { pid: emu.pid, port: Number(new URL(emu.endpoint).port), endpoint: emu.endpoint, startedAt: new Date().toISOString() };
+  writeFileSync(stateFile(cwd), JSON.stringify(state, null, 2));
+  return state;
+}
+
+/** Stops the background emulator. */
+export async function stopBackgroundEmulator(cwd?: string): Promise<boolean> {
+  const state = await emulatorStatus(cwd);
+  rmSync(stateFile(cwd), { force: true });
+  if (!state) return false;
+  process.kill(state.pid, 'SIGTERM');
+  for (let j = 0; j < 50 && alive(state.pid); j++) await new Promise((r) => setTimeout(r, 100));
+  return true;
+}
+
+function hasAwsCredentials(env: NodeJS.ProcessEnv): boolean {
+  if (env.AWS_ACCESS_KEY_ID || env.AWS_PROFILE || env.AWS_CONTAINER_CREDENTIALS_FULL_URI) return true;
+  return existsSync(join(homedir(), '.aws', 'credentials'));
+}
+
+/** Where AWS is for this command: the user's endpoint, real AWS, or the embedded emulator. */
+export async function resolveAwsEndpoint(
+  env: NodeJS.ProcessEnv = process.env,
+  say: (msg: string) => void = (m) => process.stderr.write(`${m}\n`),
+): Promise<string | null> {
+  if (env.AWS_ENDPOINT_URL) return env.AWS_ENDPOINT_URL;
+  if (hasAwsCredentials(env)) return null;
+  const state = await ensureBackgroundEmulator();
+  say(`trawl: no AWS endpoint or credentials: using the embedded emulator at ${state.endpoint} (state in .trawl/)`);
+  useEmulatorEnv(state.endpoint, env);
+  return state.endpoint;
+}
+
+/** Points every AWS client of this process at an emulator, with its dummy credentials. */
+export function useEmulatorEnv(endpoint: string, env: NodeJS.ProcessEnv = process.env): void {
+  env.AWS_ENDPOINT_URL = endpoint;
+  env.AWS_ACCESS_KEY_ID ??= 'test';
+  env.AWS_SECRET_ACCESS_KEY ??= 'test';
+  env.AWS_REGION ??= 'us-east-1';
+}

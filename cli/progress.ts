@@ -1,0 +1,62 @@
+/** Live progress on a terminal (cli-progress), plain log lines every few seconds otherwise. */
+import cliProgress from 'cli-progress';
+import { SOURCES } from '../shared/types.ts';
+import { stageStats } from '../shared/stages/logger.ts';
+import type { QueueDepths } from './runner.ts';
+
+export interface Progress {
+  tick(depths: QueueDepths): void;
+  stop(): void;
+}
+
+const SHORT: Record<string, string> = { user: 'u', redir: 'r', index: 'i', index_follow: 'if', follow: 'f', refresh: 'rf' };
+
+function line(depths: QueueDepths, started: number) {
+  const fetched = stageStats.fetched ?? 0;
+  const errors = Object.entries(stageStats)
+    .filter(([k]) => k.startsWith('error:'))
+    .reduce((n, [, v]) => n + v, 0);
+  const queued = SOURCES.map((s) => `${SHORT[s]}:${(depths[s]?.visible ?? 0) + (depths[s]?.delayed ?? 0)}`).join(' ');
+  const rate = fetched / Math.max(0.001, (Date.now() - started) / 1000);
+  return { fetched, errors, queued, rate: rate.toFixed(1), indexed: (stageStats.indexed ?? 0) + (stageStats.reindexed ?? 0) };
+}
+
+/** Creates the progress display. */
+export function createProgress(tty: boolean): Progress {
+  const started = Date.now();
+  if (tty) {
+    const bar = new cliProgress.SingleBar(
+      {
+        format: 'fetched {fetched} | indexed {indexed} | queued {queued} | errors {errors} | {rate} pages/s',
+        hideCursor: true,
+        stream: process.stderr,
+        fps: 5,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    let running = false;
+    return {
+      tick(depths) {
+        const payload = line(depths, started);
+        if (!running) {
+          bar.start(0, 0, payload);
+          running = true;
+        } else bar.update(0, payload);
+      },
+      stop() {
+        if (running) bar.stop();
+        running = false;
+      },
+    };
+  }
+  let last = 0;
+  return {
+    tick(depths) {
+      if (Date.now() - last < 5000) return;
+      last = Date.now();
+      const l = line(depths, started);
+      process.stderr.write(`progress: fetched ${l.fetched}, indexed ${l.indexed}, queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`);
+    },
+    stop() {},
+  };
+}

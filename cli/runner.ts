@@ -1,0 +1,229 @@
+/**
+ * The local runner: Lambda's event sources emulated in-process. It invokes the real handlers
+ * with SQS- and EventBridge-shaped events, using the batch sizes, batching windows and
+ * concurrency of the topology; honours ReportBatchItemFailures (only successful records are
+ * deleted; failed ones come back after the queue's visibility timeout and go to the DLQ after
+ * maxReceiveCount, as SQS does it) and runs until the frontier drains.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
+import type { AwsClients } from '../shared/aws/clients.ts';
+import { FUNCTIONS, type QueueUrls, STAGE_QUEUES, type StageName } from '../shared/topology.ts';
+import { SOURCES } from '../shared/types.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: handlers differ in event and result types
+export type AnyHandler = (event: any, context: Context) => Promise<any>;
+
+export interface InvocationStats {
+  invocations: number;
+  totalMs: number;
+  maxMs: number;
+  failedRecords: number;
+}
+
+export interface QueueDepths {
+  [queue: string]: { visible: number; inFlight: number; delayed: number };
+}
+
+export interface RunnerOptions {
+  handlers: Record<StageName, AnyHandler>;
+  queueUrls: QueueUrls;
+  /** an SQS client that is not counted (event-source polling is counted through its own client) */
+  monitor: AwsClients;
+  /** the client whose SQS calls are the event source mappings' (billed on AWS too) */
+  pollers: AwsClients;
+  /** concurrent fetch invocations (the topology's reserved concurrency by default) */
+  fetchConcurrency?: number;
+  /** called about every 500 ms with the queue depths */
+  onTick?: (depths: QueueDepths, stats: Record<StageName, InvocationStats>) => void;
+  /** give up after this long (the runner never hangs) */
+  timeoutMs?: number;
+}
+
+const region = process.env.AWS_REGION ?? 'us-east-1';
+
+/** A Lambda-like context with the stage's timeout. */
+export function lambdaContext(stage: StageName): Context {
+  const deadline = Date.now() + FUNCTIONS[stage].timeoutSeconds * 1000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: `trawl-local-${stage}`,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${region}:000000000000:function:trawl-local-${stage}`,
+    memoryLimitInMB: String(FUNCTIONS[stage].memoryMb),
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/trawl-local-${stage}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** An EventBridge scheduled event, as a schedule rule delivers it. */
+export function scheduledEvent(detailType = 'Scheduled Event', detail: Record<string, unknown> = {}) {
+  return {
+    version: '0',
+    id: randomUUID(),
+    'detail-type': detailType,
+    source: 'aws.events',
+    account: '000000000000',
+    time: new Date().toISOString(),
+    region,
+    resources: [],
+    detail,
+  };
+}
+
+function sqsEvent(queueUrl: string, messages: ReceivedMessage<unknown>[]): SQSEvent {
+  const arn = `arn:aws:sqs:${region}:000000000000:${queueUrl.split('/').pop()}`;
+  return {
+    Records: messages.map((m) => ({
+      messageId: m.id,
+      receiptHandle: m.receiptHandle,
+      body: JSON.stringify(m.body),
+      attributes: {
+        ApproximateReceiveCount: String(m.receiveCount),
+        SentTimestamp: String(Date.now()),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: arn,
+      awsRegion: region,
+    })),
+  };
+}
+
+/** Depth keys: the source names for the frontier, `stage:extract` and `stage:index` for the stages. */
+function flatQueues(urls: QueueUrls): [string, string][] {
+  return [
+    ...SOURCES.map((s) => [s, urls.frontier[s]] as [string, string]),
+    ['stage:extract', urls.extract],
+    ['stage:index', urls.index],
+  ];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the pipeline until every queue is empty and nothing is in flight. */
+export class LocalRunner {
+  readonly stats: Record<StageName, InvocationStats>;
+  private readonly pollQueues: WorkQueues;
+  private readonly monitorQueues: WorkQueues;
+  private running = 0;
+  private fetchRunning = 0;
+  private stopped = false;
+  private latest: QueueDepths = {};
+
+  constructor(private readonly opts: RunnerOptions) {
+    this.pollQueues = createWorkQueues({ client: opts.pollers.sqs });
+    this.monitorQueues = createWorkQueues({ client: opts.monitor.sqs });
+    const empty = () => ({ invocations: 0, totalMs: 0, maxMs: 0, failedRecords: 0 });
+    this.stats = { seed: empty(), fetch: empty(), extract: empty(), index: empty(), refresh: empty() };
+  }
+
+  /** Invokes a handler as Lambda would, recording its duration. */
+  async invoke(stage: StageName, event: unknown): Promise<unknown> {
+    const started = performance.now();
+    this.running++;
+    try {
+      return await this.opts.handlers[stage](event, lambdaContext(stage));
+    } finally {
+      this.running--;
+      const ms = performance.now() - started;
+      const s = this.stats[stage];
+      s.invocations++;
+      s.totalMs += ms;
+      s.maxMs = Math.max(s.maxMs, ms);
+    }
+  }
+
+  /** Polls and invokes until drained; resolves with the final depths. */
+  async drain(): Promise<QueueDepths> {
+    this.stopped = false;
+    const deadline = Date.now() + (this.opts.timeoutMs ?? 60 * 60_000);
+    const loops = [this.esmLoop('extract'), this.esmLoop('index')];
+    let depths: QueueDepths = {};
+    let quietTicks = 0;
+    try {
+      while (Date.now() < deadline) {
+        depths = await this.depths();
+        this.latest = depths;
+        this.opts.onTick?.(depths, this.stats);
+        const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
+        const maxFetch = this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
+        while (frontierVisible > 0 && this.fetchRunning < maxFetch) this.startFetch();
+        const busy = Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
+        // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
+        quietTicks = busy ? 0 : quietTicks + 1;
+        if (quietTicks >= 2) break;
+        await sleep(busy ? 100 : 50);
+      }
+    } finally {
+      this.stopped = true;
+      await Promise.all(loops);
+      while (this.running > 0) await sleep(20);
+    }
+    return depths;
+  }
+
+  private startFetch(): void {
+    this.fetchRunning++;
+    this.invoke('fetch', scheduledEvent('Fetch Kick'))
+      .catch((err) => process.stderr.write(`fetch invocation failed: ${(err as Error).message}\n`))
+      .finally(() => this.fetchRunning--);
+  }
+
+  private async depths(): Promise<QueueDepths> {
+    const entries = await Promise.all(
+      flatQueues(this.opts.queueUrls).map(async ([q, url]) => [q, await this.monitorQueues.depth(url)] as const),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /** One event source mapping: batch size and batching window from the topology. */
+  private async esmLoop(queue: 'extract' | 'index'): Promise<void> {
+    const spec = STAGE_QUEUES[queue];
+    const url = this.opts.queueUrls[queue];
+    while (!this.stopped) {
+      // Lambda's pollers long-poll for free-ish; here we look at the (uncounted) depth first so the
+      // crawl's request counts hold only receives that return work.
+      if ((this.latest[`stage:${queue}`]?.visible ?? 0) === 0) {
+        await sleep(30);
+        continue;
+      }
+      const batch = await this.collectBatch(url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
+      if (batch.length === 0) {
+        await sleep(50);
+        continue;
+      }
+      let failed = new Set<string>();
+      try {
+        const res = (await this.invoke(spec.consumer, sqsEvent(url, batch))) as SQSBatchResponse | undefined;
+        failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      } catch (err) {
+        // A thrown handler fails the whole batch, as on Lambda.
+        process.stderr.write(`${queue} invocation failed: ${(err as Error).message}\n`);
+        failed = new Set(batch.map((m) => m.id));
+      }
+      this.stats[spec.consumer].failedRecords += failed.size;
+      const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.receiptHandle);
+      if (done.length) await this.pollQueues.delete(url, done);
+    }
+  }
+
+  private async collectBatch(url: string, size: number, windowMs: number): Promise<ReceivedMessage<unknown>[]> {
+    const batch = await this.pollQueues.receive<unknown>(url, size);
+    if (batch.length === 0) return batch;
+    // The batching window: one long poll for the rest of the batch, as the event source mapping waits.
+    if (batch.length < size && windowMs > 0 && !this.stopped) {
+      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, Math.ceil(windowMs / 1000))));
+    }
+    return batch;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * A crawl's local session: resources from the topology, the config in S3, the stage
+ * environment set, the real handlers loaded, and the runner that drives them.
+ */
+import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
+import { CONFIG_KEY, createPageStore, type PageStore } from '../shared/aws/page-store.ts';
+import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
+import { createUrlTable, type UrlItem, type UrlTable } from '../shared/aws/url-table.ts';
+import type { CrawlConfig } from '../shared/config.ts';
+import { applyMapping } from '../shared/crawl/build-document.ts';
+import { resetContainerDeps } from '../shared/stages/deps.ts';
+import { logger } from '../shared/stages/logger.ts';
+import { resourceNames, type StageName } from '../shared/topology.ts';
+import type { CrawlDocument } from '../shared/types.ts';
+import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
+
+export interface CrawlSession {
+  config: CrawlConfig;
+  resources: ProvisionedResources;
+  clients: AwsClients;
+  monitor: AwsClients;
+  urls: UrlTable;
+  store: PageStore;
+  runner: LocalRunner;
+}
+
+export interface SessionOptions extends ProvisionOptions {
+  onTick?: RunnerOptions['onTick'];
+  fetchConcurrency?: number;
+  /** `trawl refresh --now`: every stage's clock is shifted to this time */
+  now?: Date;
+  logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+}
+
+async function loadHandlers(): Promise<Record<StageName, AnyHandler>> {
+  const [seed, fetch, extract, index, refresh] = await Promise.all([
+    import('../functions/seed/handler.ts'),
+    import('../functions/fetch/handler.ts'),
+    import('../functions/extract/handler.ts'),
+    import('../functions/index/handler.ts'),
+    import('../functions/refresh/handler.ts'),
+  ]);
+  return {
+    seed: seed.handler as AnyHandler,
+    fetch: fetch.handler as AnyHandler,
+    extract: extract.handler as AnyHandler,
+    index: index.handler as AnyHandler,
+    refresh: refresh.handler as AnyHandler,
+  };
+}
+
+/** Opens (and creates if missing) the resources of `config.name` and prepares the handlers. */
+export async function openSession(config: CrawlConfig, opts: SessionOptions = {}): Promise<CrawlSession> {
+  const clients = createAwsClients();
+  const monitor = createAwsClients({ count: false });
+  const names = resourceNames(config.name);
+  const resources = await provision(monitor, names, opts);
+  const store = createPageStore({ client: monitor.s3, bucket: resources.bucket });
+  await store.putJson(CONFIG_KEY, config);
+  // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
+  Object.assign(process.env, {
+    TRAWL_CRAWL: config.name,
+    TRAWL_BUCKET: resources.bucket,
+    TRAWL_URLS_TABLE: resources.urlsTable,
+    TRAWL_HOSTS_TABLE: resources.hostsTable,
+    TRAWL_QUEUES: JSON.stringify(resources.queueUrls),
+    TRAWL_CONFIG_KEY: CONFIG_KEY,
+    TRAWL_CLOCK_OFFSET_MS: String(opts.now ? opts.now.getTime() - Date.now() : 0),
+  });
+  delete process.env.TRAWL_FETCH_FUNCTION;
+  resetContainerDeps();
+  logger.setLogLevel(opts.logLevel ?? 'WARN');
+  const runner = new LocalRunner({
+    handlers: await loadHandlers(),
+    queueUrls: resources.queueUrls,
+    monitor,
+    pollers: clients,
+    onTick: opts.onTick,
+    fetchConcurrency: opts.fetchConcurrency,
+  });
+  const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
+  return { config, resources, clients, monitor, urls, store, runner };
+}
+
+/** Seeds and drains: one crawl (or discovery cycle). */
+export async function crawl(session: CrawlSession): Promise<void> {
+  await session.runner.invoke('seed', scheduledEvent('Start Crawl'));
+  await session.runner.drain();
+}
+
+/** One refresh cycle as the schedule runs it, then drains. */
+export async function refresh(session: CrawlSession): Promise<unknown> {
+  const result = await session.runner.invoke('refresh', scheduledEvent());
+  await session.runner.drain();
+  return result;
+}
+
+/** The current index: every URL with a document, read through its bulk pointer. */
+export async function* documents(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
+  const byBulk = new Map<string, UrlItem[]>();
+  for await (const item of session.urls.scan()) {
+    if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
+    byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
+  }
+  const out: CrawlDocument[] = [];
+  for (const [bulk, items] of byBulk) {
+    const lines = await session.store.getLines<CrawlDocument>(bulk);
+    for (const item of items) {
+      const doc = lines[item.docLine as number];
+      if (doc) out.push(doc);
+    }
+  }
+  out.sort((a, b) => a.url.localeCompare(b.url));
+  for (const doc of out) yield applyMapping(doc, session.config.index.mapping);
+}
+
+/** Every known URL in the CONTRACT.md `trawl urls` shape. */
+export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
+  const items: UrlItem[] = [];
+  for await (const item of session.urls.scan()) items.push(item);
+  items.sort((a, b) => a.url.localeCompare(b.url));
+  for (const i of items) {
+    yield {
+      url: i.url,
+      state: i.state,
+      errorKind: i.errorKind ?? null,
+      httpStatus: i.httpStatus ?? null,
+      depth: i.depth ?? null,
+      queue: i.queue ?? null,
+      lastFetched: i.lastFetched ?? null,
+      temporaryErrors: i.temporaryErrors ?? 0,
+      ...(i.errorCode ? { errorCode: i.errorCode } : {}),
+      ...(i.note ? { note: i.note } : {}),
+      ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
+    };
+  }
+}
+
+/** Seed 002 "Clear Error Cache": forgets every URL in error state. */
+export async function clearErrors(session: CrawlSession): Promise<number> {
+  let n = 0;
+  for await (const item of session.urls.scan()) {
+    if (item.state !== 'error') continue;
+    await session.urls.forget(item.url);
+    n++;
+  }
+  return n;
+}

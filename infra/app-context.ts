@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { parseConfig, parseDuration } from '../shared/config.ts';
+import type { CrawlerStackProps } from './crawler-stack.ts';
+
+/** The crawl name when neither `-c crawl=` nor `-c config=` is given. */
+export const DEFAULT_CRAWL = 'demo';
+
+/**
+ * Stack props from CDK context: `-c crawl=NAME` and/or `-c config=PATH` (JSON or YAML crawl config).
+ * A config supplies the name and the discovery interval (whole minutes, at least 1: EventBridge rates).
+ */
+export function crawlerPropsFromContext(context: (key: string) => unknown): CrawlerStackProps {
+  const crawl = context('crawl');
+  const configPath = context('config');
+  if (crawl !== undefined && typeof crawl !== 'string') throw new Error('context crawl must be a string');
+  if (configPath === undefined) return { crawlName: crawl ?? DEFAULT_CRAWL };
+  if (typeof configPath !== 'string') throw new Error('context config must be a file path');
+  const text = readFileSync(configPath, 'utf8');
+  const raw: unknown = /\.json$/i.test(configPath) ? JSON.parse(text) : parseYaml(text);
+  const config = parseConfig(raw, configPath);
+  if (crawl !== undefined && crawl !== config.name) {
+    throw new Error(`context crawl=${crawl} differs from ${configPath}'s name ${config.name}`);
+  }
+  // Rounded up: the schedule never runs more often than the config asks.
+  const minutes = Math.max(1, Math.ceil(parseDuration(config.refresh.discoveryInterval) / 60_000));
+  return { crawlName: config.name, discoveryIntervalMinutes: minutes };
+}

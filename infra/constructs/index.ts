@@ -1,0 +1,29 @@
+import { Stack } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import { STAGE_QUEUES } from '../../shared/topology.ts';
+import { allowObjects, allowPutEventsDefaultBus, allowTable } from './grants.ts';
+import { type CrawlResources, consumeStageQueue, stageFunction } from './stage-function.ts';
+import { PREFIXES } from './storage.ts';
+
+/** Index stage: records each page's outcome in the URL table and publishes document changes. */
+export class IndexStage extends Construct {
+  readonly fn: NodejsFunction;
+
+  constructor(scope: Construct, id: string, r: CrawlResources) {
+    super(scope, id);
+    this.fn = stageFunction(this, 'index', { environment: r.environment });
+    consumeStageQueue(this.fn, r.stageQueues.index.queue, STAGE_QUEUES.index);
+    allowTable(this.fn, r.storage.urls, [
+      'GetItem',
+      'PutItem',
+      'UpdateItem',
+      'DeleteItem',
+      'BatchGetItem',
+      'BatchWriteItem',
+    ]);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs, PREFIXES.changes], ['PutObject', 'GetObject']);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
+    allowPutEventsDefaultBus(this.fn, Stack.of(this));
+  }
+}

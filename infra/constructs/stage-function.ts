@@ -1,0 +1,111 @@
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { FUNCTIONS, type ResourceNames, type StageName, type StageQueueSpec } from '../../shared/topology.ts';
+import type { CrawlStorage } from './storage.ts';
+import type { WorkQueue } from './work-queue.ts';
+
+/** The repository root: esbuild's project root and the lock file's folder. */
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Everything a stage construct wires its function to. */
+export interface CrawlResources {
+  names: ResourceNames;
+  storage: CrawlStorage;
+  /** the six frontier queues, in FRONTIER order */
+  frontier: sqs.IQueue[];
+  stageQueues: Record<'extract' | 'index', WorkQueue>;
+  /** the TRAWL_* variables every function gets */
+  environment: Record<string, string>;
+  /** built from the fixed fetch function name, so any stage (fetch too) can reference it without a cycle */
+  fetchFunctionArn: string;
+}
+
+export interface StageFunctionOptions {
+  environment: Record<string, string>;
+  /** only the fetch function gets a fixed name (it is invoked by name) */
+  functionName?: string;
+}
+
+/** A stage's Lambda function: arm64, ESM bundle from functions/<stage>/handler.ts, sizes from topology. */
+export function stageFunction(
+  scope: Construct,
+  stage: StageName,
+  options: StageFunctionOptions,
+): NodejsFunction {
+  const spec = FUNCTIONS[stage];
+  const logGroup = new logs.LogGroup(scope, 'Logs', {
+    retention: logs.RetentionDays.TWO_WEEKS,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  // An own role instead of AWSLambdaBasicExecutionRole (logs:CreateLogGroup … on "*"): the function
+  // may write to its own log group only.
+  const role = new iam.Role(scope, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+  logGroup.grantWrite(role);
+  return new NodejsFunction(scope, 'Function', {
+    functionName: options.functionName,
+    entry: `${REPO_ROOT}functions/${stage}/handler.ts`,
+    handler: 'handler',
+    projectRoot: REPO_ROOT,
+    depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+    runtime: lambda.Runtime.NODEJS_24_X,
+    // Graviton: 20% cheaper per GB-s than x86 (FACTS.md prices).
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: spec.memoryMb,
+    timeout: Duration.seconds(spec.timeoutSeconds),
+    reservedConcurrentExecutions: spec.reservedConcurrency,
+    tracing: lambda.Tracing.DISABLED,
+    logGroup,
+    role,
+    environment: {
+      ...options.environment,
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: 'trawl',
+    },
+    bundling: {
+      format: OutputFormat.ESM,
+      target: 'node22',
+      minify: true,
+      sourceMap: true,
+      mainFields: ['module', 'main'],
+      // CommonJS dependencies inside an ESM bundle still call require().
+      banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+    },
+  });
+}
+
+/** An EventBridge rule invoking `fn` every `everyMinutes` minutes (rate expressions take whole minutes). */
+export function scheduleStage(
+  scope: Construct,
+  id: string,
+  everyMinutes: number,
+  fn: lambda.IFunction,
+): events.Rule {
+  if (!Number.isInteger(everyMinutes) || everyMinutes < 1) {
+    throw new Error(`schedule ${id}: every ${everyMinutes} minutes is not a whole number ≥ 1`);
+  }
+  return new events.Rule(scope, id, {
+    schedule: events.Schedule.rate(Duration.minutes(everyMinutes)),
+    targets: [new targets.LambdaFunction(fn)],
+  });
+}
+
+/** SQS event source for a stage queue: sizes from topology, partial batch failures reported per record. */
+export function consumeStageQueue(fn: lambda.Function, queue: sqs.IQueue, spec: StageQueueSpec): void {
+  fn.addEventSource(
+    new SqsEventSource(queue, {
+      batchSize: spec.batchSize,
+      maxBatchingWindow: Duration.seconds(spec.maxBatchingWindowSeconds),
+      // ReportBatchItemFailures retries only the failed records, never the whole batch (STYLE.md).
+      reportBatchItemFailures: true,
+    }),
+  );
+}

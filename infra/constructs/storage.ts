@@ -1,0 +1,62 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { type ResourceNames, TABLES } from '../../shared/topology.ts';
+
+/** Object prefixes in the crawl bucket; grants are scoped to them. */
+export const PREFIXES = { config: 'config/', pages: 'pages/', docs: 'docs/', changes: 'changes/' } as const;
+
+/** Fetched page bundles are consumed by extract within minutes; a week covers DLQ redrives. */
+const PAGE_BUNDLE_DAYS = 7;
+
+/** The URL-state table (the truth), the per-host politeness table and the crawl bucket. */
+export class CrawlStorage extends Construct {
+  readonly urls: dynamodb.Table;
+  readonly hosts: dynamodb.Table;
+  readonly bucket: s3.Bucket;
+
+  constructor(scope: Construct, id: string, names: ResourceNames) {
+    super(scope, id);
+    const common = {
+      // On-demand: a crawl is bursty; no capacity to plan, no throttling on the first burst.
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // DynamoDB TTL deletes expired items for free.
+      timeToLiveAttribute: 'expiresAt',
+    };
+    this.urls = new dynamodb.Table(this, 'Urls', {
+      ...common,
+      tableName: names.urlsTable,
+      partitionKey: { name: TABLES.urls.partitionKey, type: dynamodb.AttributeType.STRING },
+      // The URL table is the crawl's source of truth: keep it when the stack goes.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    // Refresh queries one time bucket per cycle instead of scanning the table.
+    this.urls.addGlobalSecondaryIndex({
+      indexName: TABLES.urls.refreshIndex,
+      partitionKey: { name: TABLES.urls.refreshBucketKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: TABLES.urls.refreshSortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    this.hosts = new dynamodb.Table(this, 'Hosts', {
+      ...common,
+      tableName: names.hostsTable,
+      partitionKey: { name: TABLES.hosts.partitionKey, type: dynamodb.AttributeType.STRING },
+      // Politeness state and robots.txt cache: rebuilt on the next fetch, nothing to keep.
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // No bucketName: S3 names are global, CloudFormation generates a unique one.
+    this.bucket = new s3.Bucket(this, 'Store', {
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: false,
+      lifecycleRules: [
+        { id: 'expire-page-bundles', prefix: PREFIXES.pages, expiration: Duration.days(PAGE_BUNDLE_DAYS) },
+        { id: 'abort-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+    });
+  }
+}

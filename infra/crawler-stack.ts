@@ -1,0 +1,129 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import {
+  FRONTIER,
+  FRONTIER_QUEUE,
+  type ResourceNames,
+  resourceNames,
+  SCHEDULES,
+  STAGE_QUEUES,
+  type StageName,
+} from '../shared/topology.ts';
+import type { SourceName } from '../shared/types.ts';
+import { ExtractStage } from './constructs/extract.ts';
+import { FetchStage } from './constructs/fetch.ts';
+import { functionArnFromName } from './constructs/grants.ts';
+import { IndexStage } from './constructs/index.ts';
+import { RefreshStage } from './constructs/refresh.ts';
+import { SeedStage } from './constructs/seed.ts';
+import type { CrawlResources } from './constructs/stage-function.ts';
+import { CrawlStorage } from './constructs/storage.ts';
+import { WorkQueue } from './constructs/work-queue.ts';
+
+/** The S3 key the functions read the crawl config from. */
+export const CONFIG_KEY = 'config/crawl.json';
+
+export interface CrawlerStackProps extends StackProps {
+  /** names every resource (`resourceNames(crawlName)`) */
+  crawlName: string;
+  /** discovery schedule; @default SCHEDULES.discovery.everyMinutes */
+  discoveryIntervalMinutes?: number;
+}
+
+/** One crawl on AWS: frontier and stage queues, URL and host tables, the bucket, five stage functions. */
+export class CrawlerStack extends Stack {
+  readonly storage: CrawlStorage;
+  readonly frontier: Record<SourceName, WorkQueue>;
+  readonly stageQueues: Record<'extract' | 'index', WorkQueue>;
+  readonly functions: Record<StageName, NodejsFunction>;
+
+  constructor(scope: Construct, id: string, props: CrawlerStackProps) {
+    super(scope, id, props);
+    const names = resourceNames(props.crawlName);
+    const storage = new CrawlStorage(this, 'Storage', names);
+    const frontier = frontierQueues(this, names);
+    const stageQueues = {
+      extract: stageQueue(this, names, 'extract'),
+      index: stageQueue(this, names, 'index'),
+    };
+    this.storage = storage;
+    this.frontier = frontier;
+    this.stageQueues = stageQueues;
+    const fetchName = names.function('fetch');
+    // `frontier` nests the six sources: the frontier source `index` and the index stage queue share a name.
+    const queueUrls = this.toJsonString({
+      frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, frontier[s.name].queue.queueUrl])),
+      extract: stageQueues.extract.queue.queueUrl,
+      index: stageQueues.index.queue.queueUrl,
+    });
+    const resources: CrawlResources = {
+      names,
+      storage,
+      frontier: FRONTIER.map((s) => frontier[s.name].queue),
+      stageQueues,
+      fetchFunctionArn: functionArnFromName(this, fetchName),
+      environment: {
+        TRAWL_CRAWL: props.crawlName,
+        TRAWL_BUCKET: storage.bucket.bucketName,
+        TRAWL_URLS_TABLE: storage.urls.tableName,
+        TRAWL_HOSTS_TABLE: storage.hosts.tableName,
+        TRAWL_QUEUES: queueUrls,
+        TRAWL_FETCH_FUNCTION: fetchName,
+        TRAWL_CONFIG_KEY: CONFIG_KEY,
+      },
+    };
+    const stages = {
+      seed: new SeedStage(this, 'Seed', {
+        resources,
+        discoveryIntervalMinutes: props.discoveryIntervalMinutes ?? SCHEDULES.discovery.everyMinutes,
+      }),
+      fetch: new FetchStage(this, 'Fetch', resources),
+      extract: new ExtractStage(this, 'Extract', resources),
+      index: new IndexStage(this, 'Index', resources),
+      refresh: new RefreshStage(this, 'Refresh', resources),
+    };
+    this.functions = {
+      seed: stages.seed.fn,
+      fetch: stages.fetch.fn,
+      extract: stages.extract.fn,
+      index: stages.index.fn,
+      refresh: stages.refresh.fn,
+    };
+    new CfnOutput(this, 'BucketName', { value: storage.bucket.bucketName });
+    new CfnOutput(this, 'UrlsTableName', { value: storage.urls.tableName });
+    new CfnOutput(this, 'HostsTableName', { value: storage.hosts.tableName });
+    new CfnOutput(this, 'QueueUrls', { value: queueUrls });
+    new CfnOutput(this, 'FunctionNames', {
+      value: this.toJsonString(
+        Object.fromEntries(Object.entries(this.functions).map(([k, f]) => [k, f.functionName])),
+      ),
+    });
+  }
+}
+
+function frontierQueues(scope: Construct, names: ResourceNames): Record<SourceName, WorkQueue> {
+  const entries = FRONTIER.map((s) => {
+    const queueName = names.frontierQueue(s.name);
+    const queue = new WorkQueue(scope, `Frontier-${s.name}`, {
+      queueName,
+      dlqName: names.dlq(queueName),
+      // Polled by fetch itself: a message stays invisible ≥ 6 × the fetch timeout.
+      visibilityTimeoutSeconds: FRONTIER_QUEUE.visibilityTimeoutSeconds,
+      maxReceiveCount: FRONTIER_QUEUE.maxReceiveCount,
+    });
+    return [s.name, queue] as const;
+  });
+  return Object.fromEntries(entries) as Record<SourceName, WorkQueue>;
+}
+
+function stageQueue(scope: Construct, names: ResourceNames, stage: 'extract' | 'index'): WorkQueue {
+  const queueName = names.stageQueue(stage);
+  const spec = STAGE_QUEUES[stage];
+  return new WorkQueue(scope, `StageQueue-${stage}`, {
+    queueName,
+    dlqName: names.dlq(queueName),
+    visibilityTimeoutSeconds: spec.visibilityTimeoutSeconds,
+    maxReceiveCount: spec.maxReceiveCount,
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * Per-host state: the politeness slot (`nextFetchAt`), back-off after 429/503, and the
+ * robots.txt cache with its expiry. A conditional write on the host item is a cheap
+ * distributed lock: no two workers hit one host closer together than its delay.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+
+export interface HostItem {
+  host: string;
+  nextFetchAt?: number;
+  robots?: string;
+  robotsExpiresAt?: number;
+  expiresAt?: number;
+  value?: string;
+}
+
+export type SlotResult = { ok: true } | { ok: false; waitMs: number };
+
+export interface HostTable {
+  /** Takes the host's next fetch slot if it is free at `now`; otherwise says how long to wait. */
+  acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult>;
+  /** Pushes the host's next slot to at least `until` (Retry-After, back-off). */
+  backOff(host: string, until: number): Promise<void>;
+  getRobots(host: string, now: number): Promise<string | null>;
+  putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
+  getValue(key: string): Promise<string | null>;
+  putValue(key: string, value: string): Promise<void>;
+}
+
+/** Creates the adapter around the hosts table. */
+export function createHostTable({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): HostTable {
+  async function acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult> {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { host: `slot#${host}` },
+          UpdateExpression: 'SET nextFetchAt = :next, expiresAt = :exp',
+          ConditionExpression: 'attribute_not_exists(nextFetchAt) OR nextFetchAt <= :now',
+          ExpressionAttributeValues: {
+            ':next': now + delayMs,
+            ':now': now,
+            ':exp': Math.floor((now + delayMs) / 1000) + 86_400,
+          },
+        }),
+      );
+      return { ok: true };
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
+      const next = Number((res.Item as HostItem | undefined)?.nextFetchAt ?? now);
+      return { ok: false, waitMs: Math.max(1, next - now) };
+    }
+  }
+
+  return {
+    acquireSlot,
+    async backOff(host, until) {
+      await client
+        .send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: `slot#${host}` },
+            UpdateExpression: 'SET nextFetchAt = :until',
+            ConditionExpression: 'attribute_not_exists(nextFetchAt) OR nextFetchAt < :until',
+            ExpressionAttributeValues: { ':until': until },
+          }),
+        )
+        .catch((err) => {
+          if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        });
+    },
+    async getRobots(host, now) {
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `robots#${host}` } }));
+      const item = res.Item as HostItem | undefined;
+      if (!item?.robots || (item.robotsExpiresAt ?? 0) <= now) return null;
+      return item.robots;
+    },
+    async putRobots(host, robotsJson, expiresAt) {
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: {
+            host: `robots#${host}`,
+            robots: robotsJson,
+            robotsExpiresAt: expiresAt,
+            expiresAt: Math.floor(expiresAt / 1000) + 86_400,
+          },
+        }),
+      );
+    },
+    async getValue(key) {
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `value#${key}` } }));
+      return ((res.Item as HostItem | undefined)?.value as string | undefined) ?? null;
+    },
+    async putValue(key, value) {
+      await client.send(new PutCommand({ TableName: tableName, Item: { host: `value#${key}`, value } }));
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * S3 adapter. Pages and documents live in bulk objects (gzip JSON lines): one PUT carries
+ * many pages, so S3 PUTs per page stay far below one (FACTS.md: one PUT per page alone is $5/M).
+ * A URL's document is addressed by a pointer (bulk key + line) kept in its URL item.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+
+export const CONFIG_KEY = 'config/crawl.json';
+
+export interface PageStore {
+  putLines(key: string, records: unknown[]): Promise<void>;
+  getLines<T>(key: string): Promise<T[]>;
+  putJson(key: string, value: unknown): Promise<void>;
+  getJson<T>(key: string): Promise<T | null>;
+  list(prefix: string): AsyncGenerator<string>;
+}
+
+/** Creates the adapter; bulk objects are read once per container (they never change once written). */
+export function createPageStore({ client, bucket }: { client: S3Client; bucket: string }): PageStore {
+  const bulkCache = new Map<string, unknown[]>();
+
+  async function getBytes(key: string): Promise<Uint8Array | null> {
+    try {
+      const res = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      return (await res.Body?.transformToByteArray()) ?? null;
+    } catch (err) {
+      if (err instanceof NoSuchKey || (err as { name?: string }).name === 'NoSuchKey') return null;
+      throw err;
+    }
+  }
+
+  return {
+    async putLines(key, records) {
+      const body = gzipSync(records.map((r) => JSON.stringify(r)).join('\n'));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: body,
+          ContentType: 'application/x-ndjson',
+          ContentEncoding: 'gzip',
+        }),
+      );
+    },
+    async getLines<T>(key: string) {
+      const cached = bulkCache.get(key);
+      if (cached) return cached as T[];
+      const bytes = await getBytes(key);
+      if (!bytes) return [];
+      const text = gunzipSync(bytes).toString('utf8');
+      const lines = text ? text.split('\n').map((l) => JSON.parse(l) as T) : [];
+      if (bulkCache.size > 64) bulkCache.clear();
+      bulkCache.set(key, lines);
+      return lines;
+    },
+    async putJson(key, value) {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: JSON.stringify(value),
+          ContentType: 'application/json',
+        }),
+      );
+    },
+    async getJson<T>(key: string) {
+      const bytes = await getBytes(key);
+      return bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as T) : null;
+    },
+    async *list(prefix) {
+      let token: string | undefined;
+      do {
+        const res = await client.send(
+          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+        );
+        for (const o of res.Contents ?? []) if (o.Key) yield o.Key;
+        token = res.IsTruncated ? res.NextContinuationToken : undefined;
+      } while (token);
+    },
+  };
+}

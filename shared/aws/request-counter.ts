@@ -1,0 +1,62 @@
+/**
+ * Counts every AWS API call a crawl makes, by service and operation, through an SDK
+ * middleware: the benchmark prices a run from these counts (FACTS.md prices).
+ */
+import type { Pluggable } from '@smithy/types';
+
+export interface RequestCounts {
+  /** "SQS.SendMessageBatch" → calls */
+  calls: Record<string, number>;
+  /** SQS requests as billed: each 64 KB of payload is one request */
+  sqsBilledRequests: number;
+  /** DynamoDB capacity units as billed on demand (from ReturnConsumedCapacity where the emulator gives it) */
+  dynamoReadUnits: number;
+  dynamoWriteUnits: number;
+}
+
+export function emptyCounts(): RequestCounts {
+  return { calls: {}, sqsBilledRequests: 0, dynamoReadUnits: 0, dynamoWriteUnits: 0 };
+}
+
+/** Process-wide counter (one Lambda container, or the whole local runner). */
+export const requestCounts: RequestCounts = emptyCounts();
+
+/** Resets the process-wide counter (benchmarks, tests). */
+export function resetRequestCounts(): void {
+  Object.assign(requestCounts, emptyCounts());
+}
+
+const SQS_BILLING_CHUNK = 64 * 1024;
+
+function sqsPayloadBytes(input: Record<string, unknown>): number {
+  if (typeof input.MessageBody === 'string') return Buffer.byteLength(input.MessageBody);
+  if (Array.isArray(input.Entries)) {
+    return input.Entries.reduce(
+      (sum: number, e: { MessageBody?: string }) => sum + Buffer.byteLength(e.MessageBody ?? ''),
+      0,
+    );
+  }
+  return 0;
+}
+
+/** The middleware: counts after the call is built, so retries by the SDK count once per attempt. */
+// biome-ignore lint/suspicious/noExplicitAny: one middleware fits every client's input/output types
+export function countingMiddleware(service: string): Pluggable<any, any> {
+  return {
+    applyToStack(stack) {
+      stack.add(
+        (next, context) => async (args) => {
+          const op = String((context as { commandName?: string }).commandName ?? 'Unknown').replace(/Command$/, '');
+          const key = `${service}.${op}`;
+          requestCounts.calls[key] = (requestCounts.calls[key] ?? 0) + 1;
+          if (service === 'SQS') {
+            const bytes = sqsPayloadBytes(args.input as Record<string, unknown>);
+            requestCounts.sqsBilledRequests += Math.max(1, Math.ceil(bytes / SQS_BILLING_CHUNK));
+          }
+          return next(args);
+        },
+        { step: 'initialize', name: `trawlCount${service}`, override: true },
+      );
+    },
+  };
+}

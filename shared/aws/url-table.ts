@@ -1,0 +1,238 @@
+/**
+ * The URL table: visited links, per-URL state and error state in one DynamoDB item per URL.
+ * The table is the truth; queues only carry work (DESIGN-NOTES.md).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { TABLES } from '../topology.ts';
+import type { ErrorKind, MetaValue, SourceName, UrlStateName, UrlTask } from '../types.ts';
+
+export interface UrlItem {
+  url: string;
+  state: UrlStateName;
+  depth: number;
+  queue: SourceName;
+  index?: boolean;
+  follow?: boolean;
+  priority?: number;
+  source?: string | null;
+  addMeta?: MetaValue[];
+  claimedBy?: string;
+  discoveredAt?: string;
+  lastFetched?: string | null;
+  httpStatus?: number | null;
+  errorKind?: ErrorKind | null;
+  errorCode?: string | null;
+  temporaryErrors?: number;
+  etag?: string | null;
+  lastModified?: string | null;
+  hash?: string | null;
+  docBulk?: string | null;
+  docLine?: number | null;
+  indexedAt?: string | null;
+  nextRefreshAt?: string | null;
+  refreshBucket?: string | null;
+  note?: string | null;
+}
+
+/** BatchGetItem takes at most 100 keys (AWS limit). */
+const BATCH_GET_MAX = 100;
+/** A positive cache of URLs known to be in the table: a warm container skips re-reading them. */
+const KNOWN_CACHE_MAX = 500_000;
+
+/** The hour bucket of a refresh time: the GSI partition, so a refresh cycle Queries instead of Scans. */
+export function refreshBucketOf(iso: string): string {
+  return iso.slice(0, 13);
+}
+
+export interface UrlTable {
+  claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
+  get(url: string): Promise<UrlItem | null>;
+  getMany(urls: string[]): Promise<Map<string, UrlItem>>;
+  put(item: UrlItem): Promise<void>;
+  update(url: string, set: Partial<UrlItem>, opts?: { ifFetchedNotAfter?: string; remove?: string[] }): Promise<boolean>;
+  forget(url: string): Promise<void>;
+  scan(): AsyncGenerator<UrlItem>;
+  dueForRefresh(bucket: string, fromIso: string, untilIso: string): AsyncGenerator<UrlItem>;
+  forgetKnown(url: string): void;
+  /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
+  markKnown(urls: string[]): void;
+}
+
+/** Creates the adapter; `tableName` from the topology's resource names. */
+export function createUrlTable({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): UrlTable {
+  const known = new Set<string>();
+  const remember = (url: string) => {
+    if (known.size >= KNOWN_CACHE_MAX) known.clear();
+    known.add(url);
+  };
+
+  async function getMany(urls: string[]): Promise<Map<string, UrlItem>> {
+    const found = new Map<string, UrlItem>();
+    const unique = [...new Set(urls)];
+    for (let i = 0; i < unique.length; i += BATCH_GET_MAX) {
+      let keys: Record<string, unknown>[] = unique.slice(i, i + BATCH_GET_MAX).map((url) => ({ url }));
+      // UnprocessedKeys must be retried (throttling); bounded so a broken emulator cannot spin forever.
+      for (let attempt = 0; keys.length > 0 && attempt < 8; attempt++) {
+        const res = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }));
+        for (const item of (res.Responses?.[tableName] ?? []) as UrlItem[]) found.set(item.url, item);
+        keys = (res.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
+        if (keys.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      }
+    }
+    return found;
+  }
+
+  async function claimOne(task: UrlTask, claimer: string, now: string): Promise<boolean> {
+    const item: UrlItem = {
+      url: task.url,
+      state: 'pending',
+      depth: task.depth,
+      queue: task.queue,
+      index: task.index,
+      follow: task.follow,
+      priority: task.priority,
+      source: task.source ?? null,
+      addMeta: task.addMeta,
+      claimedBy: claimer,
+      discoveredAt: now,
+      temporaryErrors: 0,
+    };
+    try {
+      // The write that makes "enters the frontier once per crawl" true across concurrent workers.
+      // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
+      await client.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(#u) OR claimedBy = :me',
+          ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
+          ExpressionAttributeValues: { ':me': claimer },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  return {
+    async claim(tasks, claimer, now) {
+      const byUrl = new Map<string, UrlTask>();
+      for (const t of tasks) if (!known.has(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+      if (byUrl.size === 0) return [];
+      // Read before write: a failed conditional write still costs its write unit (FACTS.md).
+      const existing = await getMany([...byUrl.keys()]);
+      const fresh: UrlTask[] = [];
+      const candidates = [...byUrl.values()].filter((t) => {
+        const item = existing.get(t.url);
+        if (!item) return true;
+        if (item.claimedBy === claimer) fresh.push(t);
+        else remember(t.url);
+        return false;
+      });
+      const results = await Promise.all(candidates.map((t) => claimOne(t, claimer, now)));
+      candidates.forEach((t, i) => {
+        if (results[i]) fresh.push(t);
+        else remember(t.url);
+      });
+      return fresh;
+    },
+    async get(url) {
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { url } }));
+      return (res.Item as UrlItem | undefined) ?? null;
+    },
+    getMany,
+    async put(item) {
+      await client.send(new PutCommand({ TableName: tableName, Item: item }));
+      remember(item.url);
+    },
+    async update(url, set, opts = {}) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets: string[] = [];
+      Object.entries(set).forEach(([k, v], i) => {
+        if (v === undefined) return;
+        names[`#a${i}`] = k;
+        values[`:v${i}`] = v;
+        sets.push(`#a${i} = :v${i}`);
+      });
+      const removes = (opts.remove ?? []).map((k, i) => {
+        names[`#r${i}`] = k;
+        return `#r${i}`;
+      });
+      let condition: string | undefined;
+      if (opts.ifFetchedNotAfter) {
+        // Out-of-order deliveries: an older fetch never overwrites the state of a newer one.
+        names['#lf'] = 'lastFetched';
+        values[':lf'] = opts.ifFetchedNotAfter;
+        condition = 'attribute_not_exists(#lf) OR #lf <= :lf';
+      }
+      const expr = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+        .filter(Boolean)
+        .join(' ');
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { url },
+            UpdateExpression: expr,
+            ConditionExpression: condition,
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+          }),
+        );
+        remember(url);
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return false;
+        throw err;
+      }
+    },
+    async forget(url) {
+      await client.send(new DeleteCommand({ TableName: tableName, Key: { url } }));
+      known.delete(url);
+    },
+    forgetKnown(url) {
+      known.delete(url);
+    },
+    markKnown(urls) {
+      for (const u of urls) remember(u);
+    },
+    async *scan() {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const res = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+        for (const item of (res.Items ?? []) as UrlItem[]) yield item;
+        start = res.LastEvaluatedKey;
+      } while (start);
+    },
+    async *dueForRefresh(bucket, fromIso, untilIso) {
+      let start: Record<string, unknown> | undefined;
+      do {
+        const res = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: TABLES.urls.refreshIndex,
+            KeyConditionExpression: '#b = :b AND #n BETWEEN :from AND :until',
+            ExpressionAttributeNames: { '#b': TABLES.urls.refreshBucketKey, '#n': TABLES.urls.refreshSortKey },
+            ExpressionAttributeValues: { ':b': bucket, ':from': fromIso, ':until': untilIso },
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of (res.Items ?? []) as UrlItem[]) yield item;
+        start = res.LastEvaluatedKey;
+      } while (start);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * SQS adapter for the frontier and stage queues. Messages carry bulks (SMILA linksPerBulk),
+ * sends and deletes go in batches of 10 (the AWS limit), so one request moves many URLs.
+ */
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import { CrawlError } from '../errors.ts';
+
+/** SQS limits: 10 entries per batch call; a batch's total payload ≤ 1 MiB; we stay under 256 KB per message. */
+const MAX_BATCH_ENTRIES = 10;
+export const MAX_MESSAGE_BYTES = 240 * 1024;
+const MAX_BATCH_BYTES = 1000 * 1024;
+/** SQS DelaySeconds limit (15 minutes). */
+export const MAX_DELAY_SECONDS = 900;
+
+export interface OutgoingMessage {
+  body: unknown;
+  delaySeconds?: number;
+}
+
+export interface ReceivedMessage<T> {
+  id: string;
+  receiptHandle: string;
+  body: T | null;
+  receiveCount: number;
+}
+
+export interface WorkQueues {
+  send(queueUrl: string, messages: OutgoingMessage[]): Promise<void>;
+  receive<T>(queueUrl: string, max: number, waitSeconds?: number): Promise<ReceivedMessage<T>[]>;
+  delete(queueUrl: string, receiptHandles: string[]): Promise<void>;
+  delay(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
+  depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }>;
+}
+
+/** Splits `items` into chunks whose JSON form stays under `maxBytes` and `maxItems` each. */
+export function chunkBySize<T>(items: T[], maxItems: number, maxBytes = MAX_MESSAGE_BYTES): T[][] {
+  const chunks: T[][] = [];
+  let current: T[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (size > maxBytes) throw new CrawlError(`one item of ${size} bytes exceeds the SQS message limit`);
+    if (current.length > 0 && (current.length >= maxItems || bytes + size > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 2;
+    }
+    current.push(item);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
+
+function batches(messages: { body: string; delaySeconds?: number }[]) {
+  const out: (typeof messages)[] = [];
+  let cur: typeof messages = [];
+  let bytes = 0;
+  for (const m of messages) {
+    const size = Buffer.byteLength(m.body);
+    if (cur.length > 0 && (cur.length >= MAX_BATCH_ENTRIES || bytes + size > MAX_BATCH_BYTES)) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(m);
+    bytes += size;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
+/** A message that is not JSON becomes `null`: the consumer drops it with a log line, never loops on it. */
+function parseBody<T>(body: string | undefined): T | null {
+  try {
+    return JSON.parse(body ?? 'null') as T;
+  } catch {
+    return null;
+  }
+}
+
+/** Creates the adapter around an SQS client. */
+export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues {
+  return {
+    async send(queueUrl, messages) {
+      const encoded = messages.map((m) => ({
+        body: JSON.stringify(m.body),
+        delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(m.delaySeconds ?? 0))),
+      }));
+      for (const batch of batches(encoded)) {
+        const res = await client.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.body, DelaySeconds: m.delaySeconds })),
+          }),
+        );
+        if (res.Failed?.length) {
+          throw new CrawlError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Message ?? ''}`);
+        }
+      }
+    },
+    async receive<T>(queueUrl: string, max: number, waitSeconds = 0) {
+      const res = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: Math.min(MAX_BATCH_ENTRIES, max),
+          WaitTimeSeconds: waitSeconds,
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+      );
+      return (res.Messages ?? []).map((m) => ({
+        id: m.MessageId ?? '',
+        receiptHandle: m.ReceiptHandle ?? '',
+        body: parseBody<T>(m.Body),
+        receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? '1'),
+      }));
+    },
+    async delete(queueUrl, receiptHandles) {
+      for (let i = 0; i < receiptHandles.length; i += MAX_BATCH_ENTRIES) {
+        const slice = receiptHandles.slice(i, i + MAX_BATCH_ENTRIES);
+        await client.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: slice.map((h, j) => ({ Id: String(j), ReceiptHandle: h })),
+          }),
+        );
+      }
+    },
+    async delay(queueUrl, receiptHandle, seconds) {
+      await client.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
+        }),
+      );
+    },
+    async depth(queueUrl) {
+      const res = await client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: [
+            'ApproximateNumberOfMessages',
+            'ApproximateNumberOfMessagesNotVisible',
+            'ApproximateNumberOfMessagesDelayed',
+          ],
+        }),
+      );
+      const a = res.Attributes ?? {};
+      return {
+        visible: Number(a.ApproximateNumberOfMessages ?? 0),
+        inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+        delayed: Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+      };
+    },
+  };
+}

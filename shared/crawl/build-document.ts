@@ -1,0 +1,104 @@
+/**
+ * Builds the document a search index receives (CONTRACT.md "Documents") from an extraction and
+ * the response headers, and renames its fields as `index.mapping` says (SMILA's job `mapping`,
+ * e.g. httpUrl → Path, httpContent → Content in seed 003's sample job).
+ */
+import type { CrawlDocument, MetaValue } from '../types.ts';
+import { parseContentType } from './decode-body.ts';
+import type { HtmlExtraction } from './extract-html.ts';
+
+export interface BuildDocumentInput {
+  url: string;
+  /** null for non-HTML documents: pass `text` and `title` instead */
+  extraction: HtmlExtraction | null;
+  /** overrides the extraction's content (e.g. text of a PDF) */
+  text?: string;
+  /** overrides the extraction's title */
+  title?: string;
+  headers: Record<string, string>;
+  size: number;
+  depth: number;
+  source: string | null;
+  addMeta: MetaValue[];
+  indexedAt: string;
+  hash: string;
+  compoundPath?: string[];
+}
+
+/** Reads a header case-insensitively (HTTP field names are case-insensitive, RFC 9110 §5.1). */
+export function headerValue(headers: Record<string, string>, name: string): string | null {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === wanted) return value;
+  }
+  return null;
+}
+
+/** Last-Modified as an ISO string, or null when absent or not a date (SMILA httpLastModified is a DateTime). */
+function isoDate(value: string | null): string | null {
+  if (value === null || value.trim() === '') return null;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+/** Merges rule `addMeta` values into the mapped metadata; repeated names accumulate into arrays (seed 004). */
+function mergeMeta(
+  base: Record<string, string | string[]>,
+  extra: MetaValue[],
+): Record<string, string | string[]> {
+  const merged = new Map<string, string[]>();
+  for (const [name, value] of Object.entries(base))
+    merged.set(name, Array.isArray(value) ? [...value] : [value]);
+  for (const { name, value } of extra) {
+    const list = merged.get(name);
+    if (list) list.push(value);
+    else merged.set(name, [value]);
+  }
+  return Object.fromEntries([...merged].map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
+}
+
+/** Assembles a CrawlDocument from an extraction (or plain text), the headers and crawl bookkeeping. */
+export function buildDocument(input: BuildDocumentInput): CrawlDocument {
+  const contentType = headerValue(input.headers, 'content-type');
+  const { mimeType, charset } = parseContentType(contentType);
+  const doc: CrawlDocument = {
+    url: input.url,
+    title: input.title ?? input.extraction?.title ?? '',
+    content: input.text ?? input.extraction?.content ?? '',
+    contentType,
+    mimeType,
+    charset,
+    lastModified: isoDate(headerValue(input.headers, 'last-modified')),
+    size: input.size,
+    hash: input.hash,
+    depth: input.depth,
+    source: input.source,
+    meta: mergeMeta(input.extraction?.meta ?? {}, input.addMeta),
+    indexedAt: input.indexedAt,
+  };
+  if (input.extraction) doc.canonical = input.extraction.canonical;
+  if (input.compoundPath !== undefined) doc.compoundPath = input.compoundPath;
+  return doc;
+}
+
+/**
+ * Renames document fields per `index.mapping` (e.g. {"url": "Path", "content": "Content"}); unmapped
+ * fields keep their names. A key "meta.<name>" lifts that metadata value to a top-level field.
+ */
+export function applyMapping(doc: CrawlDocument, mapping: Record<string, string>): Record<string, unknown> {
+  const meta: Record<string, string | string[]> = { ...doc.meta };
+  const lifted: [string, unknown][] = [];
+  for (const [from, to] of Object.entries(mapping)) {
+    if (!from.startsWith('meta.')) continue;
+    const name = from.slice('meta.'.length);
+    if (Object.hasOwn(meta, name)) {
+      lifted.push([to, meta[name]]);
+      delete meta[name];
+    }
+  }
+  const out: [string, unknown][] = Object.entries({ ...doc, meta }).map(([key, value]) => [
+    Object.hasOwn(mapping, key) ? mapping[key]! : key,
+    value,
+  ]);
+  return Object.fromEntries([...out, ...lifted]);
+}

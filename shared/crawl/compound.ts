@@ -1,0 +1,278 @@
+/**
+ * Compound files (archives): detection and zip-bomb-safe extraction of zip, tar, tar.gz and gzip
+ * (seed 003 WebExtractor: an element's URL is `<archive url>/<element path>`, its `_compoundPath`
+ * the URLs of the compounds needed to reach it; nested compounds are extracted in turn).
+ */
+import { Gunzip, unzipSync } from 'fflate';
+import { looksLikeTar, readTar, type TarEntry } from './tar.ts';
+
+/** Bounds on one extraction, shared by all nesting levels (zip-bomb safety). */
+export interface CompoundLimits {
+  /** elements (and nested archives) taken over all levels */
+  maxEntries: number;
+  /** bytes extracted over all levels; a nested archive counts with its own size and its elements' */
+  maxTotalBytes: number;
+  /** nested archive levels opened below the top one (0: nested archives are skipped) */
+  maxDepth: number;
+}
+
+/** One extracted file: SMILA's element record (`httpUrl`, `_compoundPath`, content). */
+export interface CompoundElement {
+  url: string;
+  compoundPath: string[];
+  bytes: Uint8Array;
+  /** the entry's path inside the archive that holds it */
+  name: string;
+}
+
+/** The elements, whether a limit cut the extraction short, and why entries were skipped. */
+export interface CompoundExtraction {
+  elements: CompoundElement[];
+  truncated: boolean;
+  warnings: string[];
+}
+
+/** The container formats `extractCompound` reads. */
+export type ArchiveFormat = 'zip' | 'gzip' | 'tar';
+
+const ARCHIVE_MIME = /^application\/(zip|x-zip|x-zip-compressed|x-tar|x-gtar|gzip|x-gzip|x-compressed-tar)$/;
+/** Zip containers that are documents, not compounds (OOXML, ODF, EPUB, Java archives). */
+const ZIP_DOC_MIME = /^application\/(vnd\.openxmlformats-|vnd\.oasis\.opendocument\.|epub\+zip|java-archive)/;
+const ZIP_DOC_EXT = /\.(docx|docm|xlsx|xlsm|pptx|pptm|odt|ods|odp|odg|epub|jar|war|apk)$/i;
+const ZIP_DOC_FIRST_ENTRY = new Set(['[Content_Types].xml', 'mimetype', 'META-INF/MANIFEST.MF']);
+
+/** The archive format named by the magic bytes (`PK\x03\x04`, `\x1f\x8b`, `ustar` at 257), or null. */
+export function archiveFormat(bytes: Uint8Array): ArchiveFormat | null {
+  if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return 'zip';
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip';
+  const magic = String.fromCharCode(...bytes.subarray(257, 262));
+  return magic === 'ustar' ? 'tar' : null;
+}
+
+/**
+ * True for zip, tar and gzip content, but not for zip-based documents (.docx, .odt, .epub …).
+ * The bytes decide when there are any (a mislabelled HTML error page is no archive); the
+ * Content-Type only when the body is not at hand.
+ */
+export function isCompound(url: string, mimeType: string | null, bytes: Uint8Array): boolean {
+  const mime = mimeType?.split(';')[0]?.trim().toLowerCase() ?? null;
+  if (isZipDocument(url, mime, bytes)) return false;
+  if (bytes.length > 0) return archiveFormat(bytes) !== null || looksLikeTar(bytes);
+  return mime !== null && ARCHIVE_MIME.test(mime);
+}
+
+/** A .docx, .odt, .epub or .jar is a document whose parts must not be indexed one by one. */
+function isZipDocument(url: string, mime: string | null, bytes: Uint8Array): boolean {
+  if (mime !== null && ZIP_DOC_MIME.test(mime)) return true;
+  if (ZIP_DOC_EXT.test(url.replace(/[?#].*$/, ''))) return true;
+  if (archiveFormat(bytes) !== 'zip') return false;
+  // Local file header: name length at 26, name at 30 (APPNOTE 4.3.7).
+  const nameLength = (bytes[26] ?? 0) | ((bytes[27] ?? 0) << 8);
+  const first = new TextDecoder().decode(bytes.subarray(30, 30 + nameLength));
+  return ZIP_DOC_FIRST_ENTRY.has(first);
+}
+
+/** Inflates gzip (all members) but stops once more than `maxBytes` came out: a gzip bomb yields a prefix. */
+export function gunzipCapped(bytes: Uint8Array, maxBytes: number): { bytes: Uint8Array; truncated: boolean } {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let truncated = false;
+  const stream = new Gunzip((chunk) => {
+    const room = maxBytes - total;
+    if (chunk.length > room) truncated = true;
+    const kept = chunk.length > room ? chunk.subarray(0, Math.max(room, 0)) : chunk;
+    chunks.push(kept);
+    total += kept.length;
+  });
+  // Deflate expands at most ~1032:1, so an input step of (room left / 1032) cannot overshoot the cap;
+  // steps stay between 1 KiB (overshoot < 1.1 MiB) and 64 KiB (fflate's per-push overhead).
+  for (let at = 0; at < bytes.length && !truncated; ) {
+    const step = Math.min(64 * 1024, Math.max(1024, Math.floor((maxBytes - total) / 1032)));
+    stream.push(bytes.subarray(at, at + step), at + step >= bytes.length);
+    at += step;
+  }
+  return { bytes: chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total), truncated };
+}
+
+interface Extraction extends CompoundExtraction {
+  limits: CompoundLimits;
+  entriesLeft: number;
+  bytesLeft: number;
+}
+
+interface Level {
+  url: string;
+  compoundPath: string[];
+  depth: number;
+}
+
+/** Extracts the elements of an archive, recursing into nested archives, within the given limits. */
+export function extractCompound(
+  bytes: Uint8Array,
+  archiveUrl: string,
+  limits: CompoundLimits,
+): CompoundExtraction {
+  const state: Extraction = {
+    elements: [],
+    truncated: false,
+    warnings: [],
+    limits,
+    entriesLeft: limits.maxEntries,
+    bytesLeft: limits.maxTotalBytes,
+  };
+  extractLevel(state, bytes, { url: archiveUrl, compoundPath: [archiveUrl], depth: 0 });
+  return { elements: state.elements, truncated: state.truncated, warnings: state.warnings };
+}
+
+function extractLevel(state: Extraction, bytes: Uint8Array, level: Level): void {
+  const format = archiveFormat(bytes) ?? (looksLikeTar(bytes) ? 'tar' : null);
+  try {
+    if (format === 'zip') extractZip(state, bytes, level);
+    else if (format === 'tar') extractTar(state, bytes, level);
+    else if (format === 'gzip') extractGzip(state, bytes, level);
+    else state.warnings.push(`${level.url}: not a zip, tar or gzip archive`);
+  } catch (error) {
+    state.warnings.push(`${level.url}: corrupt ${format} archive (${(error as Error).message})`);
+  }
+}
+
+function extractZip(state: Extraction, bytes: Uint8Array, level: Level): void {
+  const files = unzipSync(bytes, {
+    // Runs on the central directory's declared sizes BEFORE anything is inflated. fflate inflates
+    // into a buffer of the declared size, so an entry lying about its size cannot exceed it either.
+    filter: (file) => {
+      if (!acceptName(state, file.name, level)) return false;
+      if (file.compression !== 0 && file.compression !== 8) {
+        state.warnings.push(
+          `${level.url}: ${file.name}: compression method ${file.compression} not supported`,
+        );
+        return false;
+      }
+      return charge(state, file.name, file.compression === 0 ? file.size : file.originalSize, level);
+    },
+  });
+  for (const [name, data] of Object.entries(files)) {
+    emit(state, normalizeEntryPath(name) ?? name, data, level);
+  }
+}
+
+function extractTar(state: Extraction, bytes: Uint8Array, level: Level): void {
+  for (const entry of readTar(bytes, state.warnings)) {
+    if (!acceptTarEntry(state, entry, level)) continue;
+    if (!charge(state, entry.path, entry.data.length, level)) {
+      if (state.entriesLeft <= 0) return;
+      continue;
+    }
+    emit(state, normalizeEntryPath(entry.path) ?? entry.path, entry.data, level);
+  }
+}
+
+function acceptTarEntry(state: Extraction, entry: TarEntry, level: Level): boolean {
+  if (entry.type === 'directory') return acceptName(state, `${entry.path.replace(/\/$/, '')}/`, level);
+  if (entry.type !== 'file') {
+    state.warnings.push(`${level.url}: ${entry.path}: ${entry.type} entry skipped (regular files only)`);
+    return false;
+  }
+  return acceptName(state, entry.path, level);
+}
+
+/** A .gz holds one file: a tar (tar.gz) or a single element named by the gzip header or the URL. */
+function extractGzip(state: Extraction, bytes: Uint8Array, level: Level): void {
+  // Tar headers and padding take < 1 KiB per entry on top of the element bytes themselves.
+  const cap = state.bytesLeft + 1024 * (state.entriesLeft + 2);
+  const inflated = gunzipCapped(bytes, cap);
+  if (inflated.truncated) {
+    state.truncated = true;
+    state.warnings.push(`${level.url}: inflates to more than ${cap} bytes, stopped there`);
+  }
+  if (archiveFormat(inflated.bytes) === 'tar' || looksLikeTar(inflated.bytes)) {
+    extractTar(state, inflated.bytes, level);
+    return;
+  }
+  if (inflated.truncated) return; // a cut-off single file is not the document
+  const name = gzipMemberName(bytes) ?? (urlBaseName(level.url).replace(/\.(gz|gzip)$/i, '') || 'content');
+  if (acceptName(state, name, level) && charge(state, name, inflated.bytes.length, level)) {
+    emit(state, normalizeEntryPath(name) ?? name, inflated.bytes, level);
+  }
+}
+
+/** RFC 1952 2.3: FNAME, the original file name, follows FEXTRA when flag bit 3 is set. */
+function gzipMemberName(bytes: Uint8Array): string | null {
+  const flags = bytes[3] ?? 0;
+  if ((flags & 0x08) === 0) return null;
+  let at = 10;
+  if (flags & 0x04) at += 2 + ((bytes[10] ?? 0) | ((bytes[11] ?? 0) << 8));
+  const end = bytes.indexOf(0, at);
+  if (end < 0) return null;
+  const name = new TextDecoder('latin1').decode(bytes.subarray(at, end));
+  return name.split(/[\\/]/).pop() || null;
+}
+
+function urlBaseName(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || 'content';
+  } catch {
+    return 'content';
+  }
+}
+
+/** Directories and unsafe names (absolute, `..` segments, control characters) are skipped with a warning. */
+function acceptName(state: Extraction, name: string, level: Level): boolean {
+  if (/[\\/]$/.test(name)) {
+    state.warnings.push(`${level.url}: ${name}: directory entry skipped`);
+    return false;
+  }
+  if (normalizeEntryPath(name) === null) {
+    state.warnings.push(`${level.url}: ${name}: unsafe entry name (path traversal) skipped`);
+    return false;
+  }
+  return true;
+}
+
+/** `./a//b` -> `a/b`; null for absolute paths, `..` segments, control characters or an empty name. */
+function normalizeEntryPath(name: string): string | null {
+  const unified = name.replace(/\\/g, '/');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
+  if (/^\/|^[a-zA-Z]:|[\u0000-\u001f]/.test(unified)) return null;
+  const segments = unified.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.length === 0 || segments.includes('..')) return null;
+  return segments.join('/');
+}
+
+/** Takes an entry out of the budget; false (and `truncated`) when a limit forbids it. */
+function charge(state: Extraction, name: string, size: number, level: Level): boolean {
+  if (state.entriesLeft <= 0) {
+    if (state.entriesLeft === 0) {
+      state.warnings.push(`maxEntries (${state.limits.maxEntries}) reached, rest skipped`);
+      state.entriesLeft = -1; // warn once
+    }
+    state.truncated = true;
+    return false;
+  }
+  if (size > state.bytesLeft) {
+    state.warnings.push(
+      `${level.url}: ${name}: declares ${size} bytes, over the ${state.bytesLeft} left of maxTotalBytes`,
+    );
+    state.truncated = true;
+    return false;
+  }
+  state.entriesLeft -= 1;
+  state.bytesLeft -= size;
+  return true;
+}
+
+/** An element, or a nested archive to open one level deeper (its elements keep the path to it). */
+function emit(state: Extraction, path: string, bytes: Uint8Array, level: Level): void {
+  const url = `${level.url}/${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}`;
+  const nested = archiveFormat(bytes) !== null && !isZipDocument(path, null, bytes);
+  if (!nested) {
+    state.elements.push({ url, compoundPath: level.compoundPath, bytes, name: path });
+    return;
+  }
+  if (level.depth >= state.limits.maxDepth) {
+    state.warnings.push(`${url}: nested archive beyond maxDepth (${state.limits.maxDepth}) skipped`);
+    state.truncated = true;
+    return;
+  }
+  extractLevel(state, bytes, { url, compoundPath: [...level.compoundPath, url], depth: level.depth + 1 });
+}

@@ -1,0 +1,175 @@
+/**
+ * What the crawl does with one URL: normalization, scope filters and crawl rules combined.
+ * Evaluation order (each step can end it):
+ *
+ * 1. Normalize (seed 003: filters see normalized URLs). Null -> rejected, reason `malformed-url`
+ *    (unparsable, or relative without a base) or `opaque-url` (javascript:, mailto:, data:, tel:…).
+ * 2. Hard limits, for every URL but start URLs: `scheme-not-allowed`, `url-too-long` (seed 002).
+ * 3. Crawl rules, FIRST MATCHING RULE WINS (seed 001). A rule with `ignore`, or with both `noIndex`
+ *    and `noFollow`, rejects (reason `rule N: <its actions>`, N as in the config path `rules.N`).
+ *    index/noIndex/follow/noFollow/source/addMeta/priority set the decision; unset flags keep the
+ *    defaults, index and follow (seed 004: "the default to index and to follow").
+ * 4. Start URLs (`isStart`) are accepted now (reason `start-url`, queue `user`, seed 001 "fifo:
+ *    user: user-submitted root URLs"); only an ignoring rule or a malformed URL rejects them.
+ * 5. maxDepth (`max-depth`), even for URLs a rule accepts (seed 003 maxCrawlDepth).
+ * 6. Unless the matching rule has `accept`, the scope filters decide (first rejection wins, see
+ *    scope.ts); `accept` bypasses them, but not steps 2 and 5.
+ * 7. Accepted: reason `rule N: <its actions>` when a rule matched, else `default`. Queue from the
+ *    actions: index+follow -> `index_follow`, index only -> `index`, follow only -> `follow`; then a
+ *    priority shift −2..2 moves it up (negative) or down (positive) that many places in
+ *    QUEUE_ORDER, clamped to its ends (seed 001 "How Priorities Work": −2 highest … 2 lowest).
+ *
+ * A rejected decision has index/follow false, queue `index_follow`, no shift, source or meta.
+ */
+import type { CrawlConfig } from '../config.ts';
+import type { MetaValue, SourceName } from '../types.ts';
+import { domainOf } from './domains.ts';
+import { normalizeUrl, normalizeUrlDetailed } from './normalize-url.ts';
+import { type CompiledRule, compileRules, firstMatchingRule, type RuleActions, urlParts } from './rules.ts';
+import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from './scope.ts';
+
+export interface UrlDecision {
+  normalized: string | null;
+  domain: string | null;
+  accepted: boolean;
+  /** what decided: a scope reason, `rule N: …`, `start-url` or `default` */
+  reason: string;
+  index: boolean;
+  follow: boolean;
+  queue: SourceName;
+  priorityShift: number;
+  source: string | null;
+  addMeta: MetaValue[];
+}
+
+export interface DecideContext {
+  /** crawl depth of the URL: start URLs 0, links found on them 1, … */
+  depth: number;
+  isStart?: boolean;
+  /** base URL for relative links (the page URL, or its `<base href>`) */
+  base?: string;
+}
+
+export interface UrlDecider {
+  decide(url: string, ctx: DecideContext): UrlDecision;
+}
+
+/** Seed 001 URL sources from highest to lowest weight; priority shifts move along this list. */
+export const QUEUE_ORDER = [
+  'user',
+  'redir',
+  'index',
+  'index_follow',
+  'follow',
+] as const satisfies SourceName[];
+
+/** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
+export function createUrlDecider(config: CrawlConfig): UrlDecider {
+  const rules = compileRules(config.rules);
+  const filters = createScopeFilters(config.scope, config.startUrls);
+  return { decide: (url, ctx) => decide(config, rules, filters, url, ctx) };
+}
+
+function decide(
+  config: CrawlConfig,
+  rules: CompiledRule[],
+  filters: ScopeFilters,
+  url: string,
+  ctx: DecideContext,
+): UrlDecision {
+  const result = normalizeUrlDetailed(url, ctx.base, { keepQueryParams: config.scope.keepQueryParams });
+  if (!('url' in result)) return rejected(null, null, result.reason);
+  const normalized = result.url;
+  const parsed = new URL(normalized);
+  const domain = domainOf(parsed.hostname, config.domains);
+  const candidate: ScopeCandidate = { url: normalized, parsed, depth: ctx.depth };
+  const limit = ctx.isStart ? null : runFilters(filters.hardLimits, candidate);
+  if (limit) return rejected(normalized, domain, limit);
+  const rule = firstMatchingRule(rules, urlParts(normalized)!);
+  if (rule && ignores(rule.actions)) return rejected(normalized, domain, ruleReason(rule));
+  const base = acceptedFields(normalized, domain, rule?.actions);
+  if (ctx.isStart) return { ...base, reason: 'start-url', queue: 'user' };
+  const chain = rule?.actions.accept ? [filters.depth] : [filters.depth, ...filters.scope];
+  const scopeReason = runFilters(chain, candidate);
+  if (scopeReason) return rejected(normalized, domain, scopeReason);
+  const queue = shiftQueue(queueFor(base.index, base.follow), base.priorityShift);
+  return { ...base, reason: rule ? ruleReason(rule) : 'default', queue };
+}
+
+/** Seed 001 "Ignore" is <NoIndex/><NoFollow/><Ignore/>: either form rejects the URL. */
+function ignores(actions: RuleActions): boolean {
+  return actions.ignore || (actions.index === false && actions.follow === false);
+}
+
+function ruleReason(rule: CompiledRule): string {
+  return `rule ${rule.index}: ${rule.actions.names.join(', ')}`;
+}
+
+/** The decision fields a matching rule sets; flags it leaves unset default to index and follow. */
+function acceptedFields(
+  normalized: string,
+  domain: string,
+  actions: RuleActions | undefined,
+): Omit<UrlDecision, 'reason' | 'queue'> {
+  return {
+    normalized,
+    domain,
+    accepted: true,
+    index: actions?.index ?? true,
+    follow: actions?.follow ?? true,
+    priorityShift: actions?.priority ?? 0,
+    source: actions?.source ?? null,
+    addMeta: [...(actions?.addMeta ?? [])],
+  };
+}
+
+function rejected(normalized: string | null, domain: string | null, reason: string): UrlDecision {
+  const queue = 'index_follow';
+  return {
+    normalized,
+    domain,
+    accepted: false,
+    reason,
+    index: false,
+    follow: false,
+    queue,
+    priorityShift: 0,
+    source: null,
+    addMeta: [],
+  };
+}
+
+/** Seed 001 fifos: index+follow -> index_follow, index only -> index, follow only -> follow. */
+export function queueFor(index: boolean, follow: boolean): SourceName {
+  if (index && follow) return 'index_follow';
+  return index ? 'index' : 'follow';
+}
+
+/** Moves `queue` up (negative shift) or down (positive) QUEUE_ORDER, clamped to its ends. */
+export function shiftQueue(queue: SourceName, shift: number): SourceName {
+  const at = QUEUE_ORDER.indexOf(queue as (typeof QUEUE_ORDER)[number]);
+  if (at === -1 || shift === 0) return queue;
+  const to = Math.min(Math.max(at + shift, 0), QUEUE_ORDER.length - 1);
+  return QUEUE_ORDER[to]!;
+}
+
+/** `trawl explain`: the decision for `url` as a link found at depth 1, or depth 0 if it is a start URL. */
+export function explainUrl(config: CrawlConfig, url: string): Record<string, unknown> {
+  const keep = { keepQueryParams: config.scope.keepQueryParams };
+  const normalized = normalizeUrl(url, undefined, keep);
+  const isStart =
+    normalized !== null && config.startUrls.some((s) => normalizeUrl(s, undefined, keep) === normalized);
+  const d = createUrlDecider(config).decide(url, { depth: isStart ? 0 : 1, isStart });
+  return {
+    normalized: d.normalized,
+    domain: d.domain,
+    accepted: d.accepted,
+    reason: d.reason,
+    index: d.index,
+    follow: d.follow,
+    queue: d.queue,
+    priorityShift: d.priorityShift,
+    source: d.source,
+    addMeta: d.addMeta,
+  };
+}

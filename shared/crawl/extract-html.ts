@@ -1,0 +1,298 @@
+/**
+ * HTML extraction in one streaming htmlparser2 pass: links, canonical, meta robots, title, metadata
+ * and visible text (seed 002 link detection, seed 004 removed elements, metadata and robots rules).
+ * No DOM is built: a stack of per-element flags and depth counters decide what is collected.
+ */
+import { type Handler, Parser } from 'htmlparser2';
+import type { CrawlConfig } from '../config.ts';
+
+export interface HtmlExtraction {
+  links: string[];
+  canonical: string | null;
+  robots: { index: boolean; follow: boolean; source: string[] };
+  title: string;
+  content: string;
+  meta: Record<string, string | string[]>;
+  rawMeta: Record<string, string[]>;
+}
+
+export interface ExtractHtmlInput {
+  url: string;
+  html: string;
+  headers?: Record<string, string>;
+  options: CrawlConfig['extract'];
+  /** seed 002 "Crawler: Rogue": ignore the robots exclusion standard (meta robots, X-Robots-Tag) */
+  rogue?: boolean;
+}
+
+/** Text of these never counts as content (title is collected on its own). */
+const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'title']);
+/** Elements that separate words, so "<p>a</p><p>b</p>" reads "a b". */
+const BLOCK = new Set(
+  `address article aside blockquote body br button caption center dd details dialog dir div dl dt fieldset
+  figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img input legend
+  li main menu nav ol optgroup option p pre section select summary table tbody td textarea tfoot th thead tr ul`.split(
+    /\s+/,
+  ),
+);
+/** Seed 002 link patterns: a href, FRAME SRC, IFRAME HREF (and src, which browsers load), plus area href. */
+const LINK_ATTRS = new Map([
+  ['a', ['href']],
+  ['area', ['href']],
+  ['frame', ['src']],
+  ['iframe', ['src', 'href']],
+]);
+/** Seed 003: opaque URIs (javascript:void(0), mailto:…) cannot be crawled. */
+const DROPPED_SCHEMES = new Set(['javascript:', 'mailto:', 'data:', 'tel:', 'vbscript:', 'about:', 'blob:']);
+/** Seed 004: the Dublin Core title, then Open Graph and Twitter titles (keys are lower-cased). */
+const TITLE_META = ['dc.title', 'dcterms.title', 'og:title', 'twitter:title'];
+/** X-Robots-Tag directives with a value after a colon; any other word before a colon names a user agent. */
+const VALUED = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
+
+const F_SKIP = 1; // text left out (hidden or removed element)
+const F_INERT = 2; // <template>: nothing inside is live
+const F_TITLE = 4;
+const F_SVG = 8;
+
+type Attribs = Record<string, string>;
+
+/** The streaming pass: every htmlparser2 open tag is matched by exactly one close callback. */
+class Collector implements Partial<Handler> {
+  readonly hrefs: string[] = [];
+  readonly text: string[] = [];
+  readonly title: string[] = [];
+  readonly robotsMeta: string[] = [];
+  readonly rawMeta = new Map<string, string[]>();
+  readonly mapped = new Map<string, string[]>();
+  base: string | null = null;
+  canonical: string | null = null;
+  private readonly seenHrefs = new Set<string>();
+  private readonly flags: number[] = [];
+  private skip = 0;
+  private inert = 0;
+  private svg = 0;
+  private inTitle = false;
+  private titleSeen = false;
+
+  constructor(
+    private readonly removeTags: Set<string>,
+    private readonly removeClasses: string[],
+    private readonly mapping: Map<string, string>,
+  ) {}
+
+  onopentag(name: string, attribs: Attribs): void {
+    let f = 0;
+    // Seed 004: removed elements (by name or class) are skipped with their nested content.
+    if (HIDDEN.has(name) || this.removeTags.has(name) || this.hasRemovedClass(attribs.class)) f |= F_SKIP;
+    if (name === 'template') f |= F_INERT;
+    if (name === 'svg') f |= F_SVG;
+    if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
+    if (this.inert === 0) this.collect(name, attribs);
+    if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
+    this.flags.push(f);
+    if (f & F_SKIP) this.skip++;
+    if (f & F_INERT) this.inert++;
+    if (f & F_SVG) this.svg++;
+    if (f & F_TITLE) this.inTitle = this.titleSeen = true;
+  }
+
+  onclosetag(name: string): void {
+    const f = this.flags.pop() ?? 0;
+    if (f & F_SKIP) this.skip--;
+    if (f & F_INERT) this.inert--;
+    if (f & F_SVG) this.svg--;
+    if (f & F_TITLE) this.inTitle = false;
+    if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
+  }
+
+  ontext(data: string): void {
+    if (this.inTitle) this.title.push(data);
+    else if (this.skip === 0) this.text.push(data);
+  }
+
+  /** Links (seed 002 patterns), base, canonical and meta. */
+  private collect(name: string, a: Attribs): void {
+    const attrs = LINK_ATTRS.get(name);
+    if (attrs !== undefined) for (const attr of attrs) this.addHref(a[attr]);
+    else if (name === 'meta') this.addMeta(a);
+    else if (name === 'base' && this.base === null) this.base = a.href ?? null;
+    else if (name === 'link' && this.canonical === null && a.href && hasToken(a.rel, 'canonical')) {
+      this.canonical = a.href;
+    }
+  }
+
+  private addHref(href: string | undefined): void {
+    // Links inside removed elements are still followed (seed 004).
+    if (href === undefined || this.seenHrefs.has(href)) return;
+    this.seenHrefs.add(href);
+    if (href.trim() !== '') this.hrefs.push(href);
+  }
+
+  /** Seed 004: attributes name and property both result in metadata; repeated names accumulate. */
+  private addMeta(a: Attribs): void {
+    if (a.content === undefined) return;
+    const value = a.content.trim();
+    const name = a.name?.trim().toLowerCase();
+    const property = a.property?.trim().toLowerCase();
+    if (name === 'robots') this.robotsMeta.push(value);
+    // A meta whose name and property map to one field counts once.
+    let mappedTo: string | undefined;
+    for (const key of property !== name ? [name, property] : [name]) {
+      if (!key) continue;
+      push(this.rawMeta, key, value);
+      const field = this.mapping.get(key);
+      if (field !== undefined && field !== mappedTo) push(this.mapped, field, value);
+      mappedTo = field ?? mappedTo;
+    }
+  }
+
+  private hasRemovedClass(cls: string | undefined): boolean {
+    if (cls === undefined || this.removeClasses.length === 0) return false;
+    const lower = cls.toLowerCase();
+    for (const rc of this.removeClasses) {
+      if (lower.includes(rc) && lower.split(/\s+/).includes(rc)) return true;
+    }
+    return false;
+  }
+}
+
+function push(map: Map<string, string[]>, key: string, value: string): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function hasToken(list: string | undefined, token: string): boolean {
+  return list?.toLowerCase().split(/\s+/).includes(token) ?? false;
+}
+
+function collapse(text: string): string {
+  return text.replace(/[\s\0]+/g, ' ').trim(); // NUL is never visible text
+}
+
+/** Resolves href against base, keeps crawlable URLs only and strips the #fragment (seed 003). */
+function resolveLink(href: string, base: string | undefined): string | null {
+  const u = URL.parse(href, base);
+  if (u === null || DROPPED_SCHEMES.has(u.protocol)) return null;
+  if (u.host === '' && !u.pathname.startsWith('/')) return null; // other opaque URIs (urn:, sms:…)
+  u.hash = '';
+  return u.href;
+}
+
+function resolveLinks(hrefs: string[], base: string | undefined): string[] {
+  const out = new Set<string>();
+  for (const href of hrefs) {
+    const abs = resolveLink(href, base);
+    if (abs !== null) out.add(abs);
+  }
+  return [...out];
+}
+
+/** Seed 004 title fallback: metadata titles, then the cleaned last URL path segment, then the host. */
+function fallbackTitle(url: string, rawMeta: Map<string, string[]>): string {
+  for (const key of TITLE_META) {
+    const value = rawMeta.get(key)?.find((v) => v.trim() !== '');
+    if (value !== undefined) return collapse(value);
+  }
+  const u = URL.parse(url);
+  if (u === null) return '';
+  const segment = u.pathname
+    .split('/')
+    .filter((s) => s !== '')
+    .at(-1);
+  if (segment !== undefined) {
+    const name = collapse(
+      safeDecode(segment)
+        .replace(/\.[a-z0-9]{1,8}$/i, '')
+        .replace(/[-_]+/g, ' '),
+    );
+    if (name !== '') return name;
+  }
+  return u.hostname;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Splits an X-Robots-Tag value into directives that apply to every crawler (user-agent prefixed ones are skipped). */
+function headerDirectives(value: string): string[] {
+  const out: string[] = [];
+  let agent: string | null = null;
+  for (const part of value.toLowerCase().split(',')) {
+    let token = part.trim();
+    const colon = token.indexOf(':');
+    if (colon > 0 && !VALUED.has(token.slice(0, colon).trim())) {
+      agent = token.slice(0, colon).trim();
+      token = token.slice(colon + 1).trim();
+    }
+    if (agent === null || agent === '*') out.push(token);
+  }
+  return out;
+}
+
+/** Applies noindex / nofollow / none (case-insensitive, seed 004); index, follow and all change nothing. */
+function applyDirectives(directives: string[], robots: { index: boolean; follow: boolean }): boolean {
+  let restricted = false;
+  for (const d of directives) {
+    if (d === 'noindex' || d === 'none') robots.index = false;
+    if (d === 'nofollow' || d === 'none') robots.follow = false;
+    if (d === 'noindex' || d === 'nofollow' || d === 'none') restricted = true;
+  }
+  return restricted;
+}
+
+function decideRobots(
+  metas: string[],
+  headers: Record<string, string> | undefined,
+  ignoredBy: string | null,
+): HtmlExtraction['robots'] {
+  const decision = { index: true, follow: true };
+  const source: string[] = [];
+  for (const content of metas) {
+    const directives = content.toLowerCase().split(/[\s,]+/);
+    if (applyDirectives(directives, decision)) source.push(`meta robots: ${content}`);
+  }
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (key.toLowerCase() !== 'x-robots-tag') continue;
+    if (applyDirectives(headerDirectives(value), decision)) source.push(`X-Robots-Tag: ${value}`);
+  }
+  // Seed 002 Rogue (or honorMetaRobots: false) ignores the exclusion standard: both stay true.
+  if (ignoredBy !== null) return { index: true, follow: true, source: source.length > 0 ? [ignoredBy] : [] };
+  return { ...decision, source };
+}
+
+function toMetaRecord(mapped: Map<string, string[]>): Record<string, string | string[]> {
+  return Object.fromEntries([...mapped].map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
+}
+
+function createCollector(options: CrawlConfig['extract']): Collector {
+  const removeTags = new Set(options.removeElements.map((t) => t.toLowerCase()));
+  const removeClasses = options.removeClasses.map((c) => c.toLowerCase());
+  const entries = Object.entries(options.metadataMapping);
+  const mapping = new Map(entries.map(([k, v]) => [k.trim().toLowerCase(), v]));
+  return new Collector(removeTags, removeClasses, mapping);
+}
+
+/** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
+export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
+  const c = createCollector(input.options);
+  const parser = new Parser(c, { decodeEntities: true });
+  parser.end(input.html);
+  const base = (c.base !== null ? resolveLink(c.base, input.url) : null) ?? input.url;
+  const ignoredBy = input.rogue ? 'rogue' : input.options.honorMetaRobots ? null : 'honorMetaRobots: false';
+  const title = collapse(c.title.join(''));
+  return {
+    links: resolveLinks(c.hrefs, URL.canParse(base) ? base : undefined),
+    canonical: c.canonical !== null ? resolveLink(c.canonical, base) : null,
+    robots: decideRobots(c.robotsMeta, input.headers, ignoredBy),
+    title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
+    content: collapse(c.text.join('')),
+    meta: toMetaRecord(c.mapped),
+    rawMeta: Object.fromEntries(c.rawMeta),
+  };
+}

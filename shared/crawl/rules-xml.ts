@@ -1,0 +1,143 @@
+/**
+ * Seed 001's XML form of crawl rules (`<Rules><Rule>…</Rule></Rules>`, Exalead CrawlConfig.xml),
+ * converted to the JSON form of CONTRACT.md so one compiler serves both. Namespace prefixes
+ * (`ar:Atom`, namespace exa:com.exalead.actionrules.v21) are dropped; element names are matched
+ * case-insensitively; `val` and `value` are synonyms; `litteral="true"` makes an atom value literal.
+ */
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { Rule } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+
+/** One element of fast-xml-parser's `preserveOrder` output. */
+type XmlNode = { [tag: string]: XmlNode[] } & { ':@'?: Record<string, string> };
+type Json = Record<string, unknown>;
+
+const PARSER = new XMLParser({
+  preserveOrder: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  removeNSPrefix: true,
+  parseAttributeValue: false,
+  parseTagValue: false,
+  trimValues: true,
+});
+
+const SHORTCUTS: Record<string, string> = {
+  domain: 'domain',
+  path: 'path',
+  ext: 'ext',
+  host: 'host',
+  url: 'url',
+  scheme: 'scheme',
+  query: 'query',
+  inquery: 'inQuery',
+};
+const WORD_ACTIONS: Record<string, string> = {
+  index: 'index',
+  noindex: 'noIndex',
+  follow: 'follow',
+  nofollow: 'noFollow',
+  accept: 'accept',
+  ignore: 'ignore',
+};
+const MATCH_TAGS = new Set(['and', 'or', 'not', 'atom', 'length', ...Object.keys(SHORTCUTS)]);
+
+/** Parses the seed's XML rules into JSON rules; throws ConfigError naming `rules.N…` paths. */
+export function parseXmlRules(xml: string): Rule[] {
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) {
+    throw new ConfigError(
+      `rules: invalid XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`,
+    );
+  }
+  const root = elements(PARSER.parse(xml) as XmlNode[]);
+  const rules = root.find((node) => tagOf(node).toLowerCase() === 'rules');
+  if (!rules) fail('rules', 'the XML needs a <Rules> root element');
+  return elements(rules[tagOf(rules)]!).map((node, i) => {
+    if (tagOf(node).toLowerCase() !== 'rule') fail(`rules.${i}`, `expected <Rule>, found <${tagOf(node)}>`);
+    return convertRule(node, `rules.${i}`);
+  });
+}
+
+function convertRule(node: XmlNode, path: string): Rule {
+  const children = elements(node[tagOf(node)]!);
+  const matches = children.filter((c) => MATCH_TAGS.has(tagOf(c).toLowerCase()));
+  if (matches.length !== 1)
+    fail(`${path}.match`, `a <Rule> needs exactly one match element, found ${matches.length}`);
+  const actions = children.filter((c) => !MATCH_TAGS.has(tagOf(c).toLowerCase()));
+  return {
+    match: convertMatch(matches[0]!, `${path}.match`) as Rule['match'],
+    actions: actions.map((a, i) => convertAction(a, `${path}.actions.${i}`)) as Rule['actions'],
+  };
+}
+
+function convertMatch(node: XmlNode, path: string): Json {
+  const tag = tagOf(node).toLowerCase();
+  const attrs = node[':@'] ?? {};
+  const children = elements(node[tagOf(node)]!);
+  if (tag === 'and' || tag === 'or') {
+    return { [tag]: children.map((c, i) => convertMatch(c, `${path}.${tag}.${i}`)) };
+  }
+  if (tag === 'not') {
+    if (children.length !== 1) fail(`${path}.not`, `<Not> needs exactly one rule, found ${children.length}`);
+    return { not: convertMatch(children[0]!, `${path}.not`) };
+  }
+  if (tag === 'atom') return { atom: convertAtom(attrs) };
+  if (tag === 'length') return { length: { field: attrs.field, value: attrValue(attrs, `${path}.length`) } };
+  const key = SHORTCUTS[tag];
+  if (!key) fail(path, `unknown rule element <${tagOf(node)}>`);
+  return { [key]: attrValue(attrs, `${path}.${key}`) };
+}
+
+/** `<Atom field kind norm value|val litteral/>`; norm "non" is the seed's name for the default. */
+function convertAtom(attrs: Record<string, string>): Json {
+  const literal = attrs.litteral ?? attrs.literal;
+  let value = attrs.value ?? attrs.val;
+  if (value !== undefined && literal?.toLowerCase() === 'true')
+    value = value.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+  const atom: Json = { field: attrs.field, kind: attrs.kind?.toLowerCase(), value };
+  const norm = attrs.norm?.toLowerCase();
+  if (norm && norm !== 'non') atom.norm = norm;
+  return atom;
+}
+
+function convertAction(node: XmlNode, path: string): unknown {
+  const tag = tagOf(node).toLowerCase();
+  const attrs = node[':@'] ?? {};
+  const word = WORD_ACTIONS[tag];
+  if (word) return word;
+  if (tag === 'source') return { source: attrs.name ?? fail(path, '<Source> needs a name attribute') };
+  if (tag === 'addmeta') {
+    if (!attrs.name) fail(path, '<AddMeta> needs a name attribute');
+    return { addMeta: { name: attrs.name, value: attrs.value ?? attrs.val ?? '' } };
+  }
+  if (tag === 'priority') {
+    const shift = Number(attrs.shift ?? attrs.value ?? attrs.val);
+    if (!Number.isInteger(shift))
+      fail(`${path}.priority`, `<Priority shift> must be -2..2, got "${attrs.shift}"`);
+    return { priority: shift };
+  }
+  return fail(path, `unknown rule element or action <${tagOf(node)}>`);
+}
+
+function attrValue(attrs: Record<string, string>, path: string): string {
+  const value = attrs.val ?? attrs.value;
+  if (value === undefined) fail(path, 'needs a val attribute');
+  return value;
+}
+
+/** Element children only (text, comments and the `?xml` declaration are skipped). */
+function elements(nodes: XmlNode[]): XmlNode[] {
+  return nodes.filter((n) => {
+    const tag = tagOf(n);
+    return tag !== '#text' && !tag.startsWith('?');
+  });
+}
+
+function tagOf(node: XmlNode): string {
+  return Object.keys(node).find((k) => k !== ':@') ?? '';
+}
+
+function fail(path: string, message: string): never {
+  throw new ConfigError(`${path}: ${message}`);
+}

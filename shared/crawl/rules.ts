@@ -1,0 +1,284 @@
+/**
+ * Crawl rules (seed 001, Exalead "Crawl Rules" and "Crawl Rule Actions"), compiled once from the
+ * JSON form of CONTRACT.md or the seed's XML form, then matched against the parts of a URL.
+ *
+ * - Atom values are regular expressions, anchored as the kind says: exact ^…$, prefix ^…,
+ *   suffix …$, inside unanchored; `length` compares the field's length with a range `[a:b]`.
+ * - norm: omitted = case-insensitive match on the field; `lower` = the field lower-cased, then a
+ *   case-sensitive match; `none` = case-sensitive match on the field as given; `norm` = the field of
+ *   the normalized URL, case-insensitive.
+ * - Shortcut values are literals as users write them ("/cgi-bin", ".gif", "foo.com"); a backslash
+ *   escapes the next character, so seed-style escaped values ("foo\.com") mean the same thing.
+ */
+import type { CrawlConfig } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import type { MetaValue } from '../types.ts';
+import { normalizeUrl } from './normalize-url.ts';
+import { parseXmlRules } from './rules-xml.ts';
+
+export const RULE_FIELDS = ['url', 'scheme', 'host', 'path', 'query'] as const;
+export type RuleField = (typeof RULE_FIELDS)[number];
+const KINDS = ['exact', 'prefix', 'suffix', 'inside', 'length'] as const;
+const NORMS = ['norm', 'lower', 'none'] as const;
+
+/** The parts of an absolute URL that rules look at: scheme without ":", host without port, query without "?". */
+export type UrlParts = Record<RuleField, string>;
+
+type Matcher = (parts: UrlParts, normalized: () => UrlParts) => boolean;
+
+/** What a matching rule does (seed 001 actions); null means "not set by this rule". */
+export interface RuleActions {
+  accept: boolean;
+  ignore: boolean;
+  index: boolean | null;
+  follow: boolean | null;
+  source: string | null;
+  addMeta: MetaValue[];
+  priority: number | null;
+  /** the actions as written, for `reason` strings */
+  names: string[];
+}
+
+export interface CompiledRule {
+  /** position in `rules` (the N of error paths `rules.N…` and of reasons `rule N: …`) */
+  index: number;
+  matches: Matcher;
+  actions: RuleActions;
+}
+
+/** The rule-visible parts of an absolute URL (no normalization); null when it does not parse. */
+export function urlParts(url: string): UrlParts | null {
+  try {
+    const u = new URL(url);
+    return {
+      url,
+      scheme: u.protocol.slice(0, -1),
+      host: u.hostname,
+      path: u.pathname,
+      query: u.search.slice(1),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. */
+export function compileRules(rules: CrawlConfig['rules']): CompiledRule[] {
+  const list: unknown = typeof rules === 'string' ? parseXmlRules(rules) : rules;
+  if (!Array.isArray(list)) throw new ConfigError('rules: must be a list of rules or an XML string');
+  return list.map((rule: unknown, i) => {
+    const path = `rules.${i}`;
+    if (!isObject(rule)) fail(path, 'must be an object with "match" and "actions"');
+    const extra = Object.keys(rule).filter((k) => k !== 'match' && k !== 'actions');
+    if (extra.length) fail(path, `unknown key "${extra[0]}"`);
+    return {
+      index: i,
+      matches: compileMatch(rule.match, `${path}.match`),
+      actions: compileActions(rule.actions, path),
+    };
+  });
+}
+
+/** True when the rule's match expression matches the URL parts. */
+export function matchRule(rule: CompiledRule, parts: UrlParts): boolean {
+  let cached: UrlParts | undefined;
+  const normalized = () => {
+    cached ??= urlParts(normalizeUrl(parts.url) ?? parts.url) ?? parts;
+    return cached;
+  };
+  return rule.matches(parts, normalized);
+}
+
+/** Seed 001 evaluation order: the first rule that matches decides; null when none does. */
+export function firstMatchingRule(rules: CompiledRule[], parts: UrlParts): CompiledRule | null {
+  return rules.find((rule) => matchRule(rule, parts)) ?? null;
+}
+
+function compileMatch(match: unknown, path: string): Matcher {
+  if (!isObject(match)) fail(path, 'must be an object such as {"path": "/docs"}');
+  const keys = Object.keys(match);
+  if (keys.length !== 1)
+    fail(path, `must have exactly one key, found ${keys.length ? keys.join(', ') : 'none'}`);
+  const key = keys[0]!;
+  const value = match[key];
+  const at = `${path}.${key}`;
+  switch (key) {
+    case 'and':
+    case 'or': {
+      if (!Array.isArray(value) || value.length === 0) fail(at, 'must be a non-empty list of rules');
+      const subs = value.map((sub, i) => compileMatch(sub, `${at}.${i}`));
+      return key === 'and' ? (p, n) => subs.every((m) => m(p, n)) : (p, n) => subs.some((m) => m(p, n));
+    }
+    case 'not': {
+      const sub = compileMatch(value, at);
+      return (p, n) => !sub(p, n);
+    }
+    case 'atom':
+      return compileAtom(value, at);
+    case 'length':
+      if (!isObject(value)) fail(at, 'must be {"field": …, "value": "[a:b]"}');
+      return compileAtom({ field: value.field, kind: 'length', value: value.value }, at);
+    default:
+      return compileShortcut(key as ShortcutKey, value, path);
+  }
+}
+
+type ShortcutKey = 'domain' | 'path' | 'ext' | 'host' | 'url' | 'scheme' | 'query' | 'inQuery';
+/** Seed 001 shortcut table: the atom field and kind each shortcut stands for. */
+const SHORTCUTS: Record<ShortcutKey, [RuleField, (typeof KINDS)[number]]> = {
+  domain: ['host', 'suffix'],
+  path: ['path', 'prefix'],
+  ext: ['path', 'suffix'],
+  host: ['host', 'exact'],
+  url: ['url', 'exact'],
+  scheme: ['scheme', 'exact'],
+  query: ['query', 'exact'],
+  inQuery: ['query', 'inside'],
+};
+
+function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matcher {
+  const at = `${path}.${key}`;
+  if (!Object.hasOwn(SHORTCUTS, key)) fail(path, `unknown rule "${key}"`);
+  if (typeof value !== 'string') fail(at, 'must be a string');
+  const [field, kind] = SHORTCUTS[key];
+  const text = unescapeLiteral(value);
+  // rules see normalized URLs, so a Url value is compared in its normalized form ("http://A.b" = "http://a.b/")
+  const literal = escapeRegExp(key === 'url' ? (normalizeUrl(text) ?? text) : text);
+  // Seed 001: Domain "foo.com" matches foo.com and bar.foo.com, not barfoo.com.
+  const source = key === 'domain' ? `(?:^|\\.)${literal.replace(/^\\\./, '')}` : literal;
+  return compileAtom({ field, kind, value: source }, at);
+}
+
+function compileAtom(atom: unknown, path: string): Matcher {
+  if (!isObject(atom)) fail(path, 'must be {"field", "kind", "value"[, "norm"]}');
+  const extra = Object.keys(atom).filter((k) => !['field', 'kind', 'norm', 'value'].includes(k));
+  if (extra.length) fail(`${path}.${extra[0]}`, 'unknown key');
+  const field = oneOf(atom.field, RULE_FIELDS, `${path}.field`, 'field');
+  const kind = oneOf(atom.kind, KINDS, `${path}.kind`, 'kind');
+  const norm = atom.norm === undefined ? undefined : oneOf(atom.norm, NORMS, `${path}.norm`, 'norm');
+  if (typeof atom.value !== 'string') fail(`${path}.value`, 'must be a string');
+  const pick = (p: UrlParts, n: () => UrlParts) => (norm === 'norm' ? n() : p)[field];
+  if (kind === 'length') {
+    const [min, max] = parseRange(atom.value, `${path}.value`);
+    return (p, n) => inRange(pick(p, n).length, min, max);
+  }
+  const regex = compileRegex(anchor(atom.value, kind), norm === 'none' || norm === 'lower' ? '' : 'i', path);
+  if (norm === 'lower') return (p, n) => regex.test(pick(p, n).toLowerCase());
+  return (p, n) => regex.test(pick(p, n));
+}
+
+function anchor(value: string, kind: Exclude<(typeof KINDS)[number], 'length'>): string {
+  if (kind === 'exact') return `^(?:${value})$`;
+  if (kind === 'prefix') return `^(?:${value})`;
+  if (kind === 'suffix') return `(?:${value})$`;
+  return value;
+}
+
+function compileRegex(source: string, flags: string, path: string): RegExp {
+  try {
+    return new RegExp(source, flags);
+  } catch (err) {
+    return fail(`${path}.value`, `invalid regular expression ${(err as Error).message}`);
+  }
+}
+
+/** Seed 001 length ranges: "[:10]", "[11:12]", "[30:]", both ends inclusive. */
+export function parseRange(text: string, path = 'range'): [number, number] {
+  const m = /^\[\s*(\d*)\s*:\s*(\d*)\s*\]$/.exec(text.trim());
+  if (!m) return fail(path, `bad range "${text}" (use "[:10]", "[11:12]" or "[30:]")`);
+  const min = m[1] ? Number(m[1]) : 0;
+  const max = m[2] ? Number(m[2]) : Number.POSITIVE_INFINITY;
+  if (min > max) fail(path, `bad range "${text}" (lower bound above upper bound)`);
+  return [min, max];
+}
+
+function inRange(n: number, min: number, max: number): boolean {
+  return n >= min && n <= max;
+}
+
+const ACTION_WORDS = new Set(['index', 'noIndex', 'follow', 'noFollow', 'accept', 'ignore']);
+
+function compileActions(actions: unknown, rulePath: string): RuleActions {
+  const path = `${rulePath}.actions`;
+  if (!Array.isArray(actions) || actions.length === 0) fail(path, 'must be a non-empty list of actions');
+  const out: RuleActions = {
+    accept: false,
+    ignore: false,
+    index: null,
+    follow: null,
+    source: null,
+    addMeta: [],
+    priority: null,
+    names: [],
+  };
+  for (const [i, action] of actions.entries()) applyAction(out, action, `${path}.${i}`);
+  if (out.accept && out.ignore) fail(path, '"accept" and "ignore" contradict each other');
+  return out;
+}
+
+function applyAction(out: RuleActions, action: unknown, path: string): void {
+  if (typeof action === 'string') {
+    if (!ACTION_WORDS.has(action)) fail(path, `unknown action "${action}"`);
+    if (action === 'accept' || action === 'ignore') out[action] = true;
+    else setFlag(out, action, path);
+    out.names.push(action);
+    return;
+  }
+  if (!isObject(action) || Object.keys(action).length !== 1)
+    fail(path, 'must be an action name or a one-key object');
+  if (typeof action.source === 'string' && action.source) {
+    out.source = action.source;
+    out.names.push(`source=${action.source}`);
+  } else if (
+    isObject(action.addMeta) &&
+    typeof action.addMeta.name === 'string' &&
+    typeof action.addMeta.value === 'string'
+  ) {
+    out.addMeta.push({ name: action.addMeta.name, value: action.addMeta.value });
+    out.names.push(`addMeta ${action.addMeta.name}=${action.addMeta.value}`);
+  } else if ('priority' in action) {
+    const shift = action.priority;
+    if (typeof shift !== 'number' || !Number.isInteger(shift) || shift < -2 || shift > 2) {
+      fail(
+        `${path}.priority`,
+        `must be an integer from -2 (highest) to 2 (lowest), got ${JSON.stringify(shift)}`,
+      );
+    }
+    out.priority = shift;
+    out.names.push(`priority ${shift}`);
+  } else {
+    fail(path, `unknown action ${JSON.stringify(action)}`);
+  }
+}
+
+/** index/noIndex/follow/noFollow; a rule saying both "index" and "noIndex" is a config error. */
+function setFlag(out: RuleActions, action: string, path: string): void {
+  const value = !action.startsWith('no');
+  const flag = (value ? action : action.slice(2).toLowerCase()) as 'index' | 'follow';
+  if (out[flag] !== null && out[flag] !== value)
+    fail(path, `"${action}" contradicts an earlier action of the rule`);
+  out[flag] = value;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], path: string, what: string): T {
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  return fail(path, `unknown ${what} ${JSON.stringify(value)} (one of ${allowed.join('|')})`);
+}
+
+/** Seed 001 note: special characters are escaped with "\" to be literal; drop those escapes. */
+function unescapeLiteral(text: string): string {
+  return text.replace(/\\(.)/g, '$1');
+}
+
+/** Escapes every regular-expression special character of `text`. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function fail(path: string, message: string): never {
+  throw new ConfigError(`${path}: ${message}`);
+}

@@ -1,0 +1,45 @@
+/**
+ * Seed 001's scheduler: pick a URL source with probability proportional to its weight among
+ * the sources that still have work, so higher weights are served first and none starves.
+ */
+import { FRONTIER } from '../topology.ts';
+import { SOURCES, type SourceName } from '../types.ts';
+
+export type Weights = Record<SourceName, number>;
+
+/** Default weights from the topology, overridden by the config's `weights`. */
+export function sourceWeights(overrides: Partial<Record<SourceName, number | undefined>> = {}): Weights {
+  const out = {} as Weights;
+  for (const { name, weight } of FRONTIER) out[name] = overrides[name] ?? weight;
+  return out;
+}
+
+/** Weighted random choice among non-exhausted sources; null when every source is exhausted. */
+export function pickSource(
+  weights: Weights,
+  exhausted: ReadonlySet<SourceName>,
+  random: () => number,
+): SourceName | null {
+  const open = SOURCES.filter((s) => !exhausted.has(s) && weights[s] > 0);
+  const total = open.reduce((sum, s) => sum + weights[s], 0);
+  if (total <= 0) return null;
+  let r = random() * total;
+  for (const s of open) {
+    r -= weights[s];
+    if (r < 0) return s;
+  }
+  return open[open.length - 1] ?? null;
+}
+
+/** The source a URL's actions imply (seed 001): index+follow, index only, follow only. */
+export function queueForActions(index: boolean, follow: boolean): SourceName | null {
+  if (index && follow) return 'index_follow';
+  if (index) return 'index';
+  if (follow) return 'follow';
+  return null;
+}
+
+/** When a fetched document is due again: `maxAge` after the fetch. */
+export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
+  return new Date(fetchedAtMs + maxAgeMs).toISOString();
+}

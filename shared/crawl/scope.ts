@@ -1,0 +1,159 @@
+/**
+ * Crawl scope as small chained URL filters (StormCrawler `URLFilter` style): each filter returns
+ * null to let a normalized URL pass, or a typed reason to reject it. Sources: seed 002 (FDSE link
+ * rules: protocol, address length, query strings, file extension, offsite links, "Index Entire
+ * Site"), seed 003 (SMILA include/exclude patterns, maxCrawlDepth), seed 004 (Smartsite: host and
+ * scheme of a start URL, must/must-not contain, ignored extensions).
+ */
+import type { CrawlConfig } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import { normalizeUrl, stripFragment } from './normalize-url.ts';
+
+export type ScopeReason =
+  | 'scheme-not-allowed'
+  | 'url-too-long'
+  | 'offsite'
+  | 'outside-start-path'
+  | 'query-string'
+  | 'must-contain'
+  | 'must-not-contain'
+  | 'not-included'
+  | 'excluded'
+  | 'ignored-extension'
+  | 'max-depth';
+
+/** A normalized URL being judged, with its parsed form and crawl depth (start URLs: 0). */
+export interface ScopeCandidate {
+  url: string;
+  parsed: URL;
+  depth: number;
+}
+
+export type UrlFilter = (candidate: ScopeCandidate) => ScopeReason | null;
+
+export type ScopeConfig = CrawlConfig['scope'];
+
+/** The filter chains: hard limits apply to every URL, `scope` only when no rule accepted it. */
+export interface ScopeFilters {
+  hardLimits: UrlFilter[];
+  scope: UrlFilter[];
+  depth: UrlFilter;
+}
+
+/** Builds the filter chains of a scope config for the given start URLs. */
+export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): ScopeFilters {
+  const starts = startUrls
+    .map((u) => normalizeUrl(u, undefined, { keepQueryParams: scope.keepQueryParams }))
+    .filter((u): u is string => u !== null)
+    .map((u) => new URL(u));
+  const chain: UrlFilter[] = [];
+  if (scope.underStartPath) chain.push(underStartPathFilter(starts));
+  else if (scope.sameHostAndScheme && !scope.followOffsite) chain.push(sameHostAndSchemeFilter(starts));
+  if (!scope.followQueryStrings) chain.push(queryStringFilter());
+  if (scope.mustContain.length) chain.push(mustContainFilter(scope.mustContain));
+  if (scope.mustNotContain.length) chain.push(mustNotContainFilter(scope.mustNotContain));
+  if (scope.include.length) chain.push(includeFilter(compilePatterns(scope.include, 'scope.include')));
+  if (scope.exclude.length) chain.push(excludeFilter(compilePatterns(scope.exclude, 'scope.exclude')));
+  if (scope.ignoredExtensions.length) chain.push(ignoredExtensionFilter(scope.ignoredExtensions));
+  return {
+    hardLimits: [schemeFilter(scope.schemes), maxUrlLengthFilter(scope.maxUrlLength)],
+    scope: chain,
+    depth: maxDepthFilter(scope.maxDepth),
+  };
+}
+
+/** Runs filters in order; the first rejection wins, null when every filter passes. */
+export function runFilters(filters: UrlFilter[], candidate: ScopeCandidate): ScopeReason | null {
+  for (const filter of filters) {
+    const reason = filter(candidate);
+    if (reason !== null) return reason;
+  }
+  return null;
+}
+
+/** Seed 002 "Protocol": only the listed schemes are crawled. */
+export function schemeFilter(schemes: string[]): UrlFilter {
+  const allowed = new Set(schemes.map((s) => s.toLowerCase().replace(/:$/, '')));
+  return ({ parsed }) => (allowed.has(parsed.protocol.slice(0, -1)) ? null : 'scheme-not-allowed');
+}
+
+/** Seed 002 "Address length": URLs longer than the maximum are ignored. */
+export function maxUrlLengthFilter(max: number): UrlFilter {
+  return ({ url }) => (url.length > max ? 'url-too-long' : null);
+}
+
+/** Seed 004: "the host must match … the scheme must match" one start URL (the port too). */
+export function sameHostAndSchemeFilter(starts: URL[]): UrlFilter {
+  const origins = new Set(starts.map((s) => `${s.protocol}//${s.host}`));
+  return ({ parsed }) => (origins.has(`${parsed.protocol}//${parsed.host}`) ? null : 'offsite');
+}
+
+/** Seed 002 "Index Entire Site": same host and scheme as a start URL, in its directory or below. */
+export function underStartPathFilter(starts: URL[]): UrlFilter {
+  const prefixes = starts.map((s) => `${s.protocol}//${s.host}${directoryOf(s.pathname)}`);
+  return ({ parsed }) => {
+    const here = `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+    return prefixes.some((p) => here.startsWith(p)) ? null : 'outside-start-path';
+  };
+}
+
+/** The directory of a path: "/a/b.html" -> "/a/", "/a/" -> "/a/". */
+export function directoryOf(path: string): string {
+  return path.slice(0, path.lastIndexOf('/') + 1) || '/';
+}
+
+/** Seed 002 "Follow Query Strings" off: any URL with a query string is ignored. */
+export function queryStringFilter(): UrlFilter {
+  return ({ parsed }) => (parsed.search ? 'query-string' : null);
+}
+
+/** Seed 004 "Uri must contain": one of the substrings occurs in the URL without its #fragment. */
+export function mustContainFilter(substrings: string[]): UrlFilter {
+  return ({ url }) => (substrings.some((s) => stripFragment(url).includes(s)) ? null : 'must-contain');
+}
+
+/** Seed 004 "Uri must not contain": none of the substrings occurs in the URL without its #fragment. */
+export function mustNotContainFilter(substrings: string[]): UrlFilter {
+  return ({ url }) => (substrings.some((s) => stripFragment(url).includes(s)) ? 'must-not-contain' : null);
+}
+
+/** Seed 003 urlPatterns.include: with includes, at least one must match the normalized URL. */
+export function includeFilter(patterns: RegExp[]): UrlFilter {
+  return ({ url }) => (patterns.some((p) => p.test(url)) ? null : 'not-included');
+}
+
+/** Seed 003 urlPatterns.exclude: a matching exclude pattern filters the URL out. */
+export function excludeFilter(patterns: RegExp[]): UrlFilter {
+  return ({ url }) => (patterns.some((p) => p.test(url)) ? 'excluded' : null);
+}
+
+/** Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list. */
+export function ignoredExtensionFilter(extensions: string[]): UrlFilter {
+  const ignored = new Set(extensions.map((e) => e.toLowerCase().replace(/^\./, '')));
+  return ({ parsed }) => {
+    const ext = extensionOf(parsed.pathname);
+    return ext !== null && ignored.has(ext) ? 'ignored-extension' : null;
+  };
+}
+
+/** Lower-cased extension of a path's last segment ("/a/B.JPG" -> "jpg"); null when it has none. */
+export function extensionOf(path: string): string | null {
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  const dot = segment.lastIndexOf('.');
+  return dot === -1 || dot === segment.length - 1 ? null : segment.slice(dot + 1).toLowerCase();
+}
+
+/** Seed 003 maxCrawlDepth: links deeper than the maximum are discarded (start URLs have depth 0). */
+export function maxDepthFilter(maxDepth: number | null): UrlFilter {
+  return ({ depth }) => (maxDepth !== null && depth > maxDepth ? 'max-depth' : null);
+}
+
+function compilePatterns(patterns: string[], path: string): RegExp[] {
+  return patterns.map((p, i) => {
+    try {
+      return new RegExp(p);
+    } catch (err) {
+      throw new ConfigError(`${path}.${i}: invalid regular expression ${(err as Error).message}`);
+    }
+  });
+}

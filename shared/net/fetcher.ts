@@ -1,0 +1,298 @@
+/**
+ * The HTTP fetcher: one GET, bounded in time (overall deadline), wire bytes and decoded bytes, guarded
+ * against private targets (SSRF). Redirects are returned, not followed: the pipeline re-enqueues the
+ * target after its scope check (seed 003 followRedirects/maxRedirects). Errors never throw: they become
+ * seed 001's permanent/temporary categories through classify.ts.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import tls from 'node:tls';
+import zlib from 'node:zlib';
+import {
+  classifyHttpStatus,
+  classifyNetworkError,
+  isIgnoredMimeType,
+  redirectTarget,
+} from '../crawl/classify.ts';
+import { PermanentFetchError, TemporaryFetchError } from '../errors.ts';
+import { connectGuarded, destroyOnAbort, refusePrivateLiteral } from './ip-guard.ts';
+
+export interface FetchOptions {
+  userAgent: string;
+  /** overall deadline for connect + headers + body (SMILA socketTimeout, but a drip cannot extend it) */
+  timeoutMs: number;
+  /** wire bytes kept; past this the read stops and `truncated` is set */
+  maxBytes: number;
+  allowPrivateNetworks: boolean;
+  /** host -> IP like curl --resolve: the URL's port, Host header and TLS servername are kept */
+  resolve: Record<string, string>;
+  /** SMILA proxyHost/proxyPort: absolute-form for http, CONNECT for https */
+  proxy: { host: string; port: number } | null;
+  conditional?: { etag?: string; lastModified?: string };
+  ignoredMimeTypes: string[];
+  /** seed 004: read the MIME type from the headers and skip an ignored type without reading its body */
+  metadataFirst: boolean;
+  /** decoded bytes kept when Content-Encoding is used; default `maxBytes` (gzip bomb cap) */
+  maxDecompressedBytes?: number;
+  now?: () => number;
+  method?: 'GET';
+}
+
+/** Response headers: lower-case names, repeated values joined. */
+export type HeaderRecord = Record<string, string>;
+
+export type FetchOutcome =
+  | {
+      kind: 'ok';
+      status: number;
+      headers: HeaderRecord;
+      body: Uint8Array;
+      truncated: boolean;
+      remoteAddress: string;
+    }
+  | { kind: 'not-modified'; status: 304; headers: HeaderRecord }
+  /** location: absolute; null when missing or malformed (seed 001: the caller makes it a permanent error) */
+  | { kind: 'redirect'; status: number; location: string | null; headers: HeaderRecord }
+  | { kind: 'skipped'; reason: 'mime-type'; mimeType: string; headers: HeaderRecord }
+  | {
+      kind: 'error';
+      errorKind: 'permanent' | 'temporary';
+      code: string;
+      status?: number;
+      retryAfterMs?: number;
+      message: string;
+    };
+
+type HeaderSource = http.IncomingHttpHeaders | Iterable<[string, string]>;
+
+/** Lower-cased header names to values; repeated headers are joined with ", " (RFC 9110 §5.3). */
+export function headersToRecord(headers: HeaderSource): HeaderRecord {
+  const out: HeaderRecord = {};
+  const entries = Symbol.iterator in headers ? headers : Object.entries(headers);
+  for (const [name, value] of entries as Iterable<[string, string | string[] | undefined]>) {
+    if (value === undefined) continue;
+    const key = name.toLowerCase();
+    const text = Array.isArray(value) ? value.join(', ') : String(value);
+    out[key] = key in out ? `${out[key]}, ${text}` : text;
+  }
+  return out;
+}
+
+/** Fetches one URL with a GET; never throws (failures are `kind: 'error'`). */
+export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOutcome> {
+  const deadline = new AbortController();
+  const timeout = new TemporaryFetchError(`no complete response within ${opts.timeoutMs} ms`, 'timeout');
+  // setTimeout fires at once past 2^31-1 ms, so larger deadlines are clamped to ~24.8 days.
+  const timer = setTimeout(() => deadline.abort(timeout), Math.min(opts.timeoutMs, 2 ** 31 - 1));
+  const expired = once(deadline.signal, 'abort').then(() => Promise.reject(deadline.signal.reason));
+  const attempt = fetchOnce(url, opts, deadline.signal);
+  attempt.catch(() => {}); // settles after the deadline in the background; its sockets are destroyed
+  expired.catch(() => {});
+  try {
+    return await Promise.race([attempt, expired]);
+  } catch (err) {
+    return errorOutcome(deadline.signal.aborted ? deadline.signal.reason : err);
+  } finally {
+    clearTimeout(timer);
+    // Destroys every socket of this fetch (each registered on the signal); no keep-alive between fetches.
+    if (!deadline.signal.aborted) deadline.abort(new Error('fetch finished'));
+  }
+}
+
+function errorOutcome(err: unknown): FetchOutcome {
+  const verdict = classifyNetworkError(err);
+  const message = err instanceof Error ? err.message : String(err);
+  const status = err instanceof PermanentFetchError && err.httpStatus ? { status: err.httpStatus } : {};
+  return { kind: 'error', errorKind: verdict.kind, code: verdict.code, message, ...status };
+}
+
+async function fetchOnce(url: string, opts: FetchOptions, signal: AbortSignal): Promise<FetchOutcome> {
+  const target = parseTarget(url);
+  const socket = await openConnection(target, opts, signal);
+  const remoteAddress = socket.remoteAddress ?? '';
+  const res = await sendRequest(socket, target, opts, signal);
+  return readResponse(res, target, opts, remoteAddress);
+}
+
+function parseTarget(url: string): URL {
+  const target = URL.parse(url);
+  if (target === null) throw new PermanentFetchError(`malformed URL: ${url}`, 'malformed-url');
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new PermanentFetchError(`unsupported scheme ${target.protocol} in ${url}`, 'unsupported-scheme');
+  }
+  target.hash = '';
+  return target;
+}
+
+function portOf(target: URL): number {
+  return Number(target.port || (target.protocol === 'https:' ? 443 : 80));
+}
+
+/** TCP (+ CONNECT tunnel) (+ TLS) to the target or the proxy; the SSRF check sits in connectGuarded. */
+async function openConnection(target: URL, opts: FetchOptions, signal: AbortSignal): Promise<net.Socket> {
+  const host = target.hostname;
+  const hop = opts.proxy
+    ? { host: opts.proxy.host, port: opts.proxy.port, guard: false }
+    : { host, port: portOf(target), guard: !opts.allowPrivateNetworks };
+  // Through a proxy the proxy resolves names; a literal private target IP is still refused here.
+  if (opts.proxy && !opts.allowPrivateNetworks) refusePrivateLiteral(host);
+  let socket = await connectGuarded(hop.host, hop.port, { resolve: opts.resolve, guard: hop.guard, signal });
+  if (opts.proxy && target.protocol === 'https:') socket = await openTunnel(socket, target, opts, signal);
+  if (target.protocol === 'https:') socket = await startTls(socket, host, signal);
+  return socket;
+}
+
+type ConnectEvent = [http.IncomingMessage, net.Socket, Buffer];
+
+/** RFC 9110 §9.3.6: CONNECT host:port through the proxy; the TLS handshake then runs inside the tunnel. */
+async function openTunnel(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
+  const authority = `${target.hostname}:${portOf(target)}`;
+  const headers = { host: authority, 'user-agent': opts.userAgent };
+  const req = http.request({ method: 'CONNECT', path: authority, headers, createConnection: () => socket });
+  req.on('error', () => {}); // the awaited once() below reports it
+  req.end();
+  const [res, tunnel, head] = (await once(req, 'connect', { signal })) as ConnectEvent;
+  if (res.statusCode !== 200) {
+    tunnel.destroy();
+    const status = res.statusCode ?? 0;
+    throw new PermanentFetchError(`proxy refused CONNECT ${authority}: ${status}`, 'proxy-refused', status);
+  }
+  destroyOnAbort(tunnel, signal);
+  if (head.length > 0) tunnel.unshift(head);
+  return tunnel;
+}
+
+async function startTls(socket: net.Socket, hostname: string, signal: AbortSignal): Promise<net.Socket> {
+  const bare = hostname.replace(/^\[(.*)\]$/, '$1');
+  // RFC 6066 §3: SNI carries host names only, never IP literals.
+  const sni = net.isIP(bare) ? {} : { servername: bare };
+  const secure = tls.connect({ socket, ALPNProtocols: ['http/1.1'], ...sni });
+  destroyOnAbort(secure, signal);
+  await once(secure, 'secureConnect', { signal });
+  return secure;
+}
+
+function requestHeaders(target: URL, opts: FetchOptions): HeaderRecord {
+  const headers: HeaderRecord = {
+    host: target.host,
+    'user-agent': opts.userAgent,
+    accept: '*/*',
+    'accept-encoding': 'gzip, deflate, br',
+    connection: 'close',
+  };
+  // Seed 004 / RFC 9110 §13.1: refresh with a conditional GET; a 304 then means "unchanged".
+  if (opts.conditional?.etag) headers['if-none-match'] = opts.conditional.etag;
+  if (opts.conditional?.lastModified) headers['if-modified-since'] = opts.conditional.lastModified;
+  return headers;
+}
+
+async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
+  // RFC 9112 §3.2.2: absolute-form to a forward proxy for plain http; origin-form otherwise.
+  const path = opts.proxy && target.protocol === 'http:' ? target.href : `${target.pathname}${target.search}`;
+  const headers = requestHeaders(target, opts);
+  const req = http.request({ method: opts.method ?? 'GET', path, headers, createConnection: () => socket });
+  req.on('error', () => {}); // before the response once() reports it; after it, the body pipeline does
+  req.end();
+  const [res] = (await once(req, 'response', { signal })) as [http.IncomingMessage];
+  return res;
+}
+
+async function readResponse(res: http.IncomingMessage, url: URL, opts: FetchOptions, remoteAddress: string) {
+  const headers = headersToRecord(res.headers);
+  const status = res.statusCode ?? 0;
+  const conditional = Boolean(opts.conditional?.etag || opts.conditional?.lastModified);
+  const retryAfter = headers['retry-after'] ?? null;
+  const verdict = classifyHttpStatus(status, { conditional, retryAfter, now: (opts.now ?? Date.now)() });
+  if (verdict.kind !== 'ok') res.destroy(); // error, redirect and 304 bodies are never read
+  switch (verdict.kind) {
+    case 'not-modified':
+      return { kind: 'not-modified', status: 304, headers } as const;
+    case 'redirect':
+      return {
+        kind: 'redirect',
+        status,
+        location: redirectTarget(headers['location'], url),
+        headers,
+      } as const;
+    case 'permanent':
+    case 'temporary': {
+      const retry = verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs };
+      const message = `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
+      return {
+        kind: 'error',
+        errorKind: verdict.kind,
+        code: verdict.code,
+        status,
+        message,
+        ...retry,
+      } as const;
+    }
+  }
+  const mimeType = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (opts.metadataFirst && isIgnoredMimeType(mimeType, opts.ignoredMimeTypes)) {
+    res.destroy(); // seed 004: know the mime type, "not retrieve the video itself"
+    return { kind: 'skipped', reason: 'mime-type', mimeType, headers } as const;
+  }
+  const { body, truncated } = await readBody(res, headers, opts);
+  return { kind: 'ok', status, headers, body, truncated, remoteAddress } as const;
+}
+
+function decodersFor(encoding: string | undefined): Readable[] {
+  const codings = (encoding ?? '').toLowerCase().split(',');
+  // RFC 9110 §8.4: codings are listed in the order applied, so they are undone in reverse.
+  // A sync flush at the end keeps what decodes from a stream cut at maxBytes instead of failing on it.
+  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  return codings.reverse().flatMap((raw) => {
+    const coding = raw.trim();
+    if (coding === '' || coding === 'identity') return [];
+    if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
+    if (coding === 'deflate') return zlib.createInflate(flush); // RFC 9110 §8.4.1.2: zlib-wrapped
+    if (coding === 'br')
+      return zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+    throw new PermanentFetchError(`unsupported Content-Encoding: ${coding}`, 'unsupported-encoding');
+  });
+}
+
+/** Reads at most maxBytes off the wire and keeps at most the decoded cap: a gzip bomb stops at the cap. */
+async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: FetchOptions) {
+  const decoders = decodersFor(headers['content-encoding']);
+  const wire = { seen: 0, truncated: false };
+  const cap = decoders.length > 0 ? (opts.maxDecompressedBytes ?? opts.maxBytes) : opts.maxBytes;
+  const sink = { chunks: [] as Buffer[], size: 0, truncated: false };
+  // The response is iterated here, not handed to pipeline: cutting it short must not fail the decoders.
+  async function* fromWire() {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      const room = opts.maxBytes - wire.seen;
+      if (chunk.length > room) {
+        wire.truncated = true;
+        if (room > 0) yield chunk.subarray(0, room);
+        return;
+      }
+      wire.seen += chunk.length;
+      yield chunk;
+    }
+  }
+  async function collect(source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      const room = cap - sink.size;
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      sink.chunks.push(kept);
+      sink.size += kept.length;
+      if (kept !== chunk) {
+        sink.truncated = true;
+        return; // pipeline destroys the decoders and the response: inflation stops here
+      }
+    }
+  }
+  try {
+    await (pipeline as (...stages: unknown[]) => Promise<void>)(fromWire, ...decoders, collect);
+  } catch (err) {
+    // Stopping at a cap aborts the rest of the pipeline on purpose: what was kept is the result.
+    if (!wire.truncated && !sink.truncated) throw err;
+  }
+  const body = new Uint8Array(Buffer.concat(sink.chunks, sink.size));
+  return { body, truncated: wire.truncated || sink.truncated };
+}

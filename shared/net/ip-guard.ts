@@ -1,0 +1,140 @@
+/**
+ * SSRF guard: which resolved addresses a crawler must not connect to (unless the crawl config sets
+ * `fetch.allowPrivateNetworks`). Allow-list logic: only global unicast passes; anything unparseable fails closed.
+ */
+import dns from 'node:dns/promises';
+import { once } from 'node:events';
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { PermanentFetchError } from '../errors.ts';
+
+/** IPv6 ranges that embed an IPv4 address the packet may end up at (RFC 4291 §2.5.5, RFC 6052, RFC 3056). */
+function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const range = addr.range();
+  const bytes = addr.toByteArray();
+  // ::ffff:a.b.c.d (mapped), ::ffff:0:a.b.c.d (RFC 6145 translated), 64:ff9b::a.b.c.d (RFC 6052 NAT64)
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || range === 'rfc6052') {
+    return new ipaddr.IPv4(bytes.slice(12, 16));
+  }
+  // 2002:AABB:CCDD::/48 (6to4) routes to the IPv4 address AA.BB.CC.DD
+  if (range === '6to4') return new ipaddr.IPv4(bytes.slice(2, 6));
+  return null;
+}
+
+function isGlobalIPv4(addr: ipaddr.IPv4): boolean {
+  // unspecified 0/8, loopback 127/8, private, linkLocal 169.254/16 (cloud metadata), carrierGradeNat 100.64/10,
+  // multicast, broadcast, reserved, as112, amt: everything but 'unicast' is refused.
+  return addr.range() === 'unicast';
+}
+
+function isGlobalIPv6(addr: ipaddr.IPv6): boolean {
+  const v4 = embeddedIPv4(addr);
+  if (v4) return isGlobalIPv4(v4);
+  // ::a.b.c.d (deprecated IPv4-compatible, RFC 4291 §2.5.5.1) is not in ipaddr.js's table: refuse ::/96.
+  const parts = addr.parts;
+  if (parts.slice(0, 6).every((p) => p === 0)) return false;
+  // unspecified, loopback, linkLocal fe80::/10, uniqueLocal fc00::/7, multicast, teredo, reserved … are refused.
+  return addr.range() === 'unicast';
+}
+
+/** True when `ip` is not a global unicast address (loopback, private, link-local, CGNAT, ULA, mapped, …). */
+export function isPrivateAddress(ip: string): boolean {
+  const text = unbracket(ip);
+  if (!ipaddr.isValid(text)) return true;
+  try {
+    const addr = ipaddr.parse(text);
+    return addr.kind() === 'ipv4' ? !isGlobalIPv4(addr as ipaddr.IPv4) : !isGlobalIPv6(addr as ipaddr.IPv6);
+  } catch {
+    return true;
+  }
+}
+
+function unbracket(host: string): string {
+  return host.trim().replace(/^\[(.*)\]$/, '$1');
+}
+
+/** The `resolve` override for a host (keys compared case-insensitively, trailing dot ignored). */
+function overrideFor(host: string, overrides: Record<string, string>): string | undefined {
+  const want = host.toLowerCase().replace(/\.$/, '');
+  for (const [key, ip] of Object.entries(overrides)) {
+    if (key.toLowerCase().replace(/\.$/, '') === want) return ip;
+  }
+  return undefined;
+}
+
+async function lookupAddresses(host: string, overrides: Record<string, string>): Promise<string[]> {
+  if (net.isIP(host)) return [host];
+  const override = overrideFor(host, overrides);
+  if (override !== undefined) {
+    const ip = unbracket(override);
+    if (!net.isIP(ip)) {
+      throw new PermanentFetchError(
+        `fetch.resolve maps ${host} to ${override}, not an IP address`,
+        'bad-resolve',
+      );
+    }
+    return [ip];
+  }
+  const found = await dns.lookup(host, { all: true });
+  return found.map((entry) => entry.address);
+}
+
+/**
+ * Resolves a host (IP literal, `fetch.resolve` override, else DNS) to the addresses to connect to; with
+ * `guard`, refuses the lot if any is private. The caller connects to exactly these addresses, so a second
+ * DNS answer (rebinding) never reaches the socket.
+ */
+export async function resolveGuarded(host: string, overrides: Record<string, string>, guard: boolean) {
+  const addresses = await lookupAddresses(unbracket(host), overrides);
+  const refused = guard ? addresses.find(isPrivateAddress) : undefined;
+  if (refused !== undefined) {
+    const why = 'is not a public address and fetch.allowPrivateNetworks is false';
+    throw new PermanentFetchError(`refused ${host}: ${refused} ${why}`, 'private-address');
+  }
+  return addresses;
+}
+
+/** Throws 'private-address' when `host` is a literal private IP (used when a proxy resolves names). */
+export function refusePrivateLiteral(host: string): void {
+  const bare = unbracket(host);
+  if (net.isIP(bare) && isPrivateAddress(bare)) {
+    throw new PermanentFetchError(`refused ${host}: literal private address`, 'private-address');
+  }
+}
+
+/** Destroys the socket when the fetch ends or times out; its errors surface through the HTTP layer. */
+export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
+  socket.on('error', () => {}); // never an unhandled 'error' event; the request/response reports it
+  if (signal.aborted) socket.destroy();
+  else signal.addEventListener('abort', () => socket.destroy(), { once: true });
+}
+
+export interface GuardedConnectOptions {
+  resolve: Record<string, string>;
+  /** refuse private addresses (fetch.allowPrivateNetworks false) */
+  guard: boolean;
+  signal: AbortSignal;
+}
+
+/** TCP-connects to `host` trying its checked addresses in order: the address connected is the address checked. */
+export async function connectGuarded(
+  host: string,
+  port: number,
+  opts: GuardedConnectOptions,
+): Promise<net.Socket> {
+  const addresses = await resolveGuarded(host, opts.resolve, opts.guard);
+  let lastError: unknown = new Error(`no address for ${host}`);
+  for (const address of addresses) {
+    const socket = net.connect({ host: address, port });
+    destroyOnAbort(socket, opts.signal);
+    try {
+      await once(socket, 'connect', { signal: opts.signal });
+      return socket;
+    } catch (err) {
+      socket.destroy();
+      if (opts.signal.aborted) throw err;
+      lastError = err;
+    }
+  }
+  throw lastError;
+}

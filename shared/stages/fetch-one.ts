@@ -1,0 +1,120 @@
+/**
+ * Fetches one URL task as a good citizen: robots.txt, per-host politeness across workers,
+ * conditional GET, metadata first, and seed 001's error classes with retries.
+ */
+import type { CrawlConfig } from '../config.ts';
+import { backoffMs } from '../crawl/classify.ts';
+import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots.ts';
+import { fetchUrl } from '../net/fetcher.ts';
+import type { FetchedPage, UrlTask } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+import type { RobotsCache } from './robots-cache.ts';
+
+export type TaskResult =
+  | { type: 'page'; page: FetchedPage }
+  | { type: 'requeue'; task: UrlTask; delaySeconds: number; reason: 'politeness' | 'retry' | 'deadline' };
+
+export interface FetchContext {
+  deps: StageDeps;
+  config: CrawlConfig;
+  robots: RobotsCache;
+  deadline: number;
+}
+
+/** A host slot this close is waited for inside the invocation; a later one puts the URL back with a delay. */
+const MAX_IN_PROCESS_WAIT_MS = 5_000;
+
+function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
+  return {
+    type: 'page',
+    page: { task, url: task.url, status: 0, headers: {}, fetchedAt, body: '', truncated: false, notModified: false, ...extra },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits for the host's politeness slot; returns a delay in seconds when the URL must go back to its queue. */
+async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Promise<number | null> {
+  if (delayMs <= 0) return null;
+  for (;;) {
+    const now = ctx.deps.now();
+    const slot = await ctx.deps.hosts.acquireSlot(host, now, delayMs);
+    if (slot.ok) return null;
+    if (slot.waitMs > MAX_IN_PROCESS_WAIT_MS || now + slot.waitMs > ctx.deadline) return Math.ceil(slot.waitMs / 1000);
+    await sleep(slot.waitMs);
+  }
+}
+
+/** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
+export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskResult> {
+  const { config, deps } = ctx;
+  const fetchedAt = () => new Date(deps.now()).toISOString();
+  if (deps.now() > ctx.deadline) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
+  const host = new URL(task.url).host;
+  let delayMs = config.fetch.waitBetweenRequestsMs;
+  if (config.fetch.respectRobotsTxt) {
+    // Groups match the product token ("trawl"), not the whole User-Agent string (RFC 9309 §2.2.1).
+    const agent = userAgentToken(config.fetch.userAgent);
+    const robots = await ctx.robots.get(task.url);
+    if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
+    delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
+  }
+  const wait = await politeSlot(ctx, host, delayMs);
+  if (wait !== null) return { type: 'requeue', task, delaySeconds: wait, reason: 'politeness' };
+  const res = await fetchUrl(task.url, {
+    userAgent: config.fetch.userAgent,
+    timeoutMs: config.fetch.timeoutMs,
+    maxBytes: config.fetch.maxBytes,
+    allowPrivateNetworks: config.fetch.allowPrivateNetworks,
+    resolve: config.fetch.resolve,
+    proxy: config.fetch.proxy,
+    conditional: task.conditional,
+    ignoredMimeTypes: config.scope.ignoredMimeTypes,
+    metadataFirst: true,
+    now: deps.now,
+  });
+  const at = fetchedAt();
+  switch (res.kind) {
+    case 'ok':
+      return page(task, at, {
+        status: res.status,
+        headers: res.headers,
+        body: Buffer.from(res.body).toString('base64'),
+        truncated: res.truncated,
+      });
+    case 'not-modified':
+      return page(task, at, { status: 304, headers: res.headers, notModified: true });
+    case 'skipped':
+      return page(task, at, { status: 200, headers: res.headers, skipped: `mime-type ${res.mimeType}` });
+    case 'redirect':
+      return page(task, at, {
+        status: res.status,
+        headers: res.headers,
+        redirectTo: res.location ?? undefined,
+        ...(res.location ? {} : { error: { kind: 'permanent', code: 'malformed-redirect', message: 'Location is not a valid URL' } }),
+      });
+    case 'error':
+      return onError(ctx, task, host, res, at);
+  }
+}
+
+function onError(
+  ctx: FetchContext,
+  task: UrlTask,
+  host: string,
+  res: { errorKind: 'permanent' | 'temporary'; code: string; status?: number; retryAfterMs?: number; message: string },
+  at: string,
+): TaskResult | Promise<TaskResult> {
+  const error = { kind: res.errorKind, code: res.code, message: res.message };
+  if (res.errorKind === 'permanent') return page(task, at, { status: res.status ?? 0, error });
+  const attempt = (task.attempt ?? 0) + 1;
+  const retry = async (): Promise<TaskResult> => {
+    if (res.retryAfterMs) await ctx.deps.hosts.backOff(host, ctx.deps.now() + res.retryAfterMs);
+    const delayMs = res.retryAfterMs ?? backoffMs(attempt, ctx.deps.random);
+    return { type: 'requeue', task: { ...task, attempt }, delaySeconds: delayMs / 1000, reason: 'retry' };
+  };
+  // Seed 001: temporary errors are retried (exponential back-off with jitter, or Retry-After) up to
+  // refresh.maxTemporaryErrors; past that the page goes on as a temporary error ("too many").
+  if (attempt <= ctx.config.refresh.maxTemporaryErrors) return retry();
+  return page(task, at, { status: res.status ?? 0, error });
+}

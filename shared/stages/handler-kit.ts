@@ -1,0 +1,59 @@
+/**
+ * What every Lambda handler shares: the container's deps, Powertools structured logging with
+ * the Lambda context, and the SQS partial-batch response (ReportBatchItemFailures).
+ */
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { containerDeps, type StageDeps } from './deps.ts';
+import type { BatchResult, StageRecord } from './extract-stage.ts';
+import { bump, logger } from './logger.ts';
+
+/** Lambda stops us at its timeout; we stop starting new work this long before. */
+export const DEADLINE_MARGIN_MS = 15_000;
+
+/** Decodes SQS records; a body that is not JSON becomes null (the stage drops it with a log line). */
+export function decodeRecords<T>(event: SQSEvent): StageRecord<T>[] {
+  return event.Records.map((r) => {
+    try {
+      return { messageId: r.messageId, body: JSON.parse(r.body) as T };
+    } catch {
+      return { messageId: r.messageId, body: null };
+    }
+  });
+}
+
+/** Wraps an SQS batch stage as a middy handler that reports only the failed records. */
+export function sqsBatchHandler<T>(
+  stage: string,
+  run: (deps: StageDeps, records: StageRecord<T>[]) => Promise<BatchResult>,
+) {
+  return middy<SQSEvent, SQSBatchResponse>()
+    .use(injectLambdaContext(logger))
+    .handler(async (event) => {
+      const deps = containerDeps();
+      const started = Date.now();
+      const result = await run(deps, decodeRecords<T>(event));
+      for (const [k, v] of Object.entries(result.stats)) bump(k, v);
+      // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested.
+      deps.log.info(`${stage} batch`, {
+        records: event.Records.length,
+        failed: result.failedMessageIds.length,
+        ms: Date.now() - started,
+        ...result.stats,
+      });
+      return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
+    });
+}
+
+/** Wraps a scheduled (EventBridge) or directly invoked stage as a middy handler. */
+export function scheduledHandler<R>(stage: string, run: (deps: StageDeps, context: Context) => Promise<R>) {
+  return middy<unknown, R>()
+    .use(injectLambdaContext(logger))
+    .handler(async (_event, context) => {
+      const deps = containerDeps();
+      const result = await run(deps, context);
+      deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
+      return result;
+    });
+}

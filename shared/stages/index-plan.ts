@@ -1,0 +1,112 @@
+/**
+ * What the index stage does with one outcome, decided without I/O: the state to store, whether
+ * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
+ */
+import { refreshBucketOf, type UrlItem } from '../aws/url-table.ts';
+import type { CrawlConfig } from '../config.ts';
+import { nextRefreshAt } from '../crawl/scheduling.ts';
+import type { PageOutcome } from '../types.ts';
+
+export interface OutcomePlan {
+  outcome: PageOutcome;
+  writeDoc: boolean;
+  set: Partial<UrlItem>;
+  remove: string[];
+  /** delete the URL's state: it will not be crawled again unless a new link to it is found (seed 001) */
+  forget: boolean;
+  deleteReason?: string;
+  stat: string;
+}
+
+export interface PlanContext {
+  config: CrawlConfig;
+  existing: Map<string, UrlItem>;
+  now: number;
+  maxAgeMs: number;
+}
+
+const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
+/** A URL whose first fetches failed temporarily is tried again after this long. */
+const TEMPORARY_RETRY_MS = 3_600_000;
+
+function refreshAt(iso: string): Partial<UrlItem> {
+  return { nextRefreshAt: iso, refreshBucket: refreshBucketOf(iso) };
+}
+
+function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
+  const fetched = Date.parse(o.fetchedAt);
+  return {
+    state: o.state,
+    httpStatus: o.httpStatus || null,
+    lastFetched: o.fetchedAt,
+    depth: o.task.depth,
+    queue: o.task.queue === 'refresh' ? (ctx.existing.get(o.url)?.queue ?? 'refresh') : o.task.queue,
+    index: o.task.index,
+    follow: o.task.follow,
+    etag: o.etag ?? null,
+    lastModified: o.lastModified ?? null,
+    note: o.note ?? null,
+    errorKind: null,
+    errorCode: null,
+    temporaryErrors: 0,
+    ...refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs)),
+  };
+}
+
+/** Plans the writes for one outcome. */
+export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
+  const prev = ctx.existing.get(o.url);
+  const hadDoc = Boolean(prev?.docBulk);
+  const plan: OutcomePlan = { outcome: o, writeDoc: false, set: common(o, ctx), remove: ['claimedBy'], forget: false, stat: o.state };
+  if (o.state === 'error') return planError(o, ctx, plan, prev, hadDoc);
+  if (o.state !== 'indexed') {
+    if (hadDoc) {
+      plan.remove.push(...DOC_FIELDS);
+      plan.deleteReason = `${o.state}: ${o.note ?? ''}`.trim();
+    }
+    return plan;
+  }
+  if (o.notModified) {
+    // Seed 004: 304 to If-Modified-Since → skip reindexing, keep the document.
+    plan.set = { ...plan.set, etag: o.etag ?? prev?.etag ?? null, lastModified: o.lastModified ?? prev?.lastModified ?? null };
+    if (!hadDoc) plan.set.state = prev?.state ?? 'followed';
+    plan.stat = 'not-modified';
+    return plan;
+  }
+  if (hadDoc && prev?.hash === o.doc?.hash) {
+    plan.stat = 'unchanged';
+    return plan; // seed 003 delta check: same hash, no new document write
+  }
+  plan.writeDoc = true;
+  plan.set = { ...plan.set, hash: o.doc?.hash ?? null, indexedAt: o.doc?.indexedAt ?? null };
+  plan.stat = hadDoc ? 'reindexed' : 'indexed';
+  return plan;
+}
+
+function planError(o: PageOutcome, ctx: PlanContext, plan: OutcomePlan, prev: UrlItem | undefined, hadDoc: boolean) {
+  const error = o.error ?? { kind: 'permanent' as const, code: 'unknown', message: '' };
+  const refresh = o.task.queue === 'refresh';
+  plan.stat = `error:${error.kind}`;
+  // Seed 001: a refreshed URL with a permanent error, or too many temporary ones, is deleted and forgotten.
+  if (refresh || (error.kind === 'temporary' && hadDoc)) {
+    plan.forget = true;
+    if (hadDoc) plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
+    return plan;
+  }
+  const retryAt = error.kind === 'temporary' ? ctx.now + TEMPORARY_RETRY_MS : ctx.now + ctx.maxAgeMs;
+  plan.set = {
+    ...plan.set,
+    state: 'error',
+    errorKind: error.kind,
+    errorCode: error.code,
+    note: error.message,
+    temporaryErrors: error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + (o.task.attempt ?? 0) + 1 : 0,
+    ...refreshAt(new Date(retryAt).toISOString()),
+  };
+  if (hadDoc) {
+    // Seed 001: a permanent error on an indexed URL sends its deletion order at once.
+    plan.remove.push(...DOC_FIELDS);
+    plan.deleteReason = `permanent-error: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
+  }
+  return plan;
+}

@@ -1,0 +1,93 @@
+/**
+ * robots.txt per host: memory (per container) → hosts table (shared, with expiry) → the site.
+ * RFC 9309 §2.3.1: 4xx means no restrictions; 5xx or unreachable means complete disallow for a while.
+ */
+import type { HostTable } from '../aws/host-table.ts';
+import type { CrawlConfig } from '../config.ts';
+import {
+  ALLOW_ALL,
+  DISALLOW_ALL,
+  parseRobotsTxt,
+  type RobotsTxt,
+  robotsForAgent,
+  robotsForStatus,
+  robotsUrlFor,
+  userAgentToken,
+} from '../crawl/robots.ts';
+import { fetchUrl } from '../net/fetcher.ts';
+
+/** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */
+const ROBOTS_TTL_MS = 24 * 3_600_000;
+/** After a server error the site is retried sooner. */
+const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
+/** RFC 9309 §2.5: parse at least 500 KiB. */
+const ROBOTS_MAX_BYTES = 500 * 1024;
+/** DynamoDB items are at most 400 KB: a bigger parsed file stays in memory only. */
+const MAX_STORED_CHARS = 300_000;
+
+export interface RobotsCache {
+  get(url: string): Promise<RobotsTxt>;
+}
+
+/** Creates a robots.txt cache bound to one config and host table. */
+export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: () => number): RobotsCache {
+  const memory = new Map<string, { robots: RobotsTxt; expiresAt: number }>();
+  const inflight = new Map<string, Promise<RobotsTxt>>();
+
+  async function load(robotsUrl: string): Promise<RobotsTxt> {
+    const stored = await hosts.getRobots(robotsUrl, now());
+    if (stored) return remember(robotsUrl, JSON.parse(stored) as RobotsTxt, ROBOTS_TTL_MS);
+    const res = await fetchFollowing(robotsUrl);
+    let robots: RobotsTxt;
+    let ttl = ROBOTS_TTL_MS;
+    // Only the groups that apply to our agent are kept: same answers, a much smaller item.
+    if (res.kind === 'ok') robots = robotsForAgent(parseRobotsTxt(res.body), userAgentToken(config.fetch.userAgent));
+    else if (res.kind === 'error' && res.status && robotsForStatus(res.status) === 'allow-all') robots = ALLOW_ALL;
+    else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified') robots = ALLOW_ALL;
+    else {
+      robots = DISALLOW_ALL;
+      ttl = ROBOTS_ERROR_TTL_MS;
+    }
+    const json = JSON.stringify(robots);
+    if (json.length <= MAX_STORED_CHARS) await hosts.putRobots(robotsUrl, json, now() + ttl);
+    return remember(robotsUrl, robots, ttl);
+  }
+
+  async function fetchFollowing(first: string) {
+    let target = first;
+    // RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
+    for (let hop = 0; ; hop++) {
+      const res = await fetchUrl(target, {
+        userAgent: config.fetch.userAgent,
+        timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
+        maxBytes: ROBOTS_MAX_BYTES,
+        allowPrivateNetworks: config.fetch.allowPrivateNetworks,
+        resolve: config.fetch.resolve,
+        proxy: config.fetch.proxy,
+        ignoredMimeTypes: [],
+        metadataFirst: false,
+      });
+      if (res.kind !== 'redirect' || !res.location || hop >= 5) return res;
+      target = res.location;
+    }
+  }
+
+  function remember(key: string, robots: RobotsTxt, ttl: number): RobotsTxt {
+    memory.set(key, { robots, expiresAt: now() + ttl });
+    return robots;
+  }
+
+  return {
+    async get(url) {
+      const robotsUrl = robotsUrlFor(url);
+      const hit = memory.get(robotsUrl);
+      if (hit && hit.expiresAt > now()) return hit.robots;
+      let p = inflight.get(robotsUrl);
+      if (!p) {
+        p = load(robotsUrl).finally(() => inflight.delete(robotsUrl));
+        inflight.set(robotsUrl, p);
+      }
+      return p;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+/**
+ * The seed stage: puts the start URLs (and sitemaps/feeds from the config and robots.txt
+ * `Sitemap:` lines) into the user source. It runs at the start of a crawl and on every
+ * discovery cycle (seed 004: start URLs are visited again and new pages found).
+ */
+import { type CrawlConfig } from '../config.ts';
+import { createUrlDecider } from '../crawl/decide.ts';
+import { robotsSitemaps } from '../crawl/robots.ts';
+import type { UrlTask } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+import { createRobotsCache } from './robots-cache.ts';
+import { sendTasks } from './send-tasks.ts';
+
+export interface SeedSummary {
+  startUrls: number;
+  sitemaps: number;
+  rejected: string[];
+}
+
+/** Seeds one crawl or discovery cycle. */
+export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
+  const config = await deps.loadConfig();
+  const decider = createUrlDecider(config);
+  const summary: SeedSummary = { startUrls: 0, sitemaps: 0, rejected: [] };
+  const tasks: UrlTask[] = [];
+  for (const url of config.startUrls) {
+    const d = decider.decide(url, { depth: 0, isStart: true });
+    if (!d.accepted || !d.normalized) {
+      summary.rejected.push(`${url}: ${d.reason}`);
+      continue;
+    }
+    tasks.push({ url: d.normalized, depth: 0, queue: 'user', index: d.index, follow: d.follow, priority: d.priorityShift, kind: 'page', ...(d.source ? { source: d.source } : {}), ...(d.addMeta.length ? { addMeta: d.addMeta } : {}) });
+  }
+  summary.startUrls = tasks.length;
+  for (const url of await sitemapUrls(deps, config, tasks)) {
+    tasks.push({ url, depth: 0, queue: 'user', index: false, follow: true, priority: 0, kind: 'sitemap' });
+    summary.sitemaps++;
+  }
+  const now = new Date(deps.now()).toISOString();
+  const existing = await deps.urls.getMany(tasks.map((t) => t.url));
+  // Known start URLs keep their state (seed 002) but are fetched again, conditionally.
+  for (const t of tasks) {
+    const item = existing.get(t.url);
+    if (item?.docBulk) t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
+  }
+  await deps.urls.claim(tasks.filter((t) => !existing.has(t.url)), `seed:${now}`, now);
+  await sendTasks(deps, tasks);
+  await deps.kickFetch();
+  return summary;
+}
+
+async function sitemapUrls(deps: StageDeps, config: CrawlConfig, starts: UrlTask[]): Promise<string[]> {
+  const urls = new Set(config.sitemaps);
+  const robots = createRobotsCache(deps.hosts, config, deps.now);
+  const origins = new Set(starts.map((t) => new URL(t.url).origin));
+  for (const origin of origins) {
+    try {
+      for (const s of robotsSitemaps(await robots.get(`${origin}/`))) urls.add(s);
+    } catch (err) {
+      deps.log.warn('robots.txt unreadable while seeding', { origin, error: err as Error });
+    }
+  }
+  return [...urls];
+}

@@ -1,0 +1,35 @@
+/**
+ * Puts URL tasks into their frontier sources: grouped by source, bulked into messages of up to
+ * `tasksPerMessage` tasks (SMILA linksPerBulk) and sent 10 messages per request.
+ */
+import { chunkBySize } from '../aws/work-queues.ts';
+import { FRONTIER_QUEUE } from '../topology.ts';
+import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+
+/** Sends tasks to the frontier, each to the source named by its `queue`. */
+export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds = 0): Promise<void> {
+  const bySource = new Map<SourceName, UrlTask[]>();
+  for (const t of tasks) {
+    const list = bySource.get(t.queue) ?? [];
+    list.push(t);
+    bySource.set(t.queue, list);
+  }
+  for (const [source, list] of bySource) {
+    const messages = chunkBySize(list, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
+      body: { tasks: chunk } satisfies FrontierMessage,
+      delaySeconds,
+    }));
+    await deps.queues.send(deps.queueUrls.frontier[source], messages);
+  }
+}
+
+/** Sends tasks that each carry their own delay, grouping equal delays into one send. */
+export async function sendDelayedTasks(deps: StageDeps, items: { task: UrlTask; delaySeconds: number }[]): Promise<void> {
+  const byDelay = new Map<number, UrlTask[]>();
+  for (const { task, delaySeconds } of items) {
+    const d = Math.ceil(delaySeconds);
+    byDelay.set(d, [...(byDelay.get(d) ?? []), task]);
+  }
+  for (const [delay, list] of byDelay) await sendTasks(deps, list, delay);
+}

@@ -1,0 +1,84 @@
+/** infra/app.ts inputs: context → stack props, and the discovery schedule they drive (no bundling here). */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import { crawlerPropsFromContext, DEFAULT_CRAWL } from '../../infra/app-context.ts';
+import { resourceNames, SCHEDULES } from '../../shared/topology.ts';
+import { buildStack, logicalId } from '../helpers/infra-template.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'trawl-infra-'));
+function configFile(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+const contextOf = (values: Record<string, unknown>) => (key: string) => values[key];
+
+describe('crawlerPropsFromContext', () => {
+  it('defaults to the demo crawl and the topology discovery rate', () => {
+    assert.deepEqual(crawlerPropsFromContext(contextOf({})), { crawlName: DEFAULT_CRAWL });
+    assert.deepEqual(crawlerPropsFromContext(contextOf({ crawl: 'docs' })), { crawlName: 'docs' });
+  });
+
+  const cases = [
+    { name: 'boost', file: 'a.json', text: '{"name":"boost","startUrls":["https://x.test/"]}', minutes: 60 },
+    {
+      name: 'b',
+      file: 'b.json',
+      text: '{"name":"b","startUrls":["https://x.test/"],"refresh":{"discoveryInterval":"90s"}}',
+      minutes: 2,
+    },
+    {
+      name: 'c',
+      file: 'c.yaml',
+      text: 'name: c\nstartUrls: [https://x.test/]\nrefresh: { discoveryInterval: 10s }\n',
+      minutes: 1,
+    },
+    {
+      name: 'd',
+      file: 'd.yml',
+      text: 'name: d\nstartUrls: [https://x.test/]\nrefresh: { discoveryInterval: 2d }\n',
+      minutes: 2880,
+    },
+  ];
+  for (const c of cases) {
+    it(`reads name and discovery interval (whole minutes, ≥ 1) from ${c.file}`, () => {
+      const props = crawlerPropsFromContext(contextOf({ config: configFile(c.file, c.text) }));
+      assert.equal(props.crawlName, c.name);
+      assert.equal(props.discoveryIntervalMinutes, c.minutes);
+    });
+  }
+
+  it('rejects an invalid config and a crawl name that contradicts the config', () => {
+    const bad = configFile('bad.json', '{"name":"Bad Name","startUrls":[]}');
+    assert.throws(() => crawlerPropsFromContext(contextOf({ config: bad })), /name/);
+    const good = configFile('good.json', '{"name":"good","startUrls":["https://x.test/"]}');
+    assert.throws(() => crawlerPropsFromContext(contextOf({ config: good, crawl: 'other' })), /differs/);
+  });
+});
+
+describe('CrawlerStack discovery schedule', () => {
+  it('runs seed at discoveryIntervalMinutes when given, else at the topology rate', () => {
+    for (const minutes of [15, undefined]) {
+      const { stack, template } = buildStack('sched', { bundle: false, discoveryIntervalMinutes: minutes });
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: events.Schedule.rate(
+          Duration.minutes(minutes ?? SCHEDULES.discovery.everyMinutes),
+        ).expressionString,
+        Targets: [{ Arn: { 'Fn::GetAtt': [logicalId(stack.functions.seed), 'Arn'] }, Id: 'Target0' }],
+      });
+      assert.equal(stack.stackName, resourceNames('sched').stack);
+    }
+  });
+
+  it('refuses a rate EventBridge cannot express', () => {
+    assert.throws(
+      () => buildStack('bad-rate', { bundle: false, discoveryIntervalMinutes: 0.5 }),
+      /whole number/,
+    );
+  });
+});

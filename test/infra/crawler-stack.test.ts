@@ -1,0 +1,256 @@
+/**
+ * CDK assertions for what an emulator cannot prove: redrive, visibility vs timeout, partial batch
+ * failures, key schemas, encryption, least-privilege IAM. The stack (with esbuild bundling) is built
+ * once for the whole file.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { Duration } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as events from 'aws-cdk-lib/aws-events';
+import type { CrawlerStack } from '../../infra/crawler-stack.ts';
+import {
+  DLQ_RETENTION_DAYS,
+  FRONTIER,
+  FRONTIER_QUEUE,
+  FUNCTIONS,
+  resourceNames,
+  SCHEDULES,
+  STAGE_QUEUES,
+  type StageName,
+  TABLES,
+} from '../../shared/topology.ts';
+import {
+  buildStack,
+  type Cfn,
+  expectedGrants,
+  grantsOf,
+  logicalId,
+  type StackLabels,
+} from '../helpers/infra-template.ts';
+
+const CRAWL = 'assert';
+const names = resourceNames(CRAWL);
+const STAGES = Object.keys(FUNCTIONS) as StageName[];
+let stack: CrawlerStack;
+let template: Template;
+let labels: StackLabels;
+
+function resourcesOf(type: string): [string, Cfn][] {
+  return Object.entries(template.findResources(type) as Record<string, Cfn>);
+}
+function queueNamed(name: string): [string, Cfn] {
+  const hit = resourcesOf('AWS::SQS::Queue').find(([, r]) => r.Properties.QueueName === name);
+  assert.ok(hit, `queue ${name} exists`);
+  return hit;
+}
+function fnResource(stage: StageName): Cfn {
+  return template.toJSON().Resources[logicalId(stack.functions[stage])] as Cfn;
+}
+
+describe('CrawlerStack', () => {
+  before(() => {
+    ({ stack, template, labels } = buildStack(CRAWL));
+  });
+
+  it('gives every work queue its own DLQ with the topology maxReceiveCount and 14-day retention', () => {
+    const specs = [
+      ...FRONTIER.map((s) => ({
+        name: names.frontierQueue(s.name),
+        maxReceiveCount: FRONTIER_QUEUE.maxReceiveCount,
+      })),
+      ...(['extract', 'index'] as const).map((s) => ({ name: names.stageQueue(s), ...STAGE_QUEUES[s] })),
+    ];
+    assert.equal(resourcesOf('AWS::SQS::Queue').length, specs.length * 2);
+    for (const spec of specs) {
+      const [, queue] = queueNamed(spec.name);
+      const [dlqId, dlq] = queueNamed(names.dlq(spec.name));
+      assert.deepEqual(queue.Properties.RedrivePolicy, {
+        deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+        maxReceiveCount: spec.maxReceiveCount,
+      });
+      assert.equal(dlq.Properties.MessageRetentionPeriod, Duration.days(DLQ_RETENTION_DAYS).toSeconds());
+    }
+  });
+
+  it('keeps each consumed queue invisible ≥ 6 × its consumer timeout (AWS Lambda + SQS guidance)', () => {
+    const fetchTimeout = fnResource('fetch').Properties.Timeout as number;
+    for (const s of FRONTIER) {
+      const [, queue] = queueNamed(names.frontierQueue(s.name));
+      assert.ok(queue.Properties.VisibilityTimeout >= 6 * fetchTimeout, `frontier ${s.name}`);
+    }
+    const mappings = resourcesOf('AWS::Lambda::EventSourceMapping');
+    assert.equal(mappings.length, 2);
+    for (const [, m] of mappings) {
+      const queueId = m.Properties.EventSourceArn['Fn::GetAtt'][0] as string;
+      const fnId = m.Properties.FunctionName.Ref as string;
+      const visibility = template.toJSON().Resources[queueId].Properties.VisibilityTimeout as number;
+      const timeout = template.toJSON().Resources[fnId].Properties.Timeout as number;
+      assert.ok(visibility >= 6 * timeout, `${queueId}: ${visibility} s < 6 × ${timeout} s`);
+    }
+  });
+
+  it('maps only the stage queues to their functions, with topology batching and ReportBatchItemFailures', () => {
+    for (const stage of ['extract', 'index'] as const) {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.stageQueues[stage].queue), 'Arn'] },
+        FunctionName: { Ref: logicalId(stack.functions[stage]) },
+        BatchSize: STAGE_QUEUES[stage].batchSize,
+        MaximumBatchingWindowInSeconds: STAGE_QUEUES[stage].maxBatchingWindowSeconds,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+    }
+    // The frontier is polled by fetch with weights (seed 001): no mapping may drain it unweighted.
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+  });
+
+  it('has no IAM action or resource wildcard, and no managed policies', () => {
+    const policies = resourcesOf('AWS::IAM::Policy');
+    assert.equal(policies.length, STAGES.length);
+    for (const [id, p] of policies) {
+      for (const st of p.Properties.PolicyDocument.Statement as Cfn[]) {
+        for (const action of [st.Action].flat() as string[])
+          assert.ok(!action.includes('*'), `${id}: ${action}`);
+        assert.ok(![st.Resource].flat().includes('*'), `${id}: Resource "*"`);
+      }
+    }
+    for (const [id, role] of resourcesOf('AWS::IAM::Role')) {
+      assert.equal(role.Properties.ManagedPolicyArns, undefined, `${id} uses no AWSLambdaBasicExecutionRole`);
+      assert.equal(role.Properties.Policies, undefined, id);
+    }
+    template.resourceCountIs('AWS::IAM::ManagedPolicy', 0);
+  });
+
+  for (const stage of ['seed', 'fetch', 'extract', 'index', 'refresh'] as const) {
+    it(`grants ${stage} exactly its documented actions on exactly its resources`, () => {
+      // Includes the SqsEventSource's own consume grant, which lists exact actions (no wildcards).
+      assert.deepEqual(grantsOf(template, stack, labels, stage), expectedGrants(stage, names).sort());
+    });
+  }
+
+  it('encrypts both on-demand tables, with the topology key schemas, TTL and point-in-time recovery', () => {
+    const common = {
+      BillingMode: 'PAY_PER_REQUEST',
+      SSESpecification: { SSEEnabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    };
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      Properties: {
+        ...common,
+        TableName: names.urlsTable,
+        KeySchema: [{ AttributeName: TABLES.urls.partitionKey, KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: TABLES.urls.refreshIndex,
+            KeySchema: [
+              { AttributeName: TABLES.urls.refreshBucketKey, KeyType: 'HASH' },
+              { AttributeName: TABLES.urls.refreshSortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      },
+    });
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      ...common,
+      TableName: names.hostsTable,
+      KeySchema: [{ AttributeName: TABLES.hosts.partitionKey, KeyType: 'HASH' }],
+    });
+    template.resourceCountIs('AWS::DynamoDB::Table', 2);
+  });
+
+  it('keeps the bucket private, encrypted, TLS-only, unnamed, with page bundles expiring after 7 days', () => {
+    const [[bucketId, bucket]] = resourcesOf('AWS::S3::Bucket') as [[string, Cfn]];
+    assert.deepEqual(bucket.Properties.PublicAccessBlockConfiguration, {
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    assert.deepEqual(bucket.Properties.BucketEncryption, {
+      ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+    });
+    assert.equal(bucket.Properties.BucketName, undefined, 'S3 names are global: CloudFormation generates it');
+    assert.equal(bucket.Properties.VersioningConfiguration, undefined);
+    const rules = bucket.Properties.LifecycleConfiguration.Rules as Cfn[];
+    assert.ok(rules.some((r) => r.Prefix === 'pages/' && r.ExpirationInDays === 7 && r.Status === 'Enabled'));
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: bucketId },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('encrypts every queue with SQS-managed keys and denies non-TLS access to each', () => {
+    const queues = resourcesOf('AWS::SQS::Queue');
+    for (const [id, q] of queues) assert.equal(q.Properties.SqsManagedSseEnabled, true, id);
+    const guarded = resourcesOf('AWS::SQS::QueuePolicy')
+      .filter(([, p]) =>
+        JSON.stringify(p.Properties.PolicyDocument).includes('"aws:SecureTransport":"false"'),
+      )
+      .flatMap(([, p]) => (p.Properties.Queues as Cfn[]).map((q) => q.Ref as string));
+    assert.deepEqual(guarded.sort(), queues.map(([id]) => id).sort());
+  });
+
+  it('runs five arm64 Node.js 22+/24 functions sized from topology, with 14-day log groups', () => {
+    template.resourceCountIs('AWS::Lambda::Function', STAGES.length);
+    for (const stage of STAGES) {
+      const p = fnResource(stage).Properties;
+      assert.deepEqual(p.Architectures, ['arm64']);
+      assert.match(p.Runtime, /^nodejs(2[2-9]|[3-9]\d)\.x$/);
+      assert.equal(p.Handler, 'index.handler');
+      assert.equal(p.Timeout, FUNCTIONS[stage].timeoutSeconds);
+      assert.equal(p.MemorySize, FUNCTIONS[stage].memoryMb);
+      assert.equal(p.ReservedConcurrentExecutions, FUNCTIONS[stage].reservedConcurrency);
+      assert.equal(p.TracingConfig, undefined);
+      const logId = p.LoggingConfig.LogGroup.Ref as string;
+      assert.equal(template.toJSON().Resources[logId].Properties.RetentionInDays, 14);
+    }
+    assert.equal(fnResource('fetch').Properties.FunctionName, names.function('fetch'));
+  });
+
+  it('gives every function the TRAWL_* environment, queue URLs as JSON', () => {
+    for (const stage of STAGES) {
+      const env = fnResource(stage).Properties.Environment.Variables as Cfn;
+      assert.equal(env.TRAWL_CRAWL, CRAWL);
+      assert.equal(env.TRAWL_FETCH_FUNCTION, names.function('fetch'));
+      assert.equal(env.TRAWL_CONFIG_KEY, 'config/crawl.json');
+      assert.equal(env.NODE_OPTIONS, '--enable-source-maps');
+      assert.equal(env.POWERTOOLS_SERVICE_NAME, 'trawl');
+      assert.deepEqual(env.TRAWL_BUCKET, { Ref: logicalId(stack.storage.bucket) });
+      assert.deepEqual(env.TRAWL_URLS_TABLE, { Ref: logicalId(stack.storage.urls) });
+      assert.deepEqual(env.TRAWL_HOSTS_TABLE, { Ref: logicalId(stack.storage.hosts) });
+      const parts = env.TRAWL_QUEUES['Fn::Join'][1] as (string | Cfn)[];
+      const queues = JSON.parse(parts.map((x) => (typeof x === 'string' ? x : labels[x.Ref])).join(''));
+      assert.deepEqual(queues, {
+        frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, `frontier:${s.name}`])),
+        extract: 'stage:extract',
+        index: 'stage:index',
+      });
+    }
+  });
+
+  it('schedules fetchTick, discovery and refresh on their rates and functions', () => {
+    template.resourceCountIs('AWS::Events::Rule', 3);
+    for (const spec of Object.values(SCHEDULES)) {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: events.Schedule.rate(Duration.minutes(spec.everyMinutes)).expressionString,
+        Targets: [
+          Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalId(stack.functions[spec.target]), 'Arn'] } }),
+        ],
+      });
+    }
+    template.resourceCountIs('AWS::Lambda::Permission', 3);
+  });
+
+  it('outputs the bucket, the table names and the queue URLs', () => {
+    for (const key of ['BucketName', 'UrlsTableName', 'HostsTableName', 'QueueUrls', 'FunctionNames']) {
+      template.hasOutput(key, {});
+    }
+  });
+});

@@ -1,0 +1,518 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
+import { describe, it, mock } from 'node:test';
+import zlib from 'node:zlib';
+import { type FetchOptions, type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
+
+const HARD_STOP_MS = 10_000; // every server-side write loop ends by then even if the client never closes
+
+function options(over: Partial<FetchOptions> = {}): FetchOptions {
+  return {
+    userAgent: 'trawl-test',
+    timeoutMs: 5000,
+    maxBytes: 1024 * 1024,
+    allowPrivateNetworks: true,
+    resolve: {},
+    proxy: null,
+    ignoredMimeTypes: ['video/*', 'audio/*', 'image/*'],
+    metadataFirst: true,
+    ...over,
+  };
+}
+
+interface Site {
+  base: string;
+  port: number;
+  requests: http.IncomingMessage[];
+  connections: number;
+  server: net.Server;
+}
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+/** A loopback HTTP server for one test; counts connections and requests; always closed afterwards. */
+async function withSite(handler: Handler, run: (site: Site) => Promise<void>, host = '127.0.0.1') {
+  const server = http.createServer((req, res) => {
+    site.requests.push(req);
+    handler(req, res);
+  });
+  const site: Site = { base: '', port: 0, requests: [], connections: 0, server };
+  server.on('connection', () => site.connections++);
+  server.listen(0, host);
+  await once(server, 'listening');
+  site.port = (server.address() as net.AddressInfo).port;
+  site.base = `http://${host.includes(':') ? `[${host}]` : host}:${site.port}`;
+  try {
+    await run(site);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+/** A raw TCP server: the handler owns the socket. */
+async function withTcp(handler: (socket: net.Socket) => void, run: (port: number) => Promise<void>) {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    handler(socket);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    await run((server.address() as net.AddressInfo).port);
+  } finally {
+    for (const s of sockets) s.destroy();
+    server.close();
+  }
+}
+
+/** Streams `chunk` with backpressure until the client goes away, `limit` bytes, or HARD_STOP_MS. */
+async function stream(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: Buffer, limit = Infinity) {
+  const stats = { written: 0 };
+  const stopAt = Date.now() + HARD_STOP_MS;
+  while (!res.destroyed && stats.written < limit && Date.now() < stopAt) {
+    stats.written += chunk.length;
+    if (!res.write(chunk)) await drainOrClose(res);
+  }
+  return stats;
+}
+
+function drainOrClose(res: NodeJS.WritableStream & { destroyed: boolean }): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+async function timed(run: () => Promise<FetchOutcome>): Promise<[FetchOutcome, number]> {
+  const t0 = performance.now();
+  const out = await run();
+  return [out, Math.round(performance.now() - t0)];
+}
+
+function expectKind<K extends FetchOutcome['kind']>(
+  out: FetchOutcome,
+  kind: K,
+): Extract<FetchOutcome, { kind: K }> {
+  if (out.kind !== kind) assert.fail(`expected ${kind}, got ${JSON.stringify(out).slice(0, 300)}`);
+  return out as Extract<FetchOutcome, { kind: K }>;
+}
+
+async function until(check: () => boolean, ms = 3000): Promise<void> {
+  const stopAt = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > stopAt) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('fetchUrl: statuses (seed 001)', () => {
+  it('fetches an ok page and sends UA and Accept-Encoding', async () => {
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<p>hi</p>'),
+      async (site) => {
+        const ok = expectKind(await fetchUrl(`${site.base}/page#frag`, options()), 'ok');
+        assert.equal(Buffer.from(ok.body).toString(), '<p>hi</p>');
+        assert.deepEqual([ok.status, ok.truncated, ok.remoteAddress], [200, false, '127.0.0.1']);
+        assert.equal(ok.headers['content-type'], 'text/html; charset=utf-8');
+        const req = site.requests[0]!;
+        assert.equal(req.url, '/page');
+        assert.equal(req.headers['user-agent'], 'trawl-test');
+        assert.equal(req.headers['accept-encoding'], 'gzip, deflate, br');
+        assert.equal(req.headers['if-none-match'], undefined);
+      },
+    );
+  });
+
+  const errors: [string, number, Record<string, string>, string, 'permanent' | 'temporary', number?][] = [
+    ['404', 404, {}, 'http-404', 'permanent'],
+    ['500', 500, {}, 'http-500', 'permanent'],
+    ['non-conditional 304', 304, {}, 'non-conditional-304', 'permanent'],
+    ['503 without Retry-After', 503, {}, 'http-503', 'permanent'],
+    ['503 with Retry-After', 503, { 'retry-after': '120' }, 'http-503', 'temporary', 120_000],
+    ['429 without Retry-After', 429, {}, 'http-429', 'temporary', 60_000],
+  ];
+  for (const [label, status, headers, code, errorKind, retryAfterMs] of errors) {
+    it(`maps ${label} to a ${errorKind} error`, async () => {
+      await withSite(
+        (_req, res) => res.writeHead(status, headers).end(),
+        async (site) => {
+          const err = expectKind(await fetchUrl(`${site.base}/x`, options()), 'error');
+          assert.deepEqual(
+            [err.code, err.errorKind, err.status, err.retryAfterMs],
+            [code, errorKind, status, retryAfterMs],
+          );
+        },
+      );
+    });
+  }
+
+  it('sends conditional headers and reads a conditional 304 as not-modified', async () => {
+    const lastModified = 'Wed, 01 Jan 2025 00:00:00 GMT';
+    await withSite(
+      (req, res) => {
+        const fresh =
+          req.headers['if-none-match'] === '"v1"' && req.headers['if-modified-since'] === lastModified;
+        res.writeHead(fresh ? 304 : 200).end();
+      },
+      async (site) => {
+        const out = await fetchUrl(
+          `${site.base}/doc`,
+          options({ conditional: { etag: '"v1"', lastModified } }),
+        );
+        assert.equal(expectKind(out, 'not-modified').status, 304);
+      },
+    );
+  });
+
+  it('returns an endless redirect once, with an absolute location, without following it', async () => {
+    await withSite(
+      (req, res) => res.writeHead(302, { location: `loop?n=${nextHop(req)}` }).end(),
+      async (site) => {
+        const out = expectKind(await fetchUrl(`${site.base}/a/start`, options()), 'redirect');
+        assert.equal(out.location, `${site.base}/a/loop?n=1`);
+        assert.equal(site.requests.length, 1);
+      },
+    );
+  });
+
+  const badLocations: [string, string | null][] = [
+    ['a malformed Location', 'http://exa mple.com/'],
+    ['an unclosed IPv6 host', 'http://[::1/'],
+    ['no Location', null],
+  ];
+  for (const [label, location] of badLocations) {
+    it(`gives location null for ${label}`, async () => {
+      await withSite(
+        (_req, res) => res.writeHead(301, location === null ? {} : { location }).end(),
+        async (site) =>
+          assert.equal(expectKind(await fetchUrl(`${site.base}/`, options()), 'redirect').location, null),
+      );
+    });
+  }
+});
+
+function nextHop(req: http.IncomingMessage): number {
+  return Number(new URL(req.url ?? '/', 'http://x').searchParams.get('n') ?? 0) + 1;
+}
+
+describe('fetchUrl: hostile bodies', () => {
+  it('truncates a body that never ends at maxBytes', async () => {
+    await withSite(
+      (_req, res) =>
+        void stream(res.writeHead(200, { 'content-type': 'text/plain' }), Buffer.alloc(16 * 1024, 97)),
+      async (site) => {
+        const [out, ms] = await timed(() => fetchUrl(`${site.base}/endless`, options({ maxBytes: 300_000 })));
+        const ok = expectKind(out, 'ok');
+        assert.deepEqual([ok.body.length, ok.truncated], [300_000, true]);
+        assert.ok(ms < 2000, `took ${ms} ms`);
+        console.log(`endless body: ${ms} ms`);
+      },
+    );
+  });
+
+  it('truncates a declared 5 GB body', async () => {
+    await withSite(
+      (_req, res) =>
+        void stream(res.writeHead(200, { 'content-length': '5000000000' }), Buffer.alloc(64 * 1024)),
+      async (site) => {
+        const [out, ms] = await timed(() =>
+          fetchUrl(`${site.base}/big`, options({ maxBytes: 2 * 1024 * 1024 })),
+        );
+        const ok = expectKind(out, 'ok');
+        assert.deepEqual([ok.body.length, ok.truncated], [2 * 1024 * 1024, true]);
+        assert.ok(ms < 2000, `took ${ms} ms`);
+        console.log(`5 GB body: ${ms} ms`);
+      },
+    );
+  });
+
+  const bombs: [string, () => zlib.Gzip | zlib.BrotliCompress][] = [
+    ['gzip', () => zlib.createGzip({ level: 1 })],
+    ['br', () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } })],
+  ];
+  for (const [encoding, compressor] of bombs) {
+    it(`stops a ${encoding} bomb (1 GB of zeros) at maxDecompressedBytes`, async () => {
+      const produced = { written: 0 };
+      await withSite(
+        (_req, res) => {
+          const packer = compressor();
+          packer.pipe(res.writeHead(200, { 'content-encoding': encoding }));
+          void stream(packer, Buffer.alloc(256 * 1024), 1024 ** 3).then((s) => {
+            produced.written = s.written;
+            packer.end();
+          });
+          res.on('close', () => packer.destroy());
+        },
+        async (site) => {
+          const opts = options({ maxBytes: 10 * 1024 * 1024, maxDecompressedBytes: 1024 * 1024 });
+          const [out, ms] = await timed(() => fetchUrl(`${site.base}/bomb`, opts));
+          const ok = expectKind(out, 'ok');
+          assert.deepEqual(
+            [ok.body.length, ok.truncated, ok.body.every((b) => b === 0)],
+            [1024 * 1024, true, true],
+          );
+          assert.ok(ms < 3000, `took ${ms} ms`);
+          await until(() => produced.written > 0);
+          assert.ok(produced.written < 256 * 1024 * 1024, `server produced ${produced.written} bytes`);
+          console.log(`${encoding} bomb: ${ms} ms, server inflated-side bytes ${produced.written}`);
+        },
+      );
+    });
+  }
+
+  it('decodes what fits when maxBytes cuts a gzip stream', async () => {
+    const text = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `line ${i * 7919}\n`).join(''));
+    const packed = zlib.gzipSync(text);
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(packed),
+      async (site) => {
+        const ok = expectKind(await fetchUrl(`${site.base}/cut`, options({ maxBytes: 4096 })), 'ok');
+        assert.equal(ok.truncated, true);
+        assert.ok(ok.body.length > 0 && ok.body.length < text.length);
+        assert.ok(text.subarray(0, ok.body.length).equals(Buffer.from(ok.body)));
+      },
+    );
+  });
+
+  it('decodes a small gzip page completely', async () => {
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync('hello gzip')),
+      async (site) => {
+        const ok = expectKind(await fetchUrl(`${site.base}/gz`, options()), 'ok');
+        assert.deepEqual([Buffer.from(ok.body).toString(), ok.truncated], ['hello gzip', false]);
+      },
+    );
+  });
+
+  it('skips an extensionless video after reading only its headers (seed 004)', async () => {
+    const sent = { bytes: 0, closed: false };
+    await withSite(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': '5000000000' });
+        res.on('close', () => {
+          sent.closed = true;
+        });
+        const drip = setInterval(() => {
+          if (res.destroyed || sent.bytes > 50_000_000) return clearInterval(drip);
+          res.write(Buffer.alloc(1024));
+          sent.bytes += 1024;
+        }, 5);
+      },
+      async (site) => {
+        const [out, ms] = await timed(() => fetchUrl(`${site.base}/watch/clip`, options()));
+        const skipped = expectKind(out, 'skipped');
+        assert.deepEqual([skipped.reason, skipped.mimeType], ['mime-type', 'video/mp4']);
+        await until(() => sent.closed);
+        assert.ok(sent.bytes <= 8 * 1024, `server sent ${sent.bytes} body bytes`);
+        console.log(`video skipped: ${ms} ms, ${sent.bytes} body bytes sent before the client hung up`);
+      },
+    );
+  });
+
+  it('reads the video when metadataFirst is off (the caller filters)', async () => {
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-type': 'video/mp4' }).end('tiny'),
+      async (site) => {
+        const out = await fetchUrl(`${site.base}/v`, options({ metadataFirst: false }));
+        assert.equal(Buffer.from(expectKind(out, 'ok').body).toString(), 'tiny');
+      },
+    );
+  });
+});
+
+describe('fetchUrl: network failures (seed 001)', () => {
+  it('reports a connection reset mid-response as temporary', async () => {
+    await withTcp(
+      (socket) =>
+        socket.once('data', () => {
+          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n');
+          socket.write(Buffer.alloc(1000, 98), () => setTimeout(() => socket.resetAndDestroy(), 20));
+        }),
+      async (port) => {
+        const err = expectKind(await fetchUrl(`http://127.0.0.1:${port}/`, options()), 'error');
+        assert.deepEqual([err.errorKind, err.code], ['temporary', 'connection-reset']);
+      },
+    );
+  });
+
+  it('reports a refused connection as temporary', async () => {
+    const probe = net.createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const { port } = probe.address() as net.AddressInfo;
+    probe.close();
+    await once(probe, 'close');
+    const err = expectKind(await fetchUrl(`http://127.0.0.1:${port}/`, options()), 'error');
+    assert.deepEqual([err.errorKind, err.code], ['temporary', 'connection-refused']);
+  });
+
+  it('ends a slow drip (1 byte/s) at the overall deadline as a temporary timeout', async () => {
+    await withSite(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const drip = setInterval(() => (res.destroyed ? clearInterval(drip) : res.write('x')), 1000);
+        res.on('close', () => clearInterval(drip));
+      },
+      async (site) => {
+        const [out, ms] = await timed(() => fetchUrl(`${site.base}/drip`, options({ timeoutMs: 2500 })));
+        const err = expectKind(out, 'error');
+        assert.deepEqual([err.errorKind, err.code], ['temporary', 'timeout']);
+        assert.ok(ms >= 2400 && ms < 2500 + 300, `took ${ms} ms`);
+        console.log(`slow drip: ${ms} ms for timeoutMs 2500`);
+      },
+    );
+  });
+
+  it('times out when the headers never come', async () => {
+    await withTcp(
+      () => {},
+      async (port) => {
+        const [out, ms] = await timed(() =>
+          fetchUrl(`http://127.0.0.1:${port}/`, options({ timeoutMs: 400 })),
+        );
+        assert.equal(expectKind(out, 'error').code, 'timeout');
+        assert.ok(ms < 700, `took ${ms} ms`);
+      },
+    );
+  });
+});
+
+describe('fetchUrl: SSRF guard (allowPrivateNetworks false)', () => {
+  const guarded = options({ allowPrivateNetworks: false });
+  const refusedWithoutConnecting = async (url: string, opts: FetchOptions, site?: Site) => {
+    const connect = mock.method(net, 'connect');
+    try {
+      const [out, ms] = await timed(() => fetchUrl(url, opts));
+      const err = expectKind(out, 'error');
+      assert.deepEqual([err.errorKind, err.code], ['permanent', 'private-address']);
+      assert.equal(connect.mock.callCount(), 0);
+      assert.ok(ms < 1000, `took ${ms} ms`);
+    } finally {
+      connect.mock.restore();
+    }
+    if (site) assert.deepEqual([site.connections, site.requests.length], [0, 0]);
+  };
+
+  it('refuses a literal 127.0.0.1 URL', async () => {
+    await withSite(
+      (_q, r) => r.end('secret'),
+      (site) => refusedWithoutConnecting(`${site.base}/`, guarded, site),
+    );
+  });
+
+  it('refuses a resolve override to 127.0.0.1, and honours it when private networks are allowed', async () => {
+    await withSite(
+      (req, res) => res.end(req.headers.host),
+      async (site) => {
+        const url = `http://intranet.test:${site.port}/admin`;
+        const resolve = { 'intranet.test': '127.0.0.1' };
+        await refusedWithoutConnecting(url, { ...guarded, resolve }, site);
+        const connect = mock.method(net, 'connect');
+        try {
+          const ok = expectKind(await fetchUrl(url, options({ resolve })), 'ok');
+          assert.equal(Buffer.from(ok.body).toString(), `intranet.test:${site.port}`); // Host header kept
+          // The socket goes to the checked IP itself: nothing re-resolves the name (DNS rebinding).
+          assert.deepEqual(connect.mock.calls[0]!.arguments[0], { host: '127.0.0.1', port: site.port });
+        } finally {
+          connect.mock.restore();
+        }
+      },
+    );
+  });
+
+  it('refuses a hostname that resolves to loopback (localhost)', async () => {
+    await withSite(
+      (_q, r) => r.end('secret'),
+      (site) => refusedWithoutConnecting(`http://localhost:${site.port}/`, guarded, site),
+    );
+  });
+
+  it('refuses [::1]', async () => {
+    await withSite(
+      (_q, r) => r.end('secret'),
+      (site) => refusedWithoutConnecting(`${site.base}/`, guarded, site),
+      '::1',
+    );
+  });
+
+  for (const url of [
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://0x7f.1/',
+    'https://10.0.0.1/',
+  ]) {
+    it(`refuses ${url} without a connection`, () => refusedWithoutConnecting(url, guarded));
+  }
+});
+
+/** A loopback forward proxy: records each request head, answers plain requests itself, accepts CONNECT. */
+function proxyHandler(log: { heads: string[]; hello: Buffer | null }) {
+  return (socket: net.Socket) => {
+    let buffered = Buffer.alloc(0);
+    let tunnelled = false;
+    socket.on('data', (chunk: Buffer) => {
+      if (tunnelled) {
+        log.hello = chunk; // the TLS ClientHello travelling through the tunnel
+        socket.destroy();
+        return;
+      }
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buffered.subarray(0, end).toString('latin1');
+      log.heads.push(head);
+      if (head.startsWith('CONNECT ')) {
+        tunnelled = true;
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      } else {
+        socket.end('HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nvia proxy');
+      }
+    });
+  };
+}
+
+describe('fetchUrl: proxy (SMILA proxyHost/proxyPort)', () => {
+  it('sends plain http in absolute-form through the proxy', async () => {
+    const log = { heads: [] as string[], hello: null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false });
+      const ok = expectKind(await fetchUrl('http://origin.test:8080/page?q=1#frag', opts), 'ok');
+      assert.equal(Buffer.from(ok.body).toString(), 'via proxy');
+      const [line, ...headers] = log.heads[0]!.split('\r\n');
+      assert.equal(line, 'GET http://origin.test:8080/page?q=1 HTTP/1.1');
+      assert.ok(headers.includes('host: origin.test:8080'), headers.join('|'));
+    });
+  });
+
+  it('tunnels https with CONNECT and starts TLS for the URL host inside the tunnel', async () => {
+    const log = { heads: [] as string[], hello: null as Buffer | null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false });
+      const out = await fetchUrl('https://secure.test/private?x=1', opts);
+      assert.equal(expectKind(out, 'error').errorKind, 'temporary'); // the fake proxy hangs up after the hello
+      assert.equal(log.heads[0]!.split('\r\n')[0], 'CONNECT secure.test:443 HTTP/1.1');
+      await until(() => log.hello !== null);
+      assert.equal(log.hello![0], 0x16); // TLS handshake record
+      assert.ok(log.hello!.includes('secure.test'), 'SNI names the URL host');
+    });
+  });
+
+  it('still refuses a literal private target through the proxy', async () => {
+    const log = { heads: [] as string[], hello: null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false });
+      assert.equal(expectKind(await fetchUrl('http://10.1.2.3/', opts), 'error').code, 'private-address');
+      assert.equal(log.heads.length, 0);
+    });
+  });
+});

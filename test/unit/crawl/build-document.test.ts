@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  applyMapping,
+  type BuildDocumentInput,
+  buildDocument,
+} from '../../../shared/crawl/build-document.ts';
+import type { HtmlExtraction } from '../../../shared/crawl/extract-html.ts';
+
+const extraction: HtmlExtraction = {
+  links: ['https://example.com/b'],
+  canonical: 'https://example.com/a',
+  robots: { index: true, follow: true, source: [] },
+  title: 'Page A',
+  content: 'Hello world',
+  meta: { category: 'News', tags: ['x', 'y'] },
+  rawMeta: { category: ['News'] },
+};
+
+function input(more: Partial<BuildDocumentInput> = {}): BuildDocumentInput {
+  return {
+    url: 'https://example.com/a',
+    extraction,
+    headers: {
+      'Content-Type': 'text/html; charset=ISO-8859-1',
+      'last-modified': 'Tue, 01 Jul 2025 10:00:00 GMT',
+    },
+    size: 1234,
+    depth: 2,
+    source: 'docs',
+    addMeta: [],
+    indexedAt: '2026-01-02T03:04:05.000Z',
+    hash: 'sha256:abc',
+    ...more,
+  };
+}
+
+describe('buildDocument', () => {
+  it('fills every CONTRACT.md field', () => {
+    assert.deepEqual(buildDocument(input()), {
+      url: 'https://example.com/a',
+      title: 'Page A',
+      content: 'Hello world',
+      contentType: 'text/html; charset=ISO-8859-1',
+      mimeType: 'text/html',
+      charset: 'iso-8859-1',
+      lastModified: '2025-07-01T10:00:00.000Z',
+      size: 1234,
+      hash: 'sha256:abc',
+      depth: 2,
+      source: 'docs',
+      meta: { category: 'News', tags: ['x', 'y'] },
+      indexedAt: '2026-01-02T03:04:05.000Z',
+      canonical: 'https://example.com/a',
+    });
+  });
+  it('addMeta values accumulate into arrays (seed 004)', () => {
+    const addMeta = [
+      { name: 'category', value: 'Sport' },
+      { name: 'tags', value: 'z' },
+      { name: 'site', value: 'docs' },
+    ];
+    assert.deepEqual(buildDocument(input({ addMeta })).meta, {
+      category: ['News', 'Sport'],
+      tags: ['x', 'y', 'z'],
+      site: 'docs',
+    });
+    assert.deepEqual(extraction.meta, { category: 'News', tags: ['x', 'y'] }, 'extraction left untouched');
+  });
+  it('non-HTML documents: text and title given, no headers', () => {
+    const doc = buildDocument(
+      input({
+        extraction: null,
+        text: 'pdf text',
+        title: 'Report',
+        headers: {},
+        compoundPath: ['https://example.com/a.zip'],
+      }),
+    );
+    assert.deepEqual(
+      [
+        doc.title,
+        doc.content,
+        doc.contentType,
+        doc.mimeType,
+        doc.charset,
+        doc.lastModified,
+        doc.meta,
+        doc.compoundPath,
+        'canonical' in doc,
+      ],
+      ['Report', 'pdf text', null, null, null, null, {}, ['https://example.com/a.zip'], false],
+    );
+  });
+  it('an unparsable Last-Modified becomes null', () => {
+    assert.equal(buildDocument(input({ headers: { 'Last-Modified': 'yesterday-ish' } })).lastModified, null);
+  });
+});
+
+describe('applyMapping (SMILA job mapping, CONTRACT.md index.mapping)', () => {
+  const doc = buildDocument(input());
+  it('renames mapped fields and keeps the others', () => {
+    const out = applyMapping(doc, { url: 'Path', content: 'Content' });
+    assert.equal(out.Path, 'https://example.com/a');
+    assert.equal(out.Content, 'Hello world');
+    assert.equal(out.title, 'Page A');
+    assert.ok(!('url' in out) && !('content' in out));
+  });
+  it('an empty mapping is the document itself', () => {
+    assert.deepEqual(applyMapping(doc, {}), { ...doc });
+  });
+  it('"meta.<name>" lifts a metadata value to a field', () => {
+    const out = applyMapping(doc, { 'meta.category': 'extra_category' });
+    assert.equal(out.extra_category, 'News');
+    assert.deepEqual(out.meta, { tags: ['x', 'y'] });
+    assert.deepEqual(doc.meta, { category: 'News', tags: ['x', 'y'] }, 'document left untouched');
+  });
+});

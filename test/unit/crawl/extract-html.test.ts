@@ -1,0 +1,294 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { type ExtractHtmlInput, extractHtml } from '../../../shared/crawl/extract-html.ts';
+
+const OPTIONS: ExtractHtmlInput['options'] = {
+  removeElements: ['header', 'footer'],
+  removeClasses: ['noindex'],
+  honorMetaRobots: true,
+  metadataMapping: {},
+};
+const PAGE = 'https://www.example.com/dir/page.html';
+
+function extract(html: string, more: Partial<ExtractHtmlInput> = {}) {
+  return extractHtml({ url: PAGE, html, options: OPTIONS, ...more });
+}
+
+describe('extractHtml links (seed 002 link detection, seed 004 discovery)', () => {
+  const cases: [string, string, string[]][] = [
+    ['a href in the head', '<head><a href="/h">x</a></head><body></body>', ['https://www.example.com/h']],
+    [
+      'a href inside <script> is ignored',
+      '<script>var s = "<a href=\'/js\'>";</script><a href="b">b</a>',
+      ['https://www.example.com/dir/b'],
+    ],
+    ['nothing from <style> or <template>', '<style>a{}</style><template><a href="/t">t</a></template>', []],
+    [
+      'frame src',
+      '<frameset><frame src="f1.html"><frame src="/f2.html"></frameset>',
+      ['https://www.example.com/dir/f1.html', 'https://www.example.com/f2.html'],
+    ],
+    [
+      'iframe src and href (FDSE IFRAME HREF)',
+      '<iframe src="/i1"></iframe><iframe href="/i2"></iframe>',
+      ['https://www.example.com/i1', 'https://www.example.com/i2'],
+    ],
+    ['area href', '<map><area href="/area" shape="rect"></map>', ['https://www.example.com/area']],
+    [
+      'base href',
+      '<head><base href="https://cdn.example.org/root/"></head><a href="x">x</a>',
+      ['https://cdn.example.org/root/x'],
+    ],
+    ['relative base href', '<base href="/other/"><a href="x">x</a>', ['https://www.example.com/other/x']],
+    [
+      'links in a removed header are still found',
+      '<header><a href="/home">Home</a></header>',
+      ['https://www.example.com/home'],
+    ],
+    [
+      'links in a removed class are still found',
+      '<div class="noindex"><p><a href="/n">n</a></p></div>',
+      ['https://www.example.com/n'],
+    ],
+    [
+      'duplicates collapse in first-seen order',
+      '<a href="/b"></a><a href="/a"></a><a href="/b"></a><a href="/a#x"></a>',
+      ['https://www.example.com/b', 'https://www.example.com/a'],
+    ],
+    [
+      'fragments are stripped',
+      '<a href="/p#sec">p</a><a href="#top">top</a>',
+      ['https://www.example.com/p', PAGE],
+    ],
+    [
+      'opaque and unparsable links are dropped',
+      '<a href="javascript:void(0)"></a><a href="mailto:a@b.c"></a><a href="data:text/plain,x"></a><a href="tel:+1"></a><a href="http://[bad"></a><a href="">e</a><a>none</a>',
+      [],
+    ],
+    [
+      'query strings are kept as written',
+      '<a href="/s?b=2&amp;a=1">s</a>',
+      ['https://www.example.com/s?b=2&a=1'],
+    ],
+    [
+      'upper-case tags and attributes',
+      '<A HREF="/upper">u</A><IFRAME SRC="/frame"></IFRAME>',
+      ['https://www.example.com/upper', 'https://www.example.com/frame'],
+    ],
+  ];
+  for (const [label, html, links] of cases) {
+    it(label, () => assert.deepEqual(extract(html).links, links));
+  }
+});
+
+describe('extractHtml content (seed 004 removed elements)', () => {
+  const cases: [string, string, string, Partial<ExtractHtmlInput['options']>?][] = [
+    ['block elements separate words', '<p>a</p><p>b</p><div>c</div>d<br>e<li>f</li>', 'a b c d e f'],
+    ['inline elements do not', '<p>one<b>two</b> three<span>four</span></p>', 'onetwo threefour'],
+    ['whitespace collapses, entities decode', '<body>\n  x &amp;\t y&nbsp;&nbsp;z \n</body>', 'x & y z'],
+    [
+      'header and footer by name, with nested content',
+      'a<header>h<div>h2<p>h3</p></div></header>b<footer>f</footer>c',
+      'a b c',
+    ],
+    [
+      'class noindex with nested content',
+      'a<div class="box NoIndex wide">x<span>y</span><div>z</div></div>b',
+      'a b',
+    ],
+    ['a class that merely contains the word is kept', '<div class="noindexed">kept</div>', 'kept'],
+    [
+      'nested removals close properly',
+      '<header>1<footer>2</footer>3</header>after<footer>4</footer>end',
+      'after end',
+    ],
+    [
+      'script, style, noscript, template and title are not content',
+      '<title>T</title><script>s()</script><style>p{}</style><noscript>n</noscript><template>t</template>body',
+      'body',
+    ],
+    [
+      'configured elements',
+      '<nav>menu</nav><header>kept</header><aside class="ad">ad</aside>text',
+      'kept text',
+      { removeElements: ['NAV'], removeClasses: ['ad'] },
+    ],
+    ['unclosed removed element runs to the end', '<p>a</p><footer><p>b', 'a'],
+  ];
+  for (const [label, html, content, options] of cases) {
+    it(label, () => assert.equal(extract(html, { options: { ...OPTIONS, ...options } }).content, content));
+  }
+});
+
+describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () => {
+  const meta = (content: string) => `<head><meta name="robots" content="${content}"></head>`;
+  const cases: [string, string, Record<string, string> | undefined, boolean, boolean][] = [
+    ['no directives', '<p>x</p>', undefined, true, true],
+    ['noindex, nofollow', meta('noindex, nofollow'), undefined, false, false],
+    ['NOINDEX, follow', meta('NOINDEX, follow'), undefined, false, true],
+    ['noindex only still follows', meta('noindex'), undefined, false, true],
+    ['nofollow only still indexes', meta('nofollow'), undefined, true, false],
+    ['none = noindex + nofollow', meta('None'), undefined, false, false],
+    ['index, follow is the default', meta('index, follow'), undefined, true, true],
+    ['all is the default', meta('all'), undefined, true, true],
+    ['no space after the comma', meta('NoIndex,NoFollow'), undefined, false, false],
+    ['space-separated', meta('noindex nofollow'), undefined, false, false],
+    ['name compared case-insensitively', '<meta name="ROBOTS" content="nofollow">', undefined, true, false],
+    ['two metas combine', meta('noindex') + meta('nofollow'), undefined, false, false],
+    ['other robots metas are not ours', '<meta name="googlebot" content="noindex">', undefined, true, true],
+    ['X-Robots-Tag noindex', '', { 'X-Robots-Tag': 'noindex' }, false, true],
+    ['X-Robots-Tag header name case-insensitive', '', { 'x-robots-tag': 'none' }, false, false],
+    ['X-Robots-Tag and meta combine', meta('nofollow'), { 'x-robots-tag': 'noindex' }, false, false],
+    ['X-Robots-Tag for another agent', '', { 'x-robots-tag': 'googlebot: noindex, nofollow' }, true, true],
+    [
+      'X-Robots-Tag with a valued directive',
+      '',
+      { 'x-robots-tag': 'unavailable_after: 2030-01-01, nofollow' },
+      true,
+      false,
+    ],
+  ];
+  for (const [label, html, headers, index, follow] of cases) {
+    it(label, () => {
+      const { robots } = extract(html, { headers });
+      assert.deepEqual([robots.index, robots.follow], [index, follow]);
+      assert.equal(robots.source.length > 0, !(index && follow));
+    });
+  }
+
+  it('source names what decided', () => {
+    const { robots } = extract(meta('NOINDEX, follow'), { headers: { 'X-Robots-Tag': 'nofollow' } });
+    assert.deepEqual(robots.source, ['meta robots: NOINDEX, follow', 'X-Robots-Tag: nofollow']);
+  });
+  it('rogue ignores the exclusion standard', () => {
+    const { robots } = extract(meta('none'), { rogue: true, headers: { 'x-robots-tag': 'none' } });
+    assert.deepEqual(robots, { index: true, follow: true, source: ['rogue'] });
+  });
+  it('honorMetaRobots: false ignores it too', () => {
+    const { robots } = extract(meta('noindex'), { options: { ...OPTIONS, honorMetaRobots: false } });
+    assert.deepEqual(robots, { index: true, follow: true, source: ['honorMetaRobots: false'] });
+  });
+});
+
+describe('extractHtml title (seed 004 fallbacks)', () => {
+  const cases: [string, string, string, string?][] = [
+    ['<title> trimmed and collapsed', '<title>\n  A   &amp; B \n</title>', 'A & B'],
+    ['first <title> wins', '<title>one</title><title>two</title>', 'one'],
+    ['svg <title> is not the page title', '<svg><title>icon</title></svg><p>x</p>', 'page'],
+    ['DC.title', '<title> </title><meta name="DC.title" content="Dublin">', 'Dublin'],
+    ['DCTERMS.title', '<meta name="DCTERMS.title" content="Terms">', 'Terms'],
+    ['og:title (property)', '<meta property="og:title" content="Open  Graph">', 'Open Graph'],
+    ['twitter:title', '<meta name="twitter:title" content="Tweet">', 'Tweet'],
+    [
+      'Dublin Core before Open Graph',
+      '<meta property="og:title" content="OG"><meta name="dc.title" content="DC">',
+      'DC',
+    ],
+    ['last path segment, cleaned', '', 'my page name', 'https://example.com/a/my-page_name.html'],
+    ['trailing slash', '', 'getting started', 'https://example.com/docs/getting-started/'],
+    ['decoded segment', '', 'café menu', 'https://example.com/caf%C3%A9-menu.php?x=1'],
+    ['no segment: the host', '', 'www.example.com', 'https://www.example.com/'],
+  ];
+  for (const [label, html, title, url] of cases) {
+    it(label, () => assert.equal(extract(html, url ? { url } : {}).title, title));
+  }
+});
+
+describe('extractHtml metadata (seed 004 metadata mapping)', () => {
+  const html = `<head>
+    <meta name="Category" content="News"><meta name="category" content=" Sport ">
+    <meta property="og:type" content="article"><meta name="keywords" content="a,b">
+    <meta name="dcterms.TITLE" content="T"><meta http-equiv="refresh" content="5"><meta name="empty">
+  </head>`;
+
+  it('rawMeta keeps every name/property, lower-cased, accumulated', () => {
+    assert.deepEqual(extract(html).rawMeta, {
+      category: ['News', 'Sport'],
+      'og:type': ['article'],
+      keywords: ['a,b'],
+      'dcterms.title': ['T'],
+    });
+  });
+  it('mapping matches case-insensitively; several metas on one field accumulate', () => {
+    const metadataMapping = {
+      category: 'extra_category',
+      'OG:TYPE': 'extra_kind',
+      keywords: 'extra_category',
+      'DCTERMS.Title': 'doc_title',
+    };
+    const { meta } = extract(html, { options: { ...OPTIONS, metadataMapping } });
+    assert.deepEqual(meta, {
+      extra_category: ['News', 'Sport', 'a,b'],
+      extra_kind: 'article',
+      doc_title: 'T',
+    });
+  });
+  it('a meta with both name and property counts once per field', () => {
+    const metadataMapping = { 'og:title': 'headline', title: 'headline' };
+    const { meta, rawMeta } = extract('<meta name="title" property="og:title" content="X">', {
+      options: { ...OPTIONS, metadataMapping },
+    });
+    assert.deepEqual(meta, { headline: 'X' });
+    assert.deepEqual(rawMeta, { title: ['X'], 'og:title': ['X'] });
+  });
+  it('a hostile meta name is plain data', () => {
+    assert.deepEqual(
+      extract('<meta name="__proto__" content="x">').rawMeta,
+      JSON.parse('{"__proto__":["x"]}'),
+    );
+  });
+});
+
+describe('extractHtml canonical', () => {
+  const cases: [string, string, string | null][] = [
+    ['relative, resolved absolute', '<link rel="canonical" href="/c?x=1">', 'https://www.example.com/c?x=1'],
+    [
+      'rel compared case-insensitively',
+      '<link rel="Canonical" href="https://other.example/">',
+      'https://other.example/',
+    ],
+    [
+      'against <base href>',
+      '<base href="https://b.example/x/"><link rel="canonical" href="c">',
+      'https://b.example/x/c',
+    ],
+    [
+      'first one wins',
+      '<link rel="canonical" href="/one"><link rel="canonical" href="/two">',
+      'https://www.example.com/one',
+    ],
+    ['absent', '<link rel="alternate" href="/alt">', null],
+  ];
+  for (const [label, html, canonical] of cases) {
+    it(label, () => assert.equal(extract(html).canonical, canonical));
+  }
+});
+
+describe('extractHtml on a full page (fixture)', () => {
+  const html = readFileSync(new URL('../../fixtures/html/seed-004-page.html', import.meta.url), 'utf8');
+  const result = extractHtml({ url: 'https://www.example.com/news/example.html', html, options: OPTIONS });
+
+  it('finds every link once, none from script', () => {
+    assert.deepEqual(result.links, [
+      'https://www.example.com/from-head',
+      'https://www.example.com/in-header',
+      'https://www.example.com/in-noindex',
+      'https://www.example.com/news/frame.html',
+      'https://www.example.com/embedded',
+      'https://www.example.com/imprint',
+    ]);
+  });
+  it('leaves removed elements out of the content', () => {
+    assert.equal(
+      result.content,
+      'links may appear in the head (seed 004) Headline First paragraph. Second paragraph with boldtext. Home again Mail After footer.',
+    );
+  });
+  it('reads title, canonical and metadata', () => {
+    assert.equal(result.title, 'Example title');
+    assert.equal(result.canonical, 'https://www.example.com/news/example');
+    assert.deepEqual(result.rawMeta.category, ['News', 'Sport']);
+    assert.deepEqual(result.robots, { index: true, follow: true, source: [] });
+  });
+});

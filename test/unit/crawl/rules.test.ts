@@ -1,0 +1,306 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { RuleMatch } from '../../../shared/config.ts';
+import {
+  compileRules,
+  firstMatchingRule,
+  matchRule,
+  parseRange,
+  type RuleActions,
+  urlParts,
+} from '../../../shared/crawl/rules.ts';
+import { parseXmlRules } from '../../../shared/crawl/rules-xml.ts';
+import { ConfigError } from '../../../shared/errors.ts';
+
+const parts = (url: string) => urlParts(url)!;
+const xmlRule = (match: string) => `<Rules><Rule>${match}<Index/></Rule></Rules>`;
+
+/** Seed 001 rule table, JSON and XML side by side: [label, JSON match, XML match, matching URLs, other URLs]. */
+const MATCH_CASES: [string, RuleMatch, string, string[], string[]][] = [
+  [
+    'Atom path prefix norm=none /watch',
+    { atom: { field: 'path', kind: 'prefix', norm: 'none', value: '/watch' } },
+    '<Atom field="path" kind="prefix" norm="none" value="/watch" />',
+    ['http://yt.com/watch?v=1', 'http://yt.com/watchlist'],
+    ['http://yt.com/Watch', 'http://yt.com/a/watch'],
+  ],
+  [
+    'Domain foo.com: foo.com and bar.foo.com, not barfoo.com',
+    { domain: 'foo.com' },
+    '<Domain val="foo.com" />',
+    ['http://foo.com/', 'http://bar.foo.com/', 'https://a.b.FOO.com/x'],
+    ['http://barfoo.com/', 'http://foo.com.evil.net/', 'http://fooxcom/'],
+  ],
+  [
+    'Domain as the seed expands it (escaped regex atoms)',
+    {
+      or: [
+        { atom: { field: 'host', kind: 'suffix', value: '\\.foo\\.com' } },
+        { atom: { field: 'host', kind: 'exact', value: 'foo\\.com' } },
+      ],
+    },
+    '<Or><Atom field="host" kind="suffix" value="\\.foo\\.com" /><Atom field="host" kind="exact" value="foo\\.com" /></Or>',
+    ['http://foo.com/', 'http://bar.foo.com/'],
+    ['http://barfoo.com/'],
+  ],
+  [
+    'Path /cgi-bin (left anchored)',
+    { path: '/cgi-bin' },
+    '<Path val="/cgi-bin" />',
+    ['http://h.com/cgi-bin/x.pl', 'http://h.com/CGI-BIN/x'],
+    ['http://h.com/x/cgi-bin/', 'http://h.com/?/cgi-bin'],
+  ],
+  [
+    'Ext .gif (right anchored on the path)',
+    { ext: '.gif' },
+    '<Ext val=".gif" />',
+    ['http://h.com/a.gif', 'http://h.com/a.GIF'],
+    ['http://h.com/agif', 'http://h.com/a.png?y=.gif', 'http://h.com/a.gif.html'],
+  ],
+  [
+    'Host www.wikipedia.org (exact)',
+    { host: 'www.wikipedia.org' },
+    '<Host val="www.wikipedia.org" />',
+    ['https://www.wikipedia.org/wiki'],
+    ['https://en.wikipedia.org/', 'https://www.wikipedia.org.evil/', 'https://wwwxwikipedia.org/'],
+  ],
+  [
+    'Url http://en.wikipedia.org/wiki (exact)',
+    { url: 'http://en.wikipedia.org/wiki' },
+    '<Url val="http://en.wikipedia.org/wiki" />',
+    ['http://en.wikipedia.org/wiki'],
+    ['http://en.wikipedia.org/wiki/X', 'https://en.wikipedia.org/wiki'],
+  ],
+  [
+    'Url value compared in normalized form',
+    { url: 'HTTP://Example.com:80' },
+    '<Url val="HTTP://Example.com:80" />',
+    ['http://example.com/'],
+    ['http://example.com/a', 'http://example.com:8080/'],
+  ],
+  ['Scheme http (exact)', { scheme: 'http' }, '<Scheme val="http" />', ['http://a.b/'], ['https://a.b/']],
+  [
+    'Query q=foo (exact)',
+    { query: 'q=foo' },
+    '<Query val="q=foo" />',
+    ['http://a.b/s?q=foo'],
+    ['http://a.b/s?q=foo&x=1', 'http://a.b/s?q=food'],
+  ],
+  [
+    'InQuery q=foo (unanchored)',
+    { inQuery: 'q=foo' },
+    '<InQuery val="q=foo" />',
+    ['http://a.b/s?q=foo', 'http://a.b/s?x=1&q=food'],
+    ['http://a.b/q=foo', 'http://a.b/s?q=bar'],
+  ],
+  [
+    'Length path [30:] (path length >= 30)',
+    { length: { field: 'path', value: '[30:]' } },
+    '<Length field="path" val="[30:]" />',
+    [`http://a.b/${'x'.repeat(29)}`],
+    [`http://a.b/${'x'.repeat(28)}`],
+  ],
+  [
+    'Atom length [:10] on the host',
+    { atom: { field: 'host', kind: 'length', value: '[:10]' } },
+    '<Atom field="host" kind="length" value="[:10]" />',
+    ['http://abcdef.gh/'],
+    ['http://abcdefgh.ij/'],
+  ],
+  [
+    'Atom length [11:12] on the query',
+    { atom: { field: 'query', kind: 'length', value: '[11:12]' } },
+    '<Atom field="query" kind="length" val="[11:12]" />',
+    ['http://a.b/?abcdefghijk', 'http://a.b/?abcdefghijkl'],
+    ['http://a.b/?abcdefghij', 'http://a.b/?abcdefghijklm'],
+  ],
+  [
+    'Atom url inside regex, case-insensitive by default',
+    { atom: { field: 'url', kind: 'inside', value: 'session[0-9]+' } },
+    '<Atom field="url" kind="inside" value="session[0-9]+" />',
+    ['http://a.b/x?SESSION42', 'http://a.b/session1/'],
+    ['http://a.b/session/'],
+  ],
+  [
+    'Atom norm=lower: field lower-cased, pattern case-sensitive',
+    { atom: { field: 'path', kind: 'exact', norm: 'lower', value: '/abc' } },
+    '<Atom field="path" kind="exact" norm="lower" value="/abc" />',
+    ['http://a.b/ABC', 'http://a.b/abc'],
+    ['http://a.b/abcd'],
+  ],
+  [
+    'Atom norm=lower never matches upper-case pattern letters',
+    { atom: { field: 'path', kind: 'exact', norm: 'lower', value: '/ABC' } },
+    '<Atom field="path" kind="exact" norm="lower" value="/ABC" />',
+    [],
+    ['http://a.b/ABC', 'http://a.b/abc'],
+  ],
+  [
+    'Atom norm=norm: the normalized URL, case-insensitive',
+    { atom: { field: 'url', kind: 'exact', norm: 'norm', value: 'http://a\\.b/x/y' } },
+    '<Atom field="url" kind="exact" norm="norm" value="http://a\\.b/x/y" />',
+    ['http://A.B:80/x/./z/../Y#frag', 'http://a.b/x/y'],
+    ['http://a.b/x/y/'],
+  ],
+  [
+    'Atom suffix regex',
+    { atom: { field: 'path', kind: 'suffix', value: '\\.(pdf|docx?)' } },
+    '<Atom field="path" kind="suffix" value="\\.(pdf|docx?)" />',
+    ['http://a.b/r.pdf', 'http://a.b/r.DOC', 'http://a.b/r.docx'],
+    ['http://a.b/r.pdf.html', 'http://a.b/rxpdf'],
+  ],
+  [
+    'And / Not: docs path but not PDFs',
+    { and: [{ path: '/docs' }, { not: { ext: '.pdf' } }] },
+    '<And><Path val="/docs"/><Not><Ext val=".pdf"/></Not></And>',
+    ['http://a.b/docs/x.html'],
+    ['http://a.b/docs/x.pdf', 'http://a.b/blog/x.html'],
+  ],
+  [
+    'Or: any of two hosts',
+    { or: [{ host: 'a.com' }, { host: 'b.com' }] },
+    '<Or><Host val="a.com"/><Host val="b.com"/></Or>',
+    ['http://a.com/', 'http://b.com/x'],
+    ['http://c.com/'],
+  ],
+  [
+    'shortcut values are literals; seed-style escapes mean the same',
+    { or: [{ path: '/a.b(1)' }, { path: '/c\\.d' }] },
+    '<Or><Path val="/a.b(1)"/><Path val="/c\\.d"/></Or>',
+    ['http://h/a.b(1)/x', 'http://h/c.d'],
+    ['http://h/axb(1)', 'http://h/cxd', 'http://h/c\\.d'],
+  ],
+  [
+    'litteral="true": value matched literally (seed 001 sample)',
+    { atom: { field: 'url', kind: 'prefix', norm: 'none', value: 'http://www\\.example\\.com/' } },
+    '<ar:Atom litteral="true" value="http://www.example.com/" norm="none" kind="prefix" field="url"/>',
+    ['http://www.example.com/', 'http://www.example.com/a/b'],
+    ['http://wwwxexample.com/', 'https://www.example.com/'],
+  ],
+];
+
+describe('crawl rules: seed 001 matches (JSON and XML)', () => {
+  for (const [label, json, xml, yes, no] of MATCH_CASES) {
+    for (const [form, rules] of [
+      ['JSON', [{ match: json, actions: ['index'] }]],
+      ['XML', xmlRule(xml)],
+    ] as const) {
+      it(`${form}: ${label}`, () => {
+        const [rule] = compileRules(rules as never);
+        for (const url of yes) assert.equal(matchRule(rule!, parts(url)), true, `should match ${url}`);
+        for (const url of no) assert.equal(matchRule(rule!, parts(url)), false, `should not match ${url}`);
+      });
+    }
+  }
+  it('XML converts to the JSON form', () => {
+    assert.deepEqual(parseXmlRules(xmlRule('<And><Path val="/docs"/><Not><Ext val=".pdf"/></Not></And>')), [
+      { match: { and: [{ path: '/docs' }, { not: { ext: '.pdf' } }] }, actions: ['index'] },
+    ]);
+  });
+});
+
+/** Seed 001 actions table: [label, XML actions, JSON actions, expected compiled actions]. */
+// biome-ignore format: one row per seed table line
+const ACTION_CASES: [string, string, unknown[], Record<string, unknown>][] = [
+  ['Index and follow', '<Index/><Follow/><Accept/>', ['index', 'follow', 'accept'], { index: true, follow: true, accept: true }],
+  ["Index and don't follow", '<Index/><NoFollow/><Accept/>', ['index', 'noFollow', 'accept'], { index: true, follow: false, accept: true }],
+  ['Follow but don’t index', '<NoIndex/><Follow/><Accept/>', ['noIndex', 'follow', 'accept'], { index: false, follow: true, accept: true }],
+  ['Index', '<Index/><Accept/>', ['index', 'accept'], { index: true, follow: null, accept: true }],
+  ['Follow', '<Follow/><Accept/>', ['follow', 'accept'], { index: null, follow: true, accept: true }],
+  ["Don't index", '<NoIndex/>', ['noIndex'], { index: false, follow: null, accept: false }],
+  ["Don't follow", '<NoFollow/>', ['noFollow'], { index: null, follow: false, accept: false }],
+  ['Ignore', '<NoIndex/><NoFollow/><Ignore/>', ['noIndex', 'noFollow', 'ignore'], { index: false, follow: false, ignore: true }],
+  ['Source', '<Source name="intranet"/>', [{ source: 'intranet' }], { source: 'intranet' }],
+  ['Add meta', '<AddMeta value="v1" name="team"/>', [{ addMeta: { name: 'team', value: 'v1' } }], { addMeta: [{ name: 'team', value: 'v1' }] }],
+  ['Priority -2 highest', '<Priority shift="-2"/>', [{ priority: -2 }], { priority: -2 }],
+  ['Priority 2 lowest', '<Priority shift="2"/>', [{ priority: 2 }], { priority: 2 }],
+];
+
+describe('crawl rule actions: seed 001 table (JSON and XML)', () => {
+  for (const [label, xml, json, expected] of ACTION_CASES) {
+    it(label, () => {
+      const [fromXml] = compileRules(`<Rules><Rule><Path val="/"/>${xml}</Rule></Rules>`);
+      const [fromJson] = compileRules([{ match: { path: '/' }, actions: json as never }]);
+      assert.deepEqual(fromXml!.actions, fromJson!.actions);
+      for (const [key, value] of Object.entries(expected)) {
+        assert.deepEqual(fromJson!.actions[key as keyof RuleActions], value, key);
+      }
+    });
+  }
+  it('the seed sample: namespaced ar:Atom, litteral, Index/Follow/Accept', () => {
+    const xml = `<Rules group="example" key="auto" xmlns:ar="exa:com.exalead.actionrules.v21">
+      <Rule>
+        <ar:Atom litteral="true" value="http://www.example.com/"
+          norm="none" kind="prefix" field="url"/>
+        <Index/>
+        <Follow/>
+        <Accept/>
+      </Rule>
+    </Rules>`;
+    const [rule] = compileRules(xml);
+    assert.deepEqual(rule!.actions.names, ['index', 'follow', 'accept']);
+    assert.equal(matchRule(rule!, parts('http://www.example.com/page')), true);
+    assert.equal(matchRule(rule!, parts('http://www.example.org/')), false);
+  });
+  it('first matching rule wins', () => {
+    const rules = compileRules([
+      { match: { path: '/a/private' }, actions: ['ignore'] },
+      { match: { path: '/a' }, actions: ['index', 'accept'] },
+    ]);
+    assert.equal(firstMatchingRule(rules, parts('http://h/a/private/x'))?.index, 0);
+    assert.equal(firstMatchingRule(rules, parts('http://h/a/public'))?.index, 1);
+    assert.equal(firstMatchingRule(rules, parts('http://h/b')), null);
+  });
+});
+
+/** Bad rules: [label, rules, message pattern naming the path]. */
+// biome-ignore format: one bad rule per line
+const BAD: [string, unknown, RegExp][] = [
+  ['unknown atom field', [{ match: { atom: { field: 'port', kind: 'exact', value: '80' } }, actions: ['index'] }], /^rules\.0\.match\.atom\.field: unknown field "port"/],
+  ['invalid atom regex', [{ match: { path: '/' }, actions: ['index'] }, { match: { path: '/' }, actions: ['index'] }, { match: { atom: { field: 'url', kind: 'inside', value: 'a(' } }, actions: ['index'] }], /^rules\.2\.match\.atom\.value: invalid regular expression/],
+  ['bad length range', [{ match: { path: '/' }, actions: ['index'] }, { match: { length: { field: 'path', value: '[a:]' } }, actions: ['index'] }], /^rules\.1\.match\.length\.value: bad range "\[a:\]"/],
+  ['inverted length range', [{ match: { atom: { field: 'path', kind: 'length', value: '[9:3]' } }, actions: ['index'] }], /^rules\.0\.match\.atom\.value: bad range/],
+  ['unknown kind', [{ match: { atom: { field: 'path', kind: 'middle', value: 'x' } }, actions: ['index'] }], /^rules\.0\.match\.atom\.kind: unknown kind "middle"/],
+  ['unknown norm', [{ match: { atom: { field: 'path', kind: 'exact', norm: 'upper', value: 'x' } }, actions: ['index'] }], /^rules\.0\.match\.atom\.norm: unknown norm/],
+  ['unknown shortcut', [{ match: { port: '80' }, actions: ['index'] }], /^rules\.0\.match: unknown rule "port"/],
+  ['two keys in a match', [{ match: { path: '/a', ext: '.b' }, actions: ['index'] }], /^rules\.0\.match: must have exactly one key/],
+  ['nested error path', [{ match: { or: [{ path: '/a' }, { not: { atom: { field: 'x', kind: 'exact', value: '' } } }] }, actions: ['index'] }], /^rules\.0\.match\.or\.1\.not\.atom\.field: unknown field "x"/],
+  ['empty and', [{ match: { and: [] }, actions: ['index'] }], /^rules\.0\.match\.and: must be a non-empty list/],
+  ['unknown action', [{ match: { path: '/' }, actions: ['index', 'crawl'] }], /^rules\.0\.actions\.1: unknown action "crawl"/],
+  ['no actions', [{ match: { path: '/' }, actions: [] }], /^rules\.0\.actions: must be a non-empty list/],
+  ['index and noIndex', [{ match: { path: '/' }, actions: ['index', 'noIndex'] }], /^rules\.0\.actions\.1: "noIndex" contradicts/],
+  ['accept and ignore', [{ match: { path: '/' }, actions: ['accept', 'ignore'] }], /^rules\.0\.actions: "accept" and "ignore" contradict/],
+  ['priority out of range', [{ match: { path: '/' }, actions: [{ priority: 3 }] }], /^rules\.0\.actions\.0\.priority: must be an integer from -2/],
+  ['unknown rule key', [{ match: { path: '/' }, actions: ['index'], when: 1 }], /^rules\.0: unknown key "when"/],
+  ['XML: not XML', '<Rules><Rule></Rules>', /^rules: invalid XML at line 1/],
+  ['XML: no Rules root', '<Rule><Path val="/"/><Index/></Rule>', /^rules: the XML needs a <Rules> root element/],
+  ['XML: unknown element', '<Rules><Rule><Path val="/"/><Crawl/></Rule></Rules>', /^rules\.0\.actions\.0: unknown rule element or action <Crawl>/],
+  ['XML: missing val', '<Rules><Rule><Path/><Index/></Rule></Rules>', /^rules\.0\.match\.path: needs a val attribute/],
+  ['XML: two match elements', '<Rules><Rule><Path val="/"/><Ext val=".x"/><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 2/],
+  ['XML: rule without match', '<Rules><Rule><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 0/],
+  ['XML: bad atom field (path)', '<Rules><Rule><Atom field="port" kind="exact" value="1"/><Index/></Rule></Rules>', /^rules\.0\.match\.atom\.field: unknown field "port"/],
+  ['XML: bad priority', '<Rules><Rule><Path val="/"/><Priority shift="high"/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be -2\.\.2/],
+  ['XML: bad regex', '<Rules><Rule><Or><Path val="/"/><Atom field="url" kind="inside" value="("/></Or><Index/></Rule></Rules>', /^rules\.0\.match\.or\.1\.atom\.value: invalid regular expression/],
+];
+
+describe('crawl rules: bad rules throw ConfigError naming the path', () => {
+  for (const [label, rules, pattern] of BAD) {
+    it(label, () =>
+      assert.throws(
+        () => compileRules(rules as never),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      ),
+    );
+  }
+});
+
+describe('parseRange', () => {
+  const cases: [string, [number, number]][] = [
+    ['[:10]', [0, 10]],
+    ['[11:12]', [11, 12]],
+    ['[30:]', [30, Number.POSITIVE_INFINITY]],
+    ['[ 1 : 2 ]', [1, 2]],
+  ];
+  for (const [text, range] of cases)
+    it(`${text} -> ${range}`, () => assert.deepEqual(parseRange(text), range));
+});
