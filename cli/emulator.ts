@@ -6,11 +6,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../shared/errors.ts';
+import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MOTO_BIN = join(PROJECT_ROOT, '.emulator', 'venv', 'bin', 'moto_server');
@@ -41,13 +43,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-async function responds(endpoint: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${endpoint}/moto-api/data.json`, { signal: AbortSignal.timeout(2000) });
-    return res.ok;
-  } catch {
-    return false;
-  }
+/** The emulator answers HTTP (a HEAD of the S3 bucket list; small whatever the state). */
+function responds(endpoint: string): Promise<boolean> {
+  return new Promise((res) => {
+    const req = httpRequest(`${endpoint}/`, { method: 'HEAD', timeout: 2000 }, (r) => {
+      r.resume();
+      res((r.statusCode ?? 500) < 500);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => res(false));
+    req.end();
+  });
 }
 
 function alive(pid: number): boolean {
@@ -117,13 +123,35 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
   mkdirSync(stateDir(cwd), { recursive: true });
   const emu = await startEmulator({ logFile: join(stateDir(cwd), 'emulator.log'), detached: true });
   const state = { pid: emu.pid, port: Number(new URL(emu.endpoint).port), endpoint: emu.endpoint, startedAt: new Date().toISOString() };
+  useEmulatorEnv(emu.endpoint);
+  const pending = await restoreSnapshot(emu.endpoint, snapshotDir(cwd)).catch(async (err) => {
+    await emu.stop();
+    throw new Error(`could not restore .trawl/snapshot into the emulator: ${(err as Error).message}`, { cause: err });
+  });
+  if (existsSync(snapshotDir(cwd))) {
+    process.stderr.write(`trawl: restored the emulator's saved state from .trawl/snapshot (${pending} pending URL(s) re-queued)\n`);
+  }
   writeFileSync(stateFile(cwd), JSON.stringify(state, null, 2));
   return state;
 }
 
-/** Stops the background emulator. */
+function snapshotDir(cwd?: string): string {
+  return join(stateDir(cwd), 'snapshot');
+}
+
+/** Saves the background emulator's state (after a command changed it), so a reboot loses nothing. */
+export async function persistEmbeddedState(cwd?: string): Promise<void> {
+  const state = await emulatorStatus(cwd);
+  if (state && process.env.AWS_ENDPOINT_URL === state.endpoint) await saveSnapshot(state.endpoint, snapshotDir(cwd));
+}
+
+/** Stops the background emulator, saving its state first. */
 export async function stopBackgroundEmulator(cwd?: string): Promise<boolean> {
   const state = await emulatorStatus(cwd);
+  if (state) {
+    useEmulatorEnv(state.endpoint);
+    await saveSnapshot(state.endpoint, snapshotDir(cwd));
+  }
   rmSync(stateFile(cwd), { force: true });
   if (!state) return false;
   process.kill(state.pid, 'SIGTERM');
@@ -151,7 +179,7 @@ export async function resolveAwsEndpoint(
 
 /** Points every AWS client of this process at an emulator, with its dummy credentials. */
 export function useEmulatorEnv(endpoint: string, env: NodeJS.ProcessEnv = process.env): void {
-  env.AWS_ENDPOINT_URL = endpoint;
+  env.AWS_ENDPOINT_URL ??= endpoint;
   env.AWS_ACCESS_KEY_ID ??= 'test';
   env.AWS_SECRET_ACCESS_KEY ??= 'test';
   env.AWS_REGION ??= 'us-east-1';

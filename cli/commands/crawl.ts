@@ -1,6 +1,6 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
 import { loadConfigFile } from '../config-file.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { crawl, openSession, refresh } from '../session.ts';
 import { createProgress } from '../progress.ts';
 import { printSummary } from '../summary.ts';
@@ -47,6 +47,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     else await refresh(session);
     progress.stop();
     printSummary({ kind, config, session, seconds: (Date.now() - started) / 1000, stats: stageStats, counts: requestCounts });
+    await persistEmbeddedState();
   } finally {
     progress.stop();
     await close();

@@ -1,6 +1,6 @@
 /** `trawl docs`, `trawl urls`, `trawl clear-errors`: read the crawl's state. */
 import { loadConfigFile } from '../config-file.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
 
 async function session(file: string) {
@@ -25,5 +25,6 @@ export async function urlsCommand(opts: { config: string }): Promise<void> {
 export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
   const s = await session(opts.config);
   const n = await clearErrors(s);
+  await persistEmbeddedState();
   process.stdout.write(`forgot ${n} URL(s) in error state\n`);
 }

@@ -22,6 +22,8 @@ export interface HostTable {
   acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult>;
   /** Pushes the host's next slot to at least `until` (Retry-After, back-off). */
   backOff(host: string, until: number): Promise<void>;
+  /** When the host's next slot is free (epoch ms, 0 if never taken); an eventually consistent read. */
+  slotFreeAt(host: string): Promise<number>;
   getRobots(host: string, now: number): Promise<string | null>;
   putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
   getValue(key: string): Promise<string | null>;
@@ -70,6 +72,10 @@ export function createHostTable({ client, tableName }: { client: DynamoDBDocumen
         .catch((err) => {
           if (!(err instanceof ConditionalCheckFailedException)) throw err;
         });
+    },
+    async slotFreeAt(host) {
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
+      return Number((res.Item as HostItem | undefined)?.nextFetchAt ?? 0);
     },
     async getRobots(host, now) {
       const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `robots#${host}` } }));

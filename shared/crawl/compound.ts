@@ -41,6 +41,22 @@ const ZIP_DOC_MIME = /^application\/(vnd\.openxmlformats-|vnd\.oasis\.opendocume
 const ZIP_DOC_EXT = /\.(docx|docm|xlsx|xlsm|pptx|pptm|odt|ods|odp|odg|epub|jar|war|apk)$/i;
 const ZIP_DOC_FIRST_ENTRY = new Set(['[Content_Types].xml', 'mimetype', 'META-INF/MANIFEST.MF']);
 
+/** Element types worth indexing, by file extension: an archive element has no Content-Type of its own. */
+// biome-ignore format: a lookup table
+const ELEMENT_MIME: Record<string, string> = {
+  html: 'text/html', htm: 'text/html', xhtml: 'application/xhtml+xml', txt: 'text/plain', text: 'text/plain',
+  md: 'text/markdown', csv: 'text/csv', xml: 'text/xml', pdf: 'application/pdf',
+};
+
+/**
+ * The mime type of an archive element from its name (SMILA's WebExtractor sets none; a search
+ * index wants one), or null for anything else (binaries are not indexed as text).
+ */
+export function elementMimeType(name: string): string | null {
+  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
+  return ext === undefined ? null : (ELEMENT_MIME[ext] ?? null);
+}
+
 /** The archive format named by the magic bytes (`PK\x03\x04`, `\x1f\x8b`, `ustar` at 257), or null. */
 export function archiveFormat(bytes: Uint8Array): ArchiveFormat | null {
   if (bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04) return 'zip';

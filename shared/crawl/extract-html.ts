@@ -194,6 +194,11 @@ function fallbackTitle(url: string, rawMeta: Map<string, string[]>): string {
     const value = rawMeta.get(key)?.find((v) => v.trim() !== '');
     if (value !== undefined) return collapse(value);
   }
+  return titleFromUrl(url);
+}
+
+/** Seed 004's last resort for any document: the last URL path segment, `-` and `_` as spaces, else the host. */
+export function titleFromUrl(url: string): string {
   const u = URL.parse(url);
   if (u === null) return '';
   const segment = u.pathname

@@ -43,3 +43,18 @@ export function queueForActions(index: boolean, follow: boolean): SourceName | n
 export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
   return new Date(fetchedAtMs + maxAgeMs).toISOString();
 }
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The hour buckets (`YYYY-MM-DDTHH`, the refresh GSI's partition key) that hold refresh times in
+ * [fromMs, untilMs]: a refresh cycle Queries each of them once, so its cost grows with the hours
+ * since the last cycle and the URLs due, never with the size of the index.
+ */
+export function hourBuckets(fromMs: number, untilMs: number): string[] {
+  const out: string[] = [];
+  for (let t = Math.floor(fromMs / HOUR_MS) * HOUR_MS; t <= untilMs; t += HOUR_MS) {
+    out.push(new Date(t).toISOString().slice(0, 13));
+  }
+  return out;
+}

@@ -47,8 +47,8 @@ export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): Sco
     .filter((u): u is string => u !== null)
     .map((u) => new URL(u));
   const chain: UrlFilter[] = [];
-  if (scope.underStartPath) chain.push(underStartPathFilter(starts));
-  else if (scope.sameHostAndScheme && !scope.followOffsite) chain.push(sameHostAndSchemeFilter(starts));
+  const hostFilter = scope.underStartPath ? underStartPathFilter(starts) : offsiteFilter(scope, starts);
+  if (hostFilter) chain.push(hostFilter);
   if (!scope.followQueryStrings) chain.push(queryStringFilter());
   if (scope.mustContain.length) chain.push(mustContainFilter(scope.mustContain));
   if (scope.mustNotContain.length) chain.push(mustNotContainFilter(scope.mustNotContain));
@@ -80,6 +80,22 @@ export function schemeFilter(schemes: string[]): UrlFilter {
 /** Seed 002 "Address length": URLs longer than the maximum are ignored. */
 export function maxUrlLengthFilter(max: number): UrlFilter {
   return ({ url }) => (url.length > max ? 'url-too-long' : null);
+}
+
+/**
+ * The host restriction: lifted by followOffsite (seed 002 "Follow Offsite Links"); else host and
+ * scheme of a start URL (seed 004), or with sameHostAndScheme false only its host name (seed 002:
+ * "the offsite links rule only limits the links to the same hostname"), any scheme and port.
+ */
+export function offsiteFilter(scope: ScopeConfig, starts: URL[]): UrlFilter | null {
+  if (scope.followOffsite) return null;
+  return scope.sameHostAndScheme ? sameHostAndSchemeFilter(starts) : sameHostnameFilter(starts);
+}
+
+/** Seed 002 offsite rule: the host name (without port) of one start URL. */
+export function sameHostnameFilter(starts: URL[]): UrlFilter {
+  const hostnames = new Set(starts.map((s) => s.hostname));
+  return ({ parsed }) => (hostnames.has(parsed.hostname) ? null : 'offsite');
 }
 
 /** Seed 004: "the host must match … the scheme must match" one start URL (the port too). */

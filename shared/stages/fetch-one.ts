@@ -19,10 +19,19 @@ export interface FetchContext {
   config: CrawlConfig;
   robots: RobotsCache;
   deadline: number;
+  /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
+  backoffs?: Map<string, { until: number; readAt: number }>;
 }
 
 /** A host slot this close is waited for inside the invocation; a later one puts the URL back with a delay. */
 const MAX_IN_PROCESS_WAIT_MS = 5_000;
+/**
+ * A slot is reserved for delay + this margin, and given up if taking it took longer: the request then
+ * starts at most this late, so the next worker's request (at or after the slot's end) is ≥ delay later.
+ */
+const SLOT_MARGIN_MS = 100;
+/** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
+const BACKOFF_READ_MS = 10_000;
 
 function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
   return {
@@ -33,16 +42,40 @@ function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): Ta
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Null when the wait is done in process; else the delay in seconds for putting the URL back. */
+async function waitOrRequeue(ctx: FetchContext, now: number, waitMs: number): Promise<number | null> {
+  if (waitMs > MAX_IN_PROCESS_WAIT_MS || now + waitMs > ctx.deadline) return Math.ceil(waitMs / 1000);
+  await sleep(waitMs);
+  return null;
+}
+
 /** Waits for the host's politeness slot; returns a delay in seconds when the URL must go back to its queue. */
 async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Promise<number | null> {
-  if (delayMs <= 0) return null;
+  if (delayMs <= 0) return backedOff(ctx, host);
   for (;;) {
     const now = ctx.deps.now();
-    const slot = await ctx.deps.hosts.acquireSlot(host, now, delayMs);
-    if (slot.ok) return null;
-    if (slot.waitMs > MAX_IN_PROCESS_WAIT_MS || now + slot.waitMs > ctx.deadline) return Math.ceil(slot.waitMs / 1000);
-    await sleep(slot.waitMs);
+    const slot = await ctx.deps.hosts.acquireSlot(host, now, delayMs + SLOT_MARGIN_MS);
+    // A slow conditional write leaves a stale slot: the next try waits for the slot just taken.
+    if (slot.ok && ctx.deps.now() - now <= SLOT_MARGIN_MS) return null;
+    const waitMs = slot.ok ? delayMs + SLOT_MARGIN_MS : slot.waitMs;
+    const requeue = await waitOrRequeue(ctx, now, waitMs);
+    if (requeue !== null) return requeue;
   }
+}
+
+/**
+ * No per-host delay, so no slot write per fetch: only a back-off after 429/503 (RFC 9110 §10.2.3
+ * Retry-After) holds the host, known from this invocation or read from the host item now and then.
+ */
+async function backedOff(ctx: FetchContext, host: string): Promise<number | null> {
+  ctx.backoffs ??= new Map();
+  const now = ctx.deps.now();
+  let known = ctx.backoffs.get(host);
+  if (!known || now - known.readAt > BACKOFF_READ_MS) {
+    known = { until: Math.max(known?.until ?? 0, await ctx.deps.hosts.slotFreeAt(host)), readAt: now };
+    ctx.backoffs.set(host, known);
+  }
+  return known.until > now ? waitOrRequeue(ctx, now, known.until - now) : null;
 }
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
@@ -109,7 +142,13 @@ function onError(
   if (res.errorKind === 'permanent') return page(task, at, { status: res.status ?? 0, error });
   const attempt = (task.attempt ?? 0) + 1;
   const retry = async (): Promise<TaskResult> => {
-    if (res.retryAfterMs) await ctx.deps.hosts.backOff(host, ctx.deps.now() + res.retryAfterMs);
+    if (res.retryAfterMs) {
+      // The whole host waits, not only this URL: other workers see it in the host item.
+      const until = ctx.deps.now() + res.retryAfterMs;
+      await ctx.deps.hosts.backOff(host, until);
+      ctx.backoffs ??= new Map();
+      ctx.backoffs.set(host, { until, readAt: ctx.deps.now() });
+    }
     const delayMs = res.retryAfterMs ?? backoffMs(attempt, ctx.deps.random);
     return { type: 'requeue', task: { ...task, attempt }, delaySeconds: delayMs / 1000, reason: 'retry' };
   };

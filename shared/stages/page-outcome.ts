@@ -6,11 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import type { CrawlConfig } from '../config.ts';
 import { buildDocument } from '../crawl/build-document.ts';
-import { extractCompound, isCompound } from '../crawl/compound.ts';
+import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
 import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import type { UrlDecider } from '../crawl/decide.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
-import { extractHtml, type HtmlExtraction } from '../crawl/extract-html.ts';
+import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
 import { parseSitemap } from '../crawl/sitemaps.ts';
 import type { CrawlDocument, FetchedPage, PageOutcome, UrlTask } from '../types.ts';
@@ -110,22 +110,33 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const contentType = page.headers['content-type'] ?? null;
   const { mimeType } = parseContentType(contentType);
   const note = page.truncated ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)` : undefined;
-  if (page.task.kind === 'sitemap') {
-    sitemap(page, bytes, ctx, result);
-  } else if (mimeType === null ? looksLikeHtml(bytes) : HTML_TYPES.has(mimeType)) {
-    html(page, bytes, contentType, ctx, result, note);
-  } else if (mimeType === 'application/pdf') {
+  // A sitemap task is parsed as one whatever it looks like: a .xml.gz sitemap is no compound.
+  if (page.task.kind === 'sitemap') return sitemap(page, bytes, ctx, result);
+  if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
+  if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes)) return compound(page, bytes, ctx, result);
+  const doc = await plainDocument(bytes, mimeType, contentType);
+  if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
+  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, note));
+}
+
+function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
+  return mimeType === null ? looksLikeHtml(bytes) : HTML_TYPES.has(mimeType);
+}
+
+/** PDF and text/* documents (seed 004 indexes PDFs like pages); a string says why there is none. */
+async function plainDocument(
+  bytes: Uint8Array,
+  mimeType: string | null,
+  contentType: string | null,
+): Promise<{ text: string; title?: string } | string> {
+  if (mimeType === 'application/pdf') {
     const pdf = await pdfToText(bytes).catch(() => null);
-    if (!pdf) return void result.outcomes.push(base(page, 'ignored', { note: 'unreadable PDF' }));
-    result.outcomes.push(documentOutcome(page, ctx, { text: pdf.text, title: pdf.title ?? undefined, size: bytes.length }, note));
-  } else if (isCompound(page.url, mimeType, bytes)) {
-    compound(page, bytes, ctx, result);
-  } else if (mimeType?.startsWith('text/')) {
-    const text = decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim();
-    result.outcomes.push(documentOutcome(page, ctx, { text, size: bytes.length }, note));
-  } else {
-    result.outcomes.push(base(page, 'ignored', { note: `unsupported mime type ${mimeType ?? 'unknown'}` }));
+    return pdf ? { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}) } : 'unreadable PDF';
   }
+  if (mimeType?.startsWith('text/')) {
+    return { text: decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim() };
+  }
+  return `unsupported mime type ${mimeType ?? 'unknown'}`;
 }
 
 function looksLikeHtml(bytes: Uint8Array): boolean {
@@ -145,6 +156,7 @@ function html(
   const rogue = !ctx.config.fetch.respectRobotsTxt;
   const ex = extractHtml({ url: page.url, html: text, headers: page.headers, options: ctx.config.extract, rogue });
   const index = page.task.index && ex.robots.index;
+  // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
   if (follow) links(ex.links, page, ctx, result);
   if (index) {
@@ -172,8 +184,9 @@ function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: Pag
 function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
   const parsed = parseSitemap(bytes, page.url);
   for (const loc of parsed.sitemaps) {
-    const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true });
-    if (d.normalized) result.tasks.push({ ...taskFrom(d, page.task.depth), queue: 'user', kind: 'sitemap' });
+    const task = childSitemap(loc, page, ctx);
+    if (task) result.tasks.push(task);
+    else count(result.rejected, 'sitemap-out-of-scope');
   }
   for (const { loc } of parsed.urls) {
     const d = ctx.decider.decide(loc, { depth: page.task.depth + 1, base: page.url });
@@ -183,25 +196,57 @@ function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result:
     }
     result.tasks.push({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true });
   }
-  result.outcomes.push(base(page, 'followed', { note: `${parsed.kind}: ${parsed.urls.length} URLs` }));
+  const listed = parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
+  result.outcomes.push(base(page, 'followed', { note: `${parsed.kind}: ${listed}` }));
 }
 
-function compound(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
+/**
+ * A sitemap index's child: a sitemap of the index's own site is read even though `.xml` is an
+ * ignored extension (sitemaps.org: an index lists the site's sitemaps); one elsewhere must be in
+ * scope like any link, so an index cannot send the crawler off to arbitrary hosts.
+ */
+function childSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask | null {
+  const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true });
+  if (!d.accepted || !d.normalized) return null;
+  const sameSite = new URL(d.normalized).origin === new URL(page.url).origin;
+  if (!sameSite && !ctx.decider.decide(loc, { depth: page.task.depth, base: page.url }).accepted) return null;
+  return { ...taskFrom(d, page.task.depth), queue: 'user', index: false, follow: true, kind: 'sitemap' };
+}
+
+/** Seed 003 WebExtractor: each element becomes a document `<archive url>/<path>` with its compoundPath. */
+async function compound(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): Promise<void> {
   const { elements, truncated } = extractCompound(bytes, page.url, COMPOUND_LIMITS);
+  let skipped = 0;
   for (const el of elements) {
-    const text = decodeBody(el.bytes, null).text;
-    const isHtml = /\.x?html?$/i.test(el.name);
-    const extraction = isHtml
-      ? extractHtml({ url: el.url, html: text, options: ctx.config.extract, rogue: true })
-      : null;
-    const elementPage: FetchedPage = { ...page, url: el.url, task: { ...page.task, url: el.url } };
-    const doc = isHtml
-      ? { extraction, size: el.bytes.length, compoundPath: el.compoundPath }
-      : { text: text.replace(/\s+/g, ' ').trim(), size: el.bytes.length, compoundPath: el.compoundPath };
-    result.outcomes.push(documentOutcome(elementPage, ctx, doc));
+    const mimeType = elementMimeType(el.name);
+    // An element has no headers of its own: its type comes from its name, its date from the archive's.
+    const headers: Record<string, string> = mimeType ? { 'content-type': mimeType } : {};
+    if (page.headers['last-modified']) headers['last-modified'] = page.headers['last-modified'];
+    const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...page.task, url: el.url } };
+    const doc = await elementDocument(el.url, el.bytes, mimeType, ctx);
+    if (doc === null) skipped++;
+    else result.outcomes.push(documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }));
   }
-  const note = `archive with ${elements.length} element(s)${truncated ? ', truncated by limits' : ''}`;
-  result.outcomes.push(base(page, 'followed', { note }));
+  const notes = [`archive with ${elements.length} element(s)`];
+  if (skipped) notes.push(`${skipped} not indexable`);
+  if (truncated) notes.push('truncated by limits');
+  result.outcomes.push(base(page, 'followed', { note: notes.join(', ') }));
+}
+
+async function elementDocument(
+  url: string,
+  bytes: Uint8Array,
+  mimeType: string | null,
+  ctx: PageContext,
+): Promise<DocInput | null> {
+  if (mimeType !== null && HTML_TYPES.has(mimeType)) {
+    const html = decodeBody(bytes, null).text;
+    // Links inside an archive are not followed: they are relative to where the files came from.
+    const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
+    return { extraction, size: bytes.length };
+  }
+  const doc = await plainDocument(bytes, mimeType, null);
+  return typeof doc === 'string' ? null : { ...doc, size: bytes.length };
 }
 
 interface DocInput {
@@ -214,21 +259,24 @@ interface DocInput {
 
 function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, note?: string): PageOutcome {
   const extraction = input.extraction ?? null;
-  const text = extraction ? `${extraction.title}\n${extraction.content}` : `${input.title ?? ''}\n${input.text ?? ''}`;
-  const hash = deltaHash({ content: text }, randomUUID);
   const doc: CrawlDocument = buildDocument({
     url: page.url,
     extraction,
     text: input.text,
-    title: input.title,
+    // Seed 004: a document without a title of its own is named after its last URL segment.
+    title: extraction ? undefined : input.title || titleFromUrl(page.url),
     headers: page.headers,
     size: input.size,
     depth: page.task.depth,
     source: page.task.source ?? null,
     addMeta: page.task.addMeta ?? [],
     indexedAt: ctx.now,
-    hash,
+    hash: '',
     compoundPath: input.compoundPath,
   });
+  // Seed 003: content attached, so the delta hash is a digest; of what the index receives, so a
+  // changed title, metadata or rule action is a change and markup churn is not.
+  const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
+  doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
   return base(page, 'indexed', { doc, ...(note ? { note } : {}) });
 }

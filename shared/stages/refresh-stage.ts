@@ -2,11 +2,15 @@
  * The refresh stage (seed 004 "aged information check"): URLs whose next refresh time has come
  * are fetched again through the refresh source with If-Modified-Since / If-None-Match; URLs that
  * a changed config now rejects are deleted. Due URLs are found by Query on the refresh-time GSI,
- * one hour bucket at a time, so a cycle costs what is due, not the size of the index.
+ * one hour bucket at a time, so a cycle costs what is due, not the size of the index:
+ * one Query (≥ ½ read unit) per hour since the last cycle, plus per due URL its share of a Query
+ * page, one frontier task and — only for deletions — one DeleteItem.
  */
 import { randomUUID } from 'node:crypto';
-import { refreshBucketOf, type UrlItem } from '../aws/url-table.ts';
+import type { UrlItem } from '../aws/url-table.ts';
+import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { hourBuckets } from '../crawl/scheduling.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { ChangeRecord } from './index-stage.ts';
@@ -20,9 +24,12 @@ export interface RefreshSummary {
 }
 
 const CURSOR_KEY = 'refresh-cursor';
-/** With no cursor yet, look this far back. */
+/** With no cursor yet (or one ahead of the clock), look this far back. */
 const FIRST_LOOKBACK_MS = 30 * 86_400_000;
-const HOUR_MS = 3_600_000;
+/** Parallel Queries / deletions: the buckets are independent partitions of the GSI. */
+const QUERY_CONCURRENCY = 16;
+/** The document fields of a URL item (index-plan.ts): removed when the document is deleted. */
+const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
@@ -30,26 +37,26 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   const decider = createUrlDecider(config);
   const now = deps.now();
   const until = new Date(now).toISOString();
-  const from = (await deps.hosts.getValue(CURSOR_KEY)) ?? new Date(now - FIRST_LOOKBACK_MS).toISOString();
-  const summary: RefreshSummary = { due: 0, requeued: 0, deleted: 0, buckets: 0 };
-  const tasks: UrlTask[] = [];
-  const changes: ChangeRecord[] = [];
+  const cursor = await deps.hosts.getValue(CURSOR_KEY);
+  // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
+  const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
+  const buckets = hourBuckets(Date.parse(from), now);
+  const due = (await mapLimit(buckets, QUERY_CONCURRENCY, (b) => collect(deps.urls.dueForRefresh(b, from, until)))).flat();
   const starts = new Set(config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized));
-  for (let t = Date.parse(from.slice(0, 13) + ':00:00.000Z'); t <= now; t += HOUR_MS) {
-    summary.buckets++;
-    for await (const item of deps.urls.dueForRefresh(refreshBucketOf(new Date(t).toISOString()), from, until)) {
-      summary.due++;
-      const task = await refreshOne(deps, decider, item, starts, changes, until);
-      if (task) tasks.push(task);
-      else summary.deleted++;
-    }
-  }
+  const changes: ChangeRecord[] = [];
+  const results = await mapLimit(due, QUERY_CONCURRENCY, (item) => refreshOne(deps, decider, item, starts, changes, until));
+  const tasks = results.filter((t): t is UrlTask => t !== null);
   await sendTasks(deps, tasks);
-  summary.requeued = tasks.length;
   if (changes.length > 0) await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
   await deps.hosts.putValue(CURSOR_KEY, until);
   if (tasks.length > 0) await deps.kickFetch();
-  return summary;
+  return { due: due.length, requeued: tasks.length, deleted: due.length - tasks.length, buckets: buckets.length };
+}
+
+async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
 }
 
 async function refreshOne(
@@ -67,6 +74,13 @@ async function refreshOne(
     if (item.docBulk) changes.push({ type: 'delete', url: item.url, at, reason: `out-of-scope: ${d.reason}` });
     return null;
   }
+  let hasDoc = Boolean(item.docBulk);
+  if (hasDoc && !d.index) {
+    // A rule now says noIndex: the document goes at once; a 304 must not keep it (seed 004).
+    await deps.urls.update(item.url, {}, { remove: DOC_FIELDS });
+    changes.push({ type: 'delete', url: item.url, at, reason: `not-indexed: ${d.reason}` });
+    hasDoc = false;
+  }
   const lastModified = item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
   return {
     url: item.url,
@@ -79,6 +93,6 @@ async function refreshOne(
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.
-    ...(item.docBulk ? { conditional: { lastModified, etag: item.etag ?? undefined } } : {}),
+    ...(hasDoc ? { conditional: { lastModified, etag: item.etag ?? undefined } } : {}),
   };
 }

@@ -24,6 +24,12 @@ const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
 const ROBOTS_MAX_BYTES = 500 * 1024;
 /** DynamoDB items are at most 400 KB: a bigger parsed file stays in memory only. */
 const MAX_STORED_CHARS = 300_000;
+/**
+ * Refusals of the crawler's own (SSRF guard, a bad `fetch.resolve`): no request was made, so the site
+ * is not "unreachable" (RFC 9309 §2.3.1.4). The page fetch meets the same refusal and records it as the
+ * URL's error instead of a misleading "robots.txt".
+ */
+const OWN_REFUSALS = new Set(['private-address', 'bad-resolve']);
 
 export interface RobotsCache {
   get(url: string): Promise<RobotsTxt>;
@@ -38,6 +44,7 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
     const stored = await hosts.getRobots(robotsUrl, now());
     if (stored) return remember(robotsUrl, JSON.parse(stored) as RobotsTxt, ROBOTS_TTL_MS);
     const res = await fetchFollowing(robotsUrl);
+    if (res.kind === 'error' && OWN_REFUSALS.has(res.code)) return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
     let robots: RobotsTxt;
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.

@@ -41,7 +41,11 @@ const CASES: [string, CrawlConfigInput['scope'], string, number, ScopeReason | n
     1,
     null,
   ],
-  ['sameHostAndScheme false lifts it too', { sameHostAndScheme: false }, 'http://other.org/', 1, null],
+  ['sameHostAndScheme false: another scheme on the host passes', { sameHostAndScheme: false }, 'http://www.example.com/x', 1, null],
+  ['sameHostAndScheme false: another port on the host passes', { sameHostAndScheme: false }, 'https://www.example.com:8443/x', 1, null],
+  ['sameHostAndScheme false: seed 002 still limits links to the host name', { sameHostAndScheme: false }, 'http://other.org/', 1, 'offsite'],
+  ['sameHostAndScheme false: a subdomain is another host name', { sameHostAndScheme: false }, 'https://docs.example.com/', 1, 'offsite'],
+  ['followOffsite beats sameHostAndScheme', { sameHostAndScheme: true, followOffsite: true }, 'http://other.org:81/', 1, null],
   [
     'seed 002 protocol: ftp not in schemes',
     { followOffsite: true },

@@ -1,0 +1,140 @@
+/**
+ * The embedded emulator keeps state in memory only (FACTS.md), so its crawl state is saved
+ * under .trawl/snapshot/ after every command that changes it and on `trawl emulator stop`,
+ * and restored when the emulator starts again (after a stop or a reboot). The URL table is
+ * the truth: queues are not saved but rebuilt from the URLs still `pending` (DESIGN-NOTES.md).
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import {
+  type AttributeValue,
+  BatchWriteItemCommand,
+  CreateTableCommand,
+  DescribeTableCommand,
+  ListTablesCommand,
+  ScanCommand,
+  type TableDescription,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, GetObjectCommand, ListBucketsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
+import { createPageStore } from '../shared/aws/page-store.ts';
+import { provision } from '../shared/aws/provision.ts';
+import type { UrlItem } from '../shared/aws/url-table.ts';
+import { resourceNames } from '../shared/topology.ts';
+import type { UrlTask } from '../shared/types.ts';
+import { createWorkQueues } from '../shared/aws/work-queues.ts';
+import { FRONTIER_QUEUE } from '../shared/topology.ts';
+import { chunkBySize } from '../shared/aws/work-queues.ts';
+
+const PREFIX = 'trawl-';
+
+function clientsFor(endpoint: string): AwsClients {
+  return createAwsClients({ endpoint, count: false });
+}
+
+async function scanAll(c: AwsClients, table: string): Promise<Record<string, AttributeValue>[]> {
+  const items: Record<string, AttributeValue>[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const res = await c.ddbRaw.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    items.push(...(res.Items ?? []));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Saves every Trawl table and bucket of the emulator at `endpoint` into `dir`. */
+export async function saveSnapshot(endpoint: string, dir: string): Promise<void> {
+  const c = clientsFor(endpoint);
+  const tmp = `${dir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(join(tmp, 'dynamodb'), { recursive: true });
+  const tables = (await c.ddbRaw.send(new ListTablesCommand({}))).TableNames ?? [];
+  for (const table of tables.filter((t) => t.startsWith(PREFIX))) {
+    const desc = (await c.ddbRaw.send(new DescribeTableCommand({ TableName: table }))).Table;
+    writeFileSync(join(tmp, 'dynamodb', `${table}.json`), JSON.stringify({ desc, items: await scanAll(c, table) }));
+  }
+  const buckets = (await c.s3.send(new ListBucketsCommand({}))).Buckets ?? [];
+  for (const { Name } of buckets.filter((b) => b.Name?.startsWith(PREFIX))) {
+    const store = createPageStore({ client: c.s3, bucket: Name as string });
+    mkdirSync(join(tmp, 's3', Name as string), { recursive: true });
+    for await (const key of store.list('')) {
+      // Page bundles are transient work between fetch and extract; the index and state are what matter.
+      if (key.startsWith('pages/')) continue;
+      const res = await c.s3.send(new GetObjectCommand({ Bucket: Name, Key: key }));
+      const file = join(tmp, 's3', Name as string, key);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, await (res.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dirname(dir), { recursive: true });
+  (await import('node:fs')).renameSync(tmp, dir);
+}
+
+function createTableInput(d: TableDescription) {
+  return {
+    TableName: d.TableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: d.AttributeDefinitions,
+    KeySchema: d.KeySchema,
+    GlobalSecondaryIndexes: d.GlobalSecondaryIndexes?.length
+      ? d.GlobalSecondaryIndexes.map((g) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection }))
+      : undefined,
+  };
+}
+
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? filesUnder(join(dir, e.name)) : [join(dir, e.name)],
+  );
+}
+
+/** Restores a snapshot into a fresh emulator and re-enqueues the URLs that were still pending. */
+export async function restoreSnapshot(endpoint: string, dir: string): Promise<number> {
+  if (!existsSync(dir)) return 0;
+  const c = clientsFor(endpoint);
+  let pending = 0;
+  for (const file of filesUnder(join(dir, 'dynamodb'))) {
+    const { desc, items } = JSON.parse(readFileSync(file, 'utf8')) as { desc: TableDescription; items: Record<string, AttributeValue>[] };
+    await c.ddbRaw.send(new CreateTableCommand(createTableInput(desc)));
+    for (let i = 0; i < items.length; i += 25) {
+      const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
+      await c.ddbRaw.send(new BatchWriteItemCommand({ RequestItems: { [desc.TableName as string]: batch } }));
+    }
+    const crawl = desc.TableName?.match(/^trawl-(.+)-urls$/)?.[1];
+    if (crawl) pending += await requeuePending(c, crawl, items);
+  }
+  for (const bucketDir of existsSync(join(dir, 's3')) ? readdirSync(join(dir, 's3')) : []) {
+    await c.s3.send(new CreateBucketCommand({ Bucket: bucketDir })).catch(() => undefined);
+    for (const file of filesUnder(join(dir, 's3', bucketDir))) {
+      const key = relative(join(dir, 's3', bucketDir), file).split('\\').join('/');
+      await c.s3.send(new PutObjectCommand({ Bucket: bucketDir, Key: key, Body: readFileSync(file) }));
+    }
+  }
+  return pending;
+}
+
+async function requeuePending(c: AwsClients, crawl: string, raw: Record<string, AttributeValue>[]): Promise<number> {
+  const res = await provision(c, resourceNames(crawl));
+  const queues = createWorkQueues({ client: c.sqs });
+  const items = raw.map((r) => unmarshall(r) as UrlItem).filter((i) => i.state === 'pending');
+  const tasks: UrlTask[] = items.map((i) => ({
+    url: i.url,
+    depth: i.depth ?? 0,
+    queue: i.queue ?? 'index_follow',
+    index: i.index ?? true,
+    follow: i.follow ?? true,
+    priority: i.priority ?? 0,
+    ...(i.source ? { source: i.source } : {}),
+    ...(i.addMeta?.length ? { addMeta: i.addMeta } : {}),
+  }));
+  for (const t of new Set(tasks.map((x) => x.queue))) {
+    const mine = tasks.filter((x) => x.queue === t);
+    const messages = chunkBySize(mine, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({ body: { tasks: chunk } }));
+    await queues.send(res.queueUrls.frontier[t], messages);
+  }
+  return tasks.length;
+}
