@@ -44,17 +44,23 @@ export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
   return new Date(fetchedAtMs + maxAgeMs).toISOString();
 }
 
-const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
 
 /**
- * The hour buckets (`YYYY-MM-DDTHH`, the refresh GSI's partition key) that hold refresh times in
- * [fromMs, untilMs]: a refresh cycle Queries each of them once, so its cost grows with the hours
- * since the last cycle and the URLs due, never with the size of the index.
+ * The refresh GSI's partition key for a refresh time: its UTC day (`YYYY-MM-DD`). A cycle Queries
+ * the days since the last cycle with a sort-key range, so it reads only what is due; a day, not
+ * an hour, keeps a first cycle with a long look-back to a few dozen Queries. Writes are no hotter
+ * than with hour buckets: a crawl writes the refresh times of one moment into one bucket either way.
  */
-export function hourBuckets(fromMs: number, untilMs: number): string[] {
+export function refreshBucket(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/** The buckets that hold refresh times in [fromMs, untilMs], oldest first. */
+export function refreshBuckets(fromMs: number, untilMs: number): string[] {
   const out: string[] = [];
-  for (let t = Math.floor(fromMs / HOUR_MS) * HOUR_MS; t <= untilMs; t += HOUR_MS) {
-    out.push(new Date(t).toISOString().slice(0, 13));
+  for (let t = Math.floor(fromMs / DAY_MS) * DAY_MS; t <= untilMs; t += DAY_MS) {
+    out.push(refreshBucket(new Date(t).toISOString()));
   }
   return out;
 }

@@ -2,9 +2,9 @@
  * What the index stage does with one outcome, decided without I/O: the state to store, whether
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
-import { refreshBucketOf, type UrlItem } from '../aws/url-table.ts';
+import type { UrlItem } from '../aws/url-table.ts';
 import type { CrawlConfig } from '../config.ts';
-import { nextRefreshAt } from '../crawl/scheduling.ts';
+import { nextRefreshAt, refreshBucket } from '../crawl/scheduling.ts';
 import type { PageOutcome } from '../types.ts';
 
 export interface OutcomePlan {
@@ -30,7 +30,7 @@ const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
 const TEMPORARY_RETRY_MS = 3_600_000;
 
 function refreshAt(iso: string): Partial<UrlItem> {
-  return { nextRefreshAt: iso, refreshBucket: refreshBucketOf(iso) };
+  return { nextRefreshAt: iso, refreshBucket: refreshBucket(iso) };
 }
 
 function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {

@@ -2,15 +2,15 @@
  * The refresh stage (seed 004 "aged information check"): URLs whose next refresh time has come
  * are fetched again through the refresh source with If-Modified-Since / If-None-Match; URLs that
  * a changed config now rejects are deleted. Due URLs are found by Query on the refresh-time GSI,
- * one hour bucket at a time, so a cycle costs what is due, not the size of the index:
- * one Query (≥ ½ read unit) per hour since the last cycle, plus per due URL its share of a Query
+ * one day bucket at a time, so a cycle costs what is due, not the size of the index:
+ * one Query (≥ ½ read unit) per day bucket since the last cycle, plus per due URL its share of a Query
  * page, one frontier task and — only for deletions — one DeleteItem.
  */
 import { randomUUID } from 'node:crypto';
 import type { UrlItem } from '../aws/url-table.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
-import { hourBuckets } from '../crawl/scheduling.ts';
+import { refreshBuckets } from '../crawl/scheduling.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { ChangeRecord } from './index-stage.ts';
@@ -25,8 +25,8 @@ export interface RefreshSummary {
 
 const CURSOR_KEY = 'refresh-cursor';
 /** With no cursor yet (or one ahead of the clock), look this far back. */
-const FIRST_LOOKBACK_MS = 30 * 86_400_000;
-/** Parallel Queries / deletions: the buckets are independent partitions of the GSI. */
+const FIRST_LOOKBACK_MS = 90 * 86_400_000;
+/** Parallel Queries and deletions: the buckets are independent partitions of the GSI. */
 const QUERY_CONCURRENCY = 16;
 /** The document fields of a URL item (index-plan.ts): removed when the document is deleted. */
 const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
@@ -40,7 +40,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   const cursor = await deps.hosts.getValue(CURSOR_KEY);
   // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
   const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
-  const buckets = hourBuckets(Date.parse(from), now);
+  const buckets = refreshBuckets(Date.parse(from), now);
   const due = (await mapLimit(buckets, QUERY_CONCURRENCY, (b) => collect(deps.urls.dueForRefresh(b, from, until)))).flat();
   const starts = new Set(config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized));
   const changes: ChangeRecord[] = [];

@@ -44,7 +44,6 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
     const stored = await hosts.getRobots(robotsUrl, now());
     if (stored) return remember(robotsUrl, JSON.parse(stored) as RobotsTxt, ROBOTS_TTL_MS);
     const res = await fetchFollowing(robotsUrl);
-    if (res.kind === 'error' && OWN_REFUSALS.has(res.code)) return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
     let robots: RobotsTxt;
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.

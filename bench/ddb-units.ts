@@ -1,0 +1,145 @@
+/**
+ * DynamoDB on-demand capacity estimated per call from the request and the response, as AWS
+ * bills it (developer guide, "Read/write capacity mode"): a write is 1 unit per 1 KB of the
+ * larger of the item before and after, a failed conditional write still costs its write, an
+ * eventually consistent read is ½ unit per 4 KB, a key that is not there still costs ½ unit,
+ * and every write that touches a GSI's keys (projection ALL) writes the index too.
+ * moto does not report consumed capacity, so the benchmark keeps a model of item sizes.
+ */
+import { TABLES } from '../shared/topology.ts';
+
+type Attr = Record<string, unknown>;
+type Item = Record<string, Attr>;
+
+export interface UnitTally {
+  /** "urls.PutItem" → units */
+  read: Record<string, number>;
+  write: Record<string, number>;
+  /** "urls.BatchGetItem" → keys (items) read or written */
+  items: Record<string, number>;
+  conditionalFailures: number;
+  maxItemBytes: number;
+}
+
+export function emptyTally(): UnitTally {
+  return { read: {}, write: {}, items: {}, conditionalFailures: 0, maxItemBytes: 0 };
+}
+
+const bytes = (s: string) => Buffer.byteLength(s);
+
+/** DynamoDB item size: attribute names plus values (numbers ~ 1 byte per 2 digits + 1). */
+export function attrSize(v: Attr): number {
+  if ('S' in v) return bytes(String(v.S));
+  if ('N' in v) return Math.ceil(String(v.N).replace(/[-.]/g, '').length / 2) + 1;
+  if ('B' in v) return (v.B as Uint8Array).byteLength ?? 0;
+  if ('BOOL' in v || 'NULL' in v) return 1;
+  if ('L' in v) return 3 + (v.L as Attr[]).reduce((n, x) => n + 1 + attrSize(x), 0);
+  if ('M' in v) return 3 + itemSize(v.M as Item);
+  if ('SS' in v) return (v.SS as string[]).reduce((n, x) => n + bytes(x), 0);
+  if ('NS' in v) return (v.NS as string[]).reduce((n, x) => n + Math.ceil(x.length / 2) + 1, 0);
+  return 1;
+}
+
+export function itemSize(item: Item | undefined): number {
+  if (!item) return 0;
+  return Object.entries(item).reduce((n, [k, v]) => n + bytes(k) + attrSize(v), 0);
+}
+
+const writeUnits = (size: number) => Math.max(1, Math.ceil(size / 1024));
+const readUnits = (size: number) => Math.max(1, Math.ceil(size / 4096)) * 0.5;
+
+/** The model: each item's attributes as last written, per table and key. */
+export class DynamoUnitModel {
+  readonly tally = emptyTally();
+  private readonly items = new Map<string, Item>();
+
+  private add(kind: 'read' | 'write' | 'items', key: string, n: number): void {
+    this.tally[kind][key] = (this.tally[kind][key] ?? 0) + n;
+  }
+
+  private short(table: string | undefined): string {
+    return (table ?? '?').endsWith('-urls') ? 'urls' : (table ?? '?').endsWith('-hosts') ? 'hosts' : String(table);
+  }
+
+  /** Accounts one call: `failed` = a ConditionalCheckFailedException. */
+  record(op: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, failed: boolean): void {
+    const table = this.short(input.TableName as string | undefined);
+    const label = `${table}.${op}`;
+    if (op === 'PutItem') return this.write(label, table, input.Key as Item, input.Item as Item, failed, 'put');
+    if (op === 'UpdateItem') return this.write(label, table, input.Key as Item, this.applyUpdate(table, input), failed, 'update');
+    if (op === 'DeleteItem') return this.write(label, table, input.Key as Item, undefined, failed, 'delete');
+    if (op === 'GetItem') {
+      this.add('items', label, 1);
+      return this.add('read', label, readUnits(itemSize(output?.Item as Item)));
+    }
+    if (op === 'BatchGetItem') return this.batchGet(input, output);
+    if (op === 'Query' || op === 'Scan') {
+      const found = (output?.Items as Item[] | undefined) ?? [];
+      this.add('items', label, found.length);
+      this.add('read', label, readUnits(found.reduce((n, i) => n + itemSize(i), 0)));
+    }
+  }
+
+  private batchGet(input: Record<string, unknown>, output: Record<string, unknown> | undefined): void {
+    const requested = (input.RequestItems ?? {}) as Record<string, { Keys: Item[] }>;
+    const responses = (output?.Responses ?? {}) as Record<string, Item[]>;
+    const unprocessed = (output?.UnprocessedKeys ?? {}) as Record<string, { Keys: Item[] }>;
+    for (const [name, { Keys }] of Object.entries(requested)) {
+      const label = `${this.short(name)}.BatchGetItem`;
+      const found = responses[name] ?? [];
+      const missing = Keys.length - found.length - (unprocessed[name]?.Keys.length ?? 0);
+      this.add('items', label, Keys.length - (unprocessed[name]?.Keys.length ?? 0));
+      this.add('read', label, found.reduce((n, i) => n + readUnits(itemSize(i)), 0) + 0.5 * Math.max(0, missing));
+    }
+  }
+
+  private write(label: string, table: string, key: Item | undefined, after: Item | undefined, failed: boolean, kind: string): void {
+    const id = `${table}|${JSON.stringify(key ?? pickKey(table, after))}`;
+    const before = this.items.get(id);
+    const size = Math.max(itemSize(before), failed ? 0 : itemSize(after));
+    this.add('items', label, 1);
+    this.add('write', label, writeUnits(size));
+    if (failed) {
+      this.tally.conditionalFailures++;
+      return;
+    }
+    this.tally.maxItemBytes = Math.max(this.tally.maxItemBytes, itemSize(after));
+    if (table === 'urls') this.add('write', `urls.GSI(${kind})`, gsiWrites(before, after));
+    if (after) this.items.set(id, after);
+    else this.items.delete(id);
+  }
+
+  /** The item after a `SET a = :v, … REMOVE b, …` update (the forms Trawl's adapters write). */
+  private applyUpdate(table: string, input: Record<string, unknown>): Item {
+    const id = `${table}|${JSON.stringify(input.Key)}`;
+    const item: Item = { ...(this.items.get(id) ?? (input.Key as Item)) };
+    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const values = (input.ExpressionAttributeValues ?? {}) as Record<string, Attr>;
+    const expr = String(input.UpdateExpression ?? '');
+    const set = /SET\s+(.*?)(?=\s+REMOVE\s|$)/s.exec(expr)?.[1] ?? '';
+    for (const part of set.split(',')) {
+      const [lhs, rhs] = part.split('=').map((s) => s.trim());
+      if (!lhs || !rhs) continue;
+      item[names[lhs] ?? lhs] = values[rhs] ?? { S: 'x'.repeat(8) };
+    }
+    const remove = /REMOVE\s+(.*?)(?=\s+SET\s|$)/s.exec(expr)?.[1] ?? '';
+    for (const n of remove.split(',').map((s) => s.trim()).filter(Boolean)) delete item[names[n] ?? n];
+    return item;
+  }
+}
+
+function pickKey(table: string, item: Item | undefined): Item {
+  const k = table === 'urls' ? TABLES.urls.partitionKey : TABLES.hosts.partitionKey;
+  return item?.[k] ? { [k]: item[k] } : {};
+}
+
+/** GSI write units for one base-table write (projection ALL: the whole item is copied). */
+function gsiWrites(before: Item | undefined, after: Item | undefined): number {
+  const { refreshBucketKey: b, refreshSortKey: s } = TABLES.urls;
+  const keyOf = (i: Item | undefined) => (i?.[b] && i[s] ? JSON.stringify([i[b], i[s]]) : null);
+  const was = keyOf(before);
+  const now = keyOf(after);
+  if (!was && !now) return 0;
+  if (was && now && was !== now) return writeUnits(itemSize(before)) + writeUnits(itemSize(after)); // delete + put
+  return writeUnits(Math.max(itemSize(before), itemSize(after)));
+}

@@ -1,0 +1,88 @@
+/**
+ * The user's path through the real `trawl` command: crawl the bundled demo on the embedded
+ * emulator (started by the CLI itself, in the background), read the index, stop the emulator,
+ * and find the same state again after a restart (it is saved under .trawl/).
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin', 'trawl.mjs');
+const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+
+function trawl(cwd: string, ...args: string[]) {
+  const env = { ...process.env };
+  delete env.AWS_ENDPOINT_URL;
+  delete env.AWS_ACCESS_KEY_ID;
+  delete env.AWS_SECRET_ACCESS_KEY;
+  delete env.AWS_PROFILE;
+  const r = spawnSync(NODE, [BIN, ...args], { cwd, env: { ...env, HOME: cwd }, encoding: 'utf8', timeout: 180_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+describe('trawl CLI on the embedded emulator', () => {
+  let cwd: string;
+  before(() => {
+    cwd = mkdtempSync(join(tmpdir(), 'trawl-cli-'));
+  });
+  after(() => {
+    trawl(cwd, 'emulator', 'stop');
+  });
+
+  it('crawl --demo drains, prints a summary and starts the emulator in the background', () => {
+    const r = trawl(cwd, 'crawl', '-c', join(ROOT, 'demo', 'trawl.json'), '--demo', '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.err, /using the embedded emulator/);
+    assert.match(r.out, /Trawl crawl "demo" finished/);
+    assert.match(r.out, /documents: 293 new/);
+    assert.match(r.out, /S3 PUTs per indexed page: 0\.0\d\d/);
+    assert.doesNotMatch(r.err, /^\s+at /m);
+  });
+
+  it('docs prints one JSON document per line with the contract fields', () => {
+    const r = trawl(cwd, 'docs', '-c', join(ROOT, 'demo', 'trawl.json'));
+    assert.equal(r.code, 0, r.err);
+    const docs = r.out.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(docs.length, 293);
+    for (const field of ['url', 'title', 'content', 'contentType', 'mimeType', 'charset', 'size', 'hash', 'depth', 'meta', 'indexedAt']) {
+      assert.ok(field in docs[0], `missing ${field}`);
+    }
+  });
+
+  it('urls shows states, and the state survives an emulator stop and restart', () => {
+    const before = trawl(cwd, 'urls', '-c', join(ROOT, 'demo', 'trawl.json'));
+    const states = before.out.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(states.filter((s) => s.state === 'error' && s.httpStatus === 404).length, 10);
+    assert.equal(trawl(cwd, 'emulator', 'stop').code, 0);
+    assert.match(trawl(cwd, 'emulator', 'status').out, /not running/);
+    const again = trawl(cwd, 'urls', '-c', join(ROOT, 'demo', 'trawl.json'));
+    assert.equal(again.code, 0, again.err);
+    assert.match(again.err, /restored the emulator's saved state/);
+    assert.deepEqual(again.out, before.out);
+  });
+
+  it('clear-errors forgets URLs in error state', () => {
+    const r = trawl(cwd, 'clear-errors', '-c', join(ROOT, 'demo', 'trawl.json'));
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /forgot 10 URL/);
+    const states = trawl(cwd, 'urls', '-c', join(ROOT, 'demo', 'trawl.json')).out.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(states.filter((s) => s.state === 'error').length, 0);
+  });
+
+  it('bad input exits 2 with the file and field, no stack trace', () => {
+    const bad = join(cwd, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ name: 'x', startUrls: ['http://a.example/'], fetch: { timeout: 5 } }));
+    const r = trawl(cwd, 'crawl', '-c', bad);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /bad\.json: fetch: Unrecognized key.*timeout/);
+    assert.doesNotMatch(r.err, /^\s+at /m);
+    const missing = trawl(cwd, 'docs', '-c', join(cwd, 'nope.json'));
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /nope\.json: cannot read/);
+    assert.equal(trawl(cwd, 'crawl', '--bogus').code, 2);
+  });
+});

@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { loadConfigFile } from '../../cli/config-file.ts';
+import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { printSummary } from '../../cli/summary.ts';
+import { generateDemoSite } from '../../demo/generate-site.ts';
+import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+/** crawler-commons fixtures and their expected counts (test/fixtures/sitemaps/SOURCE.txt). */
+const CORPUS = join(import.meta.dirname, '../fixtures/sitemaps');
+const FIXTURES = JSON.parse(readFileSync(join(CORPUS, 'expected.json'), 'utf8')) as {
+  file: string;
+  kind: string;
+  expected_url_count: number;
+}[];
+
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+const html = (title: string, body = '') => ({
+  body: `<html><head><title>${title}</title></head><body>${title} ${body}<a href="/linked-only.html">more</a></body></html>`,
+});
+
+describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
+  let emu: TestEmulator;
+  before(async () => {
+    emu = await startTestEmulator();
+  });
+  after(async () => {
+    await emu?.stop();
+  });
+
+  it('every crawler-commons fixture, fetched as a configured sitemap, lists the URLs expected.json counts', async () => {
+    const site = await startSiteServer({ root: CORPUS, routes: { '/': html('Home') } });
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('smcorpus'),
+        startUrls: [`${site.url}/`],
+        discovery: false,
+        sitemaps: FIXTURES.map((f) => `${site.url}/${f.file}`),
+        fetch: { allowPrivateNetworks: true },
+      });
+      const session = await openSession(config);
+
+      await crawl(session);
+
+      const states = new Map((await collect(urlStates(session))).map((u) => [u.url as string, u]));
+      for (const f of FIXTURES) {
+        const state = states.get(`${site.url}/${f.file}`);
+        const listed = f.kind.startsWith('sitemapindex') ? 'sitemaps' : 'URLs';
+        assert.equal(state?.state, 'followed', f.file);
+        assert.match(String(state?.note), new RegExp(`: ${f.expected_url_count} ${listed}$`), f.file);
+      }
+      // The fixtures list other hosts: scope keeps them out of the frontier, nothing leaves loopback.
+      assert.deepEqual([...states.keys()].filter((u) => !u.startsWith(site.url)), []);
+      assert.equal(site.requests.filter((r) => r.path === '/linked-only.html').length, 0);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('discovery: false fetches the start URL and the entries of sitemaps (robots.txt, index, .xml.gz, text) and feeds, no links', async () => {
+    const site = await startSiteServer();
+    const u = (p: string) => `${site.url}${p}`;
+    const urlset = `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+      <url><loc>${u('/a.html')}</loc></url><url><loc>${u('/b.html')}</loc></url></urlset>`;
+    const routes = {
+      '/robots.txt': { headers: { 'Content-Type': 'text/plain' }, body: `User-agent: *\nAllow: /\nSitemap: ${u('/sitemap-index.xml')}\n` },
+      '/sitemap-index.xml': {
+        headers: { 'Content-Type': 'application/xml' },
+        body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${u('/sitemaps/pages.xml.gz')}</loc></sitemap><sitemap><loc>${u('/sitemaps/more.txt')}</loc></sitemap></sitemapindex>`,
+      },
+      '/sitemaps/pages.xml.gz': { headers: { 'Content-Type': 'application/gzip' }, body: gzipSync(urlset) },
+      '/sitemaps/more.txt': { headers: { 'Content-Type': 'text/plain' }, body: `${u('/c.html')}\n` },
+      '/feed.rss': {
+        headers: { 'Content-Type': 'application/rss+xml' },
+        body: `<rss version="2.0"><channel><link>${u('/')}</link><item><link>${u('/d.html')}</link></item></channel></rss>`,
+      },
+      '/atom.xml': {
+        headers: { 'Content-Type': 'application/atom+xml' },
+        body: `<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="${u('/e.html')}"/></entry></feed>`,
+      },
+      '/': html('Home'),
+      ...Object.fromEntries(['a', 'b', 'c', 'd', 'e'].map((p) => [`/${p}.html`, html(`Page ${p}`)])),
+      '/linked-only.html': html('Linked only'),
+    };
+    for (const [path, route] of Object.entries(routes)) site.route(path, route);
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('smsite'),
+        startUrls: [u('/')],
+        discovery: false,
+        sitemaps: [u('/feed.rss'), u('/atom.xml')],
+        fetch: { allowPrivateNetworks: true },
+      });
+      const session = await openSession(config);
+
+      await crawl(session);
+
+      const docs = await collect(documents(session));
+      assert.deepEqual(
+        docs.map((d) => [d.url, d.title]),
+        [['/', 'Home'], ...['a', 'b', 'c', 'd', 'e'].map((p) => [`/${p}.html`, `Page ${p}`])].map(([p, t]) => [u(p!), t]),
+      );
+      assert.equal(site.requests.filter((r) => r.path === '/linked-only.html').length, 0);
+      const states = new Map((await collect(urlStates(session))).map((s) => [s.url as string, s]));
+      assert.equal(states.get(u('/sitemap-index.xml'))?.note, 'sitemapindex: 2 sitemaps');
+      assert.equal(states.get(u('/sitemaps/pages.xml.gz'))?.note, 'urlset: 2 URLs');
+      assert.equal(states.get(u('/sitemaps/more.txt'))?.note, 'text: 1 URLs');
+      assert.equal(states.get(u('/feed.rss'))?.note, 'rss: 1 URLs');
+      assert.equal(states.get(u('/atom.xml'))?.note, 'atom: 1 URLs');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('the demo site: the crawl summary reports S3 PUTs per indexed page, at most 0.1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-demo-'));
+    const site = await startSiteServer({ root: dir });
+    try {
+      const counts = generateDemoSite(dir, { baseUrl: site.url });
+      const demo = loadConfigFile(join(import.meta.dirname, '../../demo/trawl.json'));
+      const config = { ...demo, name: uniqueCrawlName('demo'), startUrls: [`${site.url}/`] };
+      const session = await openSession(config);
+      resetRequestCounts();
+      for (const k of Object.keys(stageStats)) delete stageStats[k];
+
+      await crawl(session);
+
+      const lines: string[] = [];
+      const write = process.stdout.write;
+      process.stdout.write = ((s: string) => lines.push(s) > 0) as typeof process.stdout.write;
+      try {
+        printSummary({ kind: 'crawl', config, session, seconds: 1, stats: stageStats, counts: requestCounts });
+      } finally {
+        process.stdout.write = write;
+      }
+      const line = lines.find((l) => l.includes('S3 PUTs per indexed page')) ?? '';
+      const ratio = Number(/S3 PUTs per indexed page: ([\d.]+)/.exec(line)?.[1]);
+      const puts = requestCounts.calls['S3.PutObject'] ?? 0;
+      assert.equal(stageStats.indexed, counts.expectedIndexed);
+      assert.ok(ratio <= 0.1, line);
+      assert.equal(ratio.toFixed(3), (puts / counts.expectedIndexed).toFixed(3));
+    } finally {
+      await site.close();
+    }
+  });
+});

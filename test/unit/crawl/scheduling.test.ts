@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  nextRefreshAt,
+  pickSource,
+  queueForActions,
+  refreshBucket,
+  refreshBuckets,
+  sourceWeights,
+} from '../../../shared/crawl/scheduling.ts';
+import { SOURCES, type SourceName } from '../../../shared/types.ts';
+
+/** mulberry32: a small seeded PRNG so proportions are reproducible. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+function draw(weights: Record<SourceName, number>, exhausted: Set<SourceName>, n: number, seed = 1) {
+  const random = seeded(seed);
+  const counts = Object.fromEntries(SOURCES.map((s) => [s, 0])) as Record<SourceName, number>;
+  for (let i = 0; i < n; i++) {
+    const s = pickSource(weights, exhausted, random);
+    if (s) counts[s]++;
+  }
+  return counts;
+}
+
+describe('source weights (seed 001)', () => {
+  it('defaults to user 10000, redir 2000, index 1000, index_follow 100, follow 10, refresh 1', () => {
+    assert.deepEqual(sourceWeights(), { user: 10_000, redir: 2_000, index: 1_000, index_follow: 100, follow: 10, refresh: 1 });
+  });
+  it('takes overrides from the config and keeps the other defaults', () => {
+    assert.deepEqual(sourceWeights({ follow: 500, refresh: undefined }), {
+      user: 10_000,
+      redir: 2_000,
+      index: 1_000,
+      index_follow: 100,
+      follow: 500,
+      refresh: 1,
+    });
+  });
+});
+
+describe('pickSource: weighted random choice among the sources with work', () => {
+  const weights = sourceWeights();
+  const total = Object.values(weights).reduce((a, b) => a + b, 0);
+
+  it('picks each source in proportion to its weight (200k seeded draws)', () => {
+    const n = 200_000;
+    const counts = draw(weights, new Set(), n);
+    for (const s of SOURCES) {
+      const expected = (n * weights[s]) / total;
+      // within 5 standard deviations of the binomial expectation
+      const sd = Math.sqrt(n * (weights[s] / total) * (1 - weights[s] / total));
+      assert.ok(Math.abs(counts[s] - expected) <= 5 * sd + 1, `${s}: ${counts[s]} vs ${expected.toFixed(1)}`);
+    }
+  });
+
+  it('starves no source: even refresh (weight 1 of 13111) is picked', () => {
+    assert.ok(draw(weights, new Set(), 200_000, 7).refresh > 0);
+  });
+
+  it('index-only (1000) against follow-only (10): about 99 picks in 100 go to index', () => {
+    const exhausted = new Set<SourceName>(['user', 'redir', 'index_follow', 'refresh']);
+    const counts = draw(weights, exhausted, 10_000, 3);
+    assert.equal(counts.index + counts.follow, 10_000);
+    assert.ok(counts.index / 10_000 > 0.98 && counts.index / 10_000 < 0.995, `index share ${counts.index / 10_000}`);
+  });
+
+  it('skips exhausted sources and returns null when all are exhausted', () => {
+    const exhausted = new Set<SourceName>(SOURCES.filter((s) => s !== 'refresh'));
+    assert.equal(draw(weights, exhausted, 100).refresh, 100);
+    assert.equal(pickSource(weights, new Set(SOURCES), Math.random), null);
+  });
+
+  it('honours configured weights: equal weights share equally', () => {
+    const equal = sourceWeights({ user: 1, redir: 1, index: 1, index_follow: 1, follow: 1, refresh: 1 });
+    const counts = draw(equal, new Set(), 60_000, 11);
+    for (const s of SOURCES) assert.ok(Math.abs(counts[s] - 10_000) < 500, `${s}: ${counts[s]}`);
+  });
+
+  it('handles random() at its bounds', () => {
+    assert.equal(pickSource(weights, new Set(), () => 0), 'user');
+    assert.equal(pickSource(weights, new Set(), () => 0.999_999_999_9), 'refresh');
+  });
+});
+
+describe('queueForActions: the source a URL goes to (seed 001 fifos)', () => {
+  const cases: [boolean, boolean, SourceName | null][] = [
+    [true, true, 'index_follow'],
+    [true, false, 'index'],
+    [false, true, 'follow'],
+    [false, false, null],
+  ];
+  for (const [index, follow, expected] of cases) {
+    it(`index=${index} follow=${follow} -> ${expected}`, () => assert.equal(queueForActions(index, follow), expected));
+  }
+});
+
+describe('refresh times and their GSI buckets', () => {
+  it('schedules the next refresh maxAge after the fetch', () => {
+    assert.equal(nextRefreshAt(Date.parse('2026-01-01T10:00:00.000Z'), 48 * 3_600_000), '2026-01-03T10:00:00.000Z');
+  });
+  it('buckets by UTC day', () => {
+    assert.equal(refreshBucket('2026-01-03T23:59:59.999Z'), '2026-01-03');
+  });
+  it('lists every day bucket from a time to another, both included', () => {
+    const from = Date.parse('2026-01-30T22:00:00.000Z');
+    const until = Date.parse('2026-02-02T01:00:00.000Z');
+    assert.deepEqual(refreshBuckets(from, until), ['2026-01-30', '2026-01-31', '2026-02-01', '2026-02-02']);
+    assert.deepEqual(refreshBuckets(until, until), ['2026-02-02']);
+    assert.deepEqual(refreshBuckets(until + 86_400_000, until), []);
+  });
+  it('makes a 90-day first look-back 91 Queries', () => {
+    const now = Date.parse('2026-06-01T12:00:00.000Z');
+    assert.equal(refreshBuckets(now - 90 * 86_400_000, now).length, 91);
+  });
+});
