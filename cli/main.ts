@@ -4,14 +4,16 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { loadConfigFile } from './config-file.ts';
 import { explainUrl } from '../shared/crawl/decide.ts';
 import { domainOf } from '../shared/crawl/domains.ts';
 import { isAllowed, parseRobotsTxt, userAgentToken } from '../shared/crawl/robots.ts';
 import { ConfigError } from '../shared/errors.ts';
-import { crawlCommand, refreshCommand } from './commands/crawl.ts';
-import { clearErrorsCommand, docsCommand, urlsCommand } from './commands/listing.ts';
-import { deployCommand, emulatorCommand } from './commands/ops.ts';
+import { loadConfigFile } from './config-file.ts';
+
+// Commands that talk to AWS load the SDK only when they run: `explain`, `domain` and `robots` start fast.
+const crawlCmd = () => import('./commands/crawl.ts');
+const listing = () => import('./commands/listing.ts');
+const ops = () => import('./commands/ops.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -26,26 +28,40 @@ function program(): Command {
     .requiredOption('-c, --config <file>', 'crawl config (JSON or YAML)')
     .option('--demo', 'serve the bundled demo site on loopback and crawl it')
     .option('--no-progress', 'plain log lines even on a terminal')
-    .action(crawlCommand);
+    .action(async (o) => (await crawlCmd()).crawlCommand(o));
   p.command('refresh')
     .description('one maintenance cycle as the schedule runs it, then drain')
     .requiredOption('-c, --config <file>', 'crawl config')
     .option('--now <iso-time>', 'pretend the clock says this time')
     .option('--demo', 'serve the bundled demo site while refreshing')
     .option('--no-progress', 'plain log lines even on a terminal')
-    .action(refreshCommand);
-  p.command('docs').description('print the current index, one JSON document per line')
-    .requiredOption('-c, --config <file>', 'crawl config').action(docsCommand);
-  p.command('urls').description('print every known URL and its state, one JSON line each')
-    .requiredOption('-c, --config <file>', 'crawl config').action(urlsCommand);
-  p.command('clear-errors').description('forget every URL in error state')
-    .requiredOption('-c, --config <file>', 'crawl config').action(clearErrorsCommand);
+    .action(async (o) => (await crawlCmd()).refreshCommand(o));
+  p.command('docs')
+    .description('print the current index, one JSON document per line')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await listing()).docsCommand(o));
+  p.command('urls')
+    .description('print every known URL and its state, one JSON line each')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await listing()).urlsCommand(o));
+  p.command('clear-errors')
+    .description('forget every URL in error state')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await listing()).clearErrorsCommand(o));
   p.command('explain')
     .description('what the config decides for a URL (no network)')
     .requiredOption('-c, --config <file>', 'crawl config')
     .argument('<url>')
     .action((url: string, opts: { config: string }) => {
-      out(JSON.stringify(explainUrl(loadConfigFile(opts.config), url)));
+      const answer = explainUrl(loadConfigFile(opts.config), url);
+      // CONTRACT.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
+      // well-formed and get an answer: accepted false, reason opaque-url, as the crawl drops them.
+      if (answer.reason === 'malformed-url') {
+        throw new ConfigError(
+          `explain: not an absolute URL: ${JSON.stringify(url)} (e.g. "https://www.example.com/page")`,
+        );
+      }
+      out(JSON.stringify(answer));
     });
   p.command('domain')
     .description('the domain name of each URL, from the configured TLD lists or the Public Suffix List')
@@ -53,7 +69,12 @@ function program(): Command {
     .argument('<url...>')
     .action((urls: string[], opts: { config?: string }) => {
       const lists = opts.config ? loadConfigFile(opts.config).domains : { generic: null, additional: null };
-      for (const url of urls) out(domainOf(hostOf(url), lists, (m) => process.stderr.write(`DEBUG ${m}\n`)));
+      // Seed 000's DEBUG message names the original URL, so URLs are passed whole (bare hosts as hosts).
+      const debug = (m: string) => process.stderr.write(`DEBUG ${m}\n`);
+      for (const url of urls) {
+        const host = hostOf(url);
+        out(domainOf(url.includes('://') ? url : host, lists, debug));
+      }
     });
   p.command('robots')
     .description("'allowed' or 'disallowed', as Trawl's robots.txt matcher decides")
@@ -64,12 +85,18 @@ function program(): Command {
       const robots = parseRobotsTxt(readText(file));
       out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
     });
-  p.command('deploy').description('cdk deploy the stack in infra/ and upload the config')
-    .option('-c, --config <file>', 'crawl config').action((o) => deployCommand('deploy', o));
-  p.command('destroy').description('cdk destroy the stack')
-    .option('-c, --config <file>', 'crawl config').action((o) => deployCommand('destroy', o));
-  p.command('emulator').description('the embedded emulator: start | stop | status')
-    .argument('<action>').action(emulatorCommand);
+  p.command('deploy')
+    .description('cdk deploy the stack in infra/ and upload the config')
+    .option('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await ops()).deployCommand('deploy', o));
+  p.command('destroy')
+    .description('cdk destroy the stack')
+    .option('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await ops()).deployCommand('destroy', o));
+  p.command('emulator')
+    .description('the embedded emulator: start | stop | status')
+    .argument('<action>')
+    .action(async (a: string) => (await ops()).emulatorCommand(a));
   return p;
 }
 
@@ -77,7 +104,7 @@ function hostOf(url: string): string {
   try {
     return new URL(url.includes('://') ? url : `http://${url}`).hostname;
   } catch {
-    throw new ConfigError(`not a valid URL: ${url}`);
+    throw new ConfigError(`domain: not a valid URL or host name: ${JSON.stringify(url)}`);
   }
 }
 

@@ -3,6 +3,7 @@
  * field but `name` and `startUrls`. The names are fixed by CONTRACT.md.
  */
 import { z } from 'zod';
+import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 
 /** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
@@ -89,6 +90,8 @@ const atomSchema = z.strictObject({
   kind: z.enum(['exact', 'prefix', 'suffix', 'inside', 'length']),
   norm: z.enum(['norm', 'lower', 'none']).optional(),
   value: z.string(),
+  /** seed 001 `litteral="true"`: match `value` as a plain string, not a regular expression */
+  literal: z.boolean().optional(),
 });
 
 export type RuleMatch =
@@ -121,7 +124,10 @@ export const RuleMatchSchema: z.ZodType<RuleMatch> = z.lazy(() =>
     z.strictObject({ query: z.string() }),
     z.strictObject({ inQuery: z.string().min(1) }),
     z.strictObject({
-      length: z.strictObject({ field: z.enum(['url', 'scheme', 'host', 'path', 'query']), value: z.string() }),
+      length: z.strictObject({
+        field: z.enum(['url', 'scheme', 'host', 'path', 'query']),
+        value: z.string(),
+      }),
     }),
   ]),
 );
@@ -134,7 +140,10 @@ export const RuleActionSchema = z.union([
 ]);
 export type RuleAction = z.infer<typeof RuleActionSchema>;
 
-export const RuleSchema = z.strictObject({ match: RuleMatchSchema, actions: z.array(RuleActionSchema).min(1) });
+export const RuleSchema = z.strictObject({
+  match: RuleMatchSchema,
+  actions: z.array(RuleActionSchema).min(1),
+});
 export type Rule = z.infer<typeof RuleSchema>;
 
 export const FetchSchema = z
@@ -152,9 +161,16 @@ export const FetchSchema = z
     /** @default 30000 — socket timeout (SMILA socketTimeout) */
     timeoutMs: z.number().int().positive().default(30_000),
     /** @default 10485760 — stop reading past this; what fits is kept */
-    maxBytes: z.number().int().positive().default(10 * 1024 * 1024),
+    maxBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(10 * 1024 * 1024),
     /** @default null — SMILA proxyHost/proxyPort */
-    proxy: z.strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) }).nullable().default(null),
+    proxy: z
+      .strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })
+      .nullable()
+      .default(null),
     /** @default false — loopback/private/link-local targets are refused unless true */
     allowPrivateNetworks: z.boolean().default(false),
     /** @default {} — host -> IP, like curl --resolve */
@@ -192,7 +208,10 @@ export const ConfigSchema = z.strictObject({
   /** names the crawl's resources: lower-case letters, digits and dashes */
   name: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,30}$/, 'must be 1-31 lower-case letters, digits or dashes, starting alphanumeric'),
+    .regex(
+      /^[a-z0-9][a-z0-9-]{0,30}$/,
+      'must be 1-31 lower-case letters, digits or dashes, starting alphanumeric',
+    ),
   startUrls: z.array(httpUrl).min(1),
   /** @default [] */
   sitemaps: z.array(httpUrl).default([]),
@@ -227,14 +246,30 @@ export const ConfigSchema = z.strictObject({
 export type CrawlConfig = z.infer<typeof ConfigSchema>;
 export type CrawlConfigInput = z.input<typeof ConfigSchema>;
 
+function ruleError(rules: unknown): string | null {
+  try {
+    compileRules(rules as CrawlConfig['rules']);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message;
+  }
+  return null;
+}
+
 /** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
   const result = ConfigSchema.safeParse(raw);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.map(String).join('.') : '(root)';
-    const keys = 'keys' in issue && Array.isArray(issue.keys) ? ` ${issue.keys.join(', ')}` : '';
-    return `${source}: ${path}: ${issue.message}${keys}`;
+  const lines = result.error.issues.flatMap((issue) => {
+    const path = issue.path.map(String).join('.');
+    // A rule that fits no branch of the unions: the rule compiler names the exact field instead.
+    if (issue.path[0] === 'rules' && issue.code === 'invalid_union') {
+      const precise = ruleError((raw as { rules?: unknown }).rules);
+      if (precise) return [`${source}: ${precise}`];
+    }
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((k) => `${source}: ${path ? `${path}.` : ''}${k}: unknown key`);
+    }
+    return [`${source}: ${path || '(root)'}: ${issue.message}`];
   });
-  throw new ConfigError(lines.join('\n'));
+  throw new ConfigError([...new Set(lines)].join('\n'));
 }

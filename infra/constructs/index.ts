@@ -12,7 +12,8 @@ export class IndexStage extends Construct {
 
   constructor(scope: Construct, id: string, r: CrawlResources) {
     super(scope, id);
-    this.fn = stageFunction(this, 'index', { environment: r.environment });
+    // The change feed: one EventBridge event per index batch on the default bus (plus the S3 log).
+    this.fn = stageFunction(this, 'index', { environment: { ...r.environment, TRAWL_EVENT_BUS: 'default' } });
     consumeStageQueue(this.fn, r.stageQueues.index.queue, STAGE_QUEUES.index);
     allowTable(this.fn, r.storage.urls, [
       'GetItem',

@@ -15,27 +15,56 @@ describe('parseConfig', () => {
   });
 
   const bad: [string, unknown, RegExp][] = [
-    ['unknown top-level key', { name: 'a', startUrls: ['http://x.y/'], colour: 1 }, /\(root\).*colour/],
-    ['unknown nested key', { name: 'a', startUrls: ['http://x.y/'], fetch: { userAgnet: 'x' } }, /fetch.*userAgnet/],
-    ['invalid regex', { name: 'a', startUrls: ['http://x.y/'], scope: { include: ['('] } }, /scope\.include\.0/],
+    ['unknown top-level key', { name: 'a', startUrls: ['http://x.y/'], colour: 1 }, /colour: unknown key/],
+    [
+      'unknown nested key',
+      { name: 'a', startUrls: ['http://x.y/'], fetch: { userAgnet: 'x' } },
+      /fetch.*userAgnet/,
+    ],
+    [
+      'invalid regex',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { include: ['('] } },
+      /scope\.include\.0/,
+    ],
     ['relative start URL', { name: 'a', startUrls: ['/x'] }, /startUrls\.0/],
-    ['bad duration', { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '2 days' } }, /refresh\.maxAge/],
-    ['bad priority', { name: 'a', startUrls: ['http://x.y/'], rules: [{ match: { path: '/a' }, actions: [{ priority: 3 }] }] }, /rules\.0\.actions\.0/],
+    [
+      'bad duration',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '2 days' } },
+      /refresh\.maxAge/,
+    ],
+    [
+      'bad priority',
+      {
+        name: 'a',
+        startUrls: ['http://x.y/'],
+        rules: [{ match: { path: '/a' }, actions: [{ priority: 3 }] }],
+      },
+      /rules\.0\.actions\.0/,
+    ],
   ];
   for (const [label, raw, pattern] of bad) {
     it(`rejects ${label} naming the field path`, () => {
-      assert.throws(() => parseConfig(raw, 'crawl.json'), (e: unknown) => {
-        assert.ok(e instanceof ConfigError);
-        assert.match(e.message, /^crawl\.json: /);
-        assert.match(e.message, pattern);
-        return true;
-      });
+      assert.throws(
+        () => parseConfig(raw, 'crawl.json'),
+        (e: unknown) => {
+          assert.ok(e instanceof ConfigError);
+          assert.match(e.message, /^crawl\.json: /);
+          assert.match(e.message, pattern);
+          return true;
+        },
+      );
     });
   }
 });
 
 describe('parseDuration', () => {
-  for (const [text, ms] of [['30s', 30_000], ['1h', 3_600_000], ['48h', 172_800_000], ['2d', 172_800_000], ['250ms', 250]] as const) {
+  for (const [text, ms] of [
+    ['30s', 30_000],
+    ['1h', 3_600_000],
+    ['48h', 172_800_000],
+    ['2d', 172_800_000],
+    ['250ms', 250],
+  ] as const) {
     it(`${text} = ${ms} ms`, () => assert.equal(parseDuration(text), ms));
   }
 });
