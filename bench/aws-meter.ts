@@ -6,8 +6,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
-import type { CrawlSession } from '../cli/session.ts';
 import type { AnyHandler } from '../cli/runner.ts';
+import type { CrawlSession } from '../cli/session.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { containerDeps } from '../shared/stages/deps.ts';
 import type { StageName } from '../shared/topology.ts';
@@ -30,11 +30,18 @@ export interface MeterReport {
   dynamo: DynamoUnitModel['tally'];
 }
 
-function sqsBytes(op: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined): number {
-  const body = (m: { MessageBody?: string; Body?: string }) => Buffer.byteLength(m.MessageBody ?? m.Body ?? '');
-  if (op === 'SendMessageBatch') return ((input.Entries as { MessageBody?: string }[]) ?? []).reduce((n, e) => n + body(e), 0);
+function sqsBytes(
+  op: string,
+  input: Record<string, unknown>,
+  output: Record<string, unknown> | undefined,
+): number {
+  const body = (m: { MessageBody?: string; Body?: string }) =>
+    Buffer.byteLength(m.MessageBody ?? m.Body ?? '');
+  if (op === 'SendMessageBatch')
+    return ((input.Entries as { MessageBody?: string }[]) ?? []).reduce((n, e) => n + body(e), 0);
   if (op === 'SendMessage') return body(input as { MessageBody?: string });
-  if (op === 'ReceiveMessage') return ((output?.Messages as { Body?: string }[]) ?? []).reduce((n, m) => n + body(m), 0);
+  if (op === 'ReceiveMessage')
+    return ((output?.Messages as { Body?: string }[]) ?? []).reduce((n, m) => n + body(m), 0);
   return 0;
 }
 
@@ -44,20 +51,24 @@ export class AwsMeter {
   private readonly dynamo = new DynamoUnitModel();
   private readonly sqsBilled: Record<string, number> = {};
   private readonly awsWaitMs: Record<string, number> = {};
+  readonly errors: string[] = [];
 
   /** Installs on the container deps the handlers use and on the runner's pollers; wraps the handlers. */
   install(session: CrawlSession): void {
     this.instrument(containerDeps().clients);
     this.instrument(session.clients);
     // The runner keeps its handlers in a private field: wrapping them attributes AWS time per stage.
-    const handlers = (session.runner as unknown as { opts: { handlers: Record<StageName, AnyHandler> } }).opts.handlers;
+    const handlers = (session.runner as unknown as { opts: { handlers: Record<StageName, AnyHandler> } }).opts
+      .handlers;
     for (const stage of Object.keys(handlers) as StageName[]) {
       const inner = handlers[stage];
       handlers[stage] = (event, context) => {
         const inv: Invocation = { stage, inflight: 0, since: 0, busyMs: 0 };
-        return this.als.run(inv, () => inner(event, context)).finally(() => {
-          this.awsWaitMs[stage] = (this.awsWaitMs[stage] ?? 0) + inv.busyMs;
-        });
+        return this.als
+          .run(inv, () => inner(event, context))
+          .finally(() => {
+            this.awsWaitMs[stage] = (this.awsWaitMs[stage] ?? 0) + inv.busyMs;
+          });
       };
     }
   }
@@ -93,7 +104,7 @@ export class AwsMeter {
               throw err;
             } finally {
               this.leave(inv);
-              this.account(service, op, args.input as Record<string, unknown>, output, failed);
+              this.safeAccount(service, op, args.input as Record<string, unknown>, output, failed);
             }
           },
           { step: 'build', name: `trawlBenchMeter${service}`, override: true },
@@ -102,7 +113,22 @@ export class AwsMeter {
     };
   }
 
-  private account(service: string, op: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, failed: boolean): void {
+  /** The meter never breaks the crawl it measures: a figure it cannot read is noted, not thrown. */
+  private safeAccount(...args: Parameters<AwsMeter['account']>): void {
+    try {
+      this.account(...args);
+    } catch (err) {
+      this.errors.push(`${args[0]}.${args[1]}: ${(err as Error).message}`);
+    }
+  }
+
+  private account(
+    service: string,
+    op: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    failed: boolean,
+  ): void {
     if (service === 'DynamoDB') this.dynamo.record(op, input, output, failed);
     if (service === 'SQS') {
       const billed = Math.max(1, Math.ceil(sqsBytes(op, input, output) / SQS_CHUNK));

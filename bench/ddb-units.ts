@@ -9,7 +9,7 @@
 import { TABLES } from '../shared/topology.ts';
 
 type Attr = Record<string, unknown>;
-type Item = Record<string, Attr>;
+type Item = Record<string, unknown>;
 
 export interface UnitTally {
   /** "urls.PutItem" → units */
@@ -27,22 +27,37 @@ export function emptyTally(): UnitTally {
 
 const bytes = (s: string) => Buffer.byteLength(s);
 
-/** DynamoDB item size: attribute names plus values (numbers ~ 1 byte per 2 digits + 1). */
-export function attrSize(v: Attr): number {
-  if ('S' in v) return bytes(String(v.S));
-  if ('N' in v) return Math.ceil(String(v.N).replace(/[-.]/g, '').length / 2) + 1;
-  if ('B' in v) return (v.B as Uint8Array).byteLength ?? 0;
-  if ('BOOL' in v || 'NULL' in v) return 1;
-  if ('L' in v) return 3 + (v.L as Attr[]).reduce((n, x) => n + 1 + attrSize(x), 0);
-  if ('M' in v) return 3 + itemSize(v.M as Item);
-  if ('SS' in v) return (v.SS as string[]).reduce((n, x) => n + bytes(x), 0);
-  if ('NS' in v) return (v.NS as string[]).reduce((n, x) => n + Math.ceil(x.length / 2) + 1, 0);
-  return 1;
+const AV_TYPES = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'L', 'M', 'SS', 'NS', 'BS']);
+
+/** A value in either form: marshalled (`{ S: "x" }`, raw client) or native (document client). */
+function isAttributeValue(v: unknown): v is Attr {
+  if (!v || typeof v !== 'object' || Array.isArray(v) || v instanceof Uint8Array) return false;
+  const keys = Object.keys(v);
+  return keys.length === 1 && AV_TYPES.has(keys[0] as string);
 }
 
-export function itemSize(item: Item | undefined): number {
+const numberSize = (n: string) => Math.ceil(n.replace(/[-.e+]/gi, '').length / 2) + 1;
+
+/** DynamoDB attribute value size: strings and binaries by bytes, numbers ~ 1 byte per 2 digits + 1. */
+export function valueSize(v: unknown): number {
+  if (typeof v === 'string') return bytes(v);
+  if (typeof v === 'number' || typeof v === 'bigint') return numberSize(String(v));
+  if (v === null || v === undefined || typeof v === 'boolean') return 1;
+  if (v instanceof Uint8Array) return v.byteLength;
+  if (Array.isArray(v)) return 3 + v.reduce((n: number, x) => n + 1 + valueSize(x), 0);
+  if (v instanceof Set) return [...v].reduce((n: number, x) => n + valueSize(x), 0);
+  if (!isAttributeValue(v)) return 3 + itemSize(v as Item);
+  const [type, inner] = Object.entries(v)[0] as [string, unknown];
+  if (type === 'N') return numberSize(String(inner));
+  if (type === 'NS') return (inner as string[]).reduce((n, x) => n + numberSize(x), 0);
+  if (type === 'M') return 3 + itemSize(inner as Item);
+  return valueSize(inner);
+}
+
+/** DynamoDB item size: attribute names plus values. */
+export function itemSize(item: Record<string, unknown> | undefined): number {
   if (!item) return 0;
-  return Object.entries(item).reduce((n, [k, v]) => n + bytes(k) + attrSize(v), 0);
+  return Object.entries(item).reduce((n, [k, v]) => n + bytes(k) + valueSize(v), 0);
 }
 
 const writeUnits = (size: number) => Math.max(1, Math.ceil(size / 1024));
@@ -58,25 +73,45 @@ export class DynamoUnitModel {
   }
 
   private short(table: string | undefined): string {
-    return (table ?? '?').endsWith('-urls') ? 'urls' : (table ?? '?').endsWith('-hosts') ? 'hosts' : String(table);
+    return (table ?? '?').endsWith('-urls')
+      ? 'urls'
+      : (table ?? '?').endsWith('-hosts')
+        ? 'hosts'
+        : String(table);
   }
 
   /** Accounts one call: `failed` = a ConditionalCheckFailedException. */
-  record(op: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, failed: boolean): void {
+  record(
+    op: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    failed: boolean,
+  ): void {
     const table = this.short(input.TableName as string | undefined);
     const label = `${table}.${op}`;
-    if (op === 'PutItem') return this.write(label, table, input.Key as Item, input.Item as Item, failed, 'put');
-    if (op === 'UpdateItem') return this.write(label, table, input.Key as Item, this.applyUpdate(table, input), failed, 'update');
-    if (op === 'DeleteItem') return this.write(label, table, input.Key as Item, undefined, failed, 'delete');
-    if (op === 'GetItem') {
-      this.add('items', label, 1);
-      return this.add('read', label, readUnits(itemSize(output?.Item as Item)));
-    }
-    if (op === 'BatchGetItem') return this.batchGet(input, output);
-    if (op === 'Query' || op === 'Scan') {
-      const found = (output?.Items as Item[] | undefined) ?? [];
-      this.add('items', label, found.length);
-      this.add('read', label, readUnits(found.reduce((n, i) => n + itemSize(i), 0)));
+    switch (op) {
+      case 'PutItem':
+        this.write(label, table, input.Key as Item, input.Item as Item, failed, 'put');
+        break;
+      case 'UpdateItem':
+        this.write(label, table, input.Key as Item, this.applyUpdate(table, input), failed, 'update');
+        break;
+      case 'DeleteItem':
+        this.write(label, table, input.Key as Item, undefined, failed, 'delete');
+        break;
+      case 'GetItem':
+        this.add('items', label, 1);
+        this.add('read', label, readUnits(itemSize(output?.Item as Item)));
+        break;
+      case 'BatchGetItem':
+        this.batchGet(input, output);
+        break;
+      case 'Query':
+      case 'Scan': {
+        const found = (output?.Items as Item[] | undefined) ?? [];
+        this.add('items', label, found.length);
+        this.add('read', label, readUnits(found.reduce((n, i) => n + itemSize(i), 0)));
+      }
     }
   }
 
@@ -89,12 +124,23 @@ export class DynamoUnitModel {
       const found = responses[name] ?? [];
       const missing = Keys.length - found.length - (unprocessed[name]?.Keys.length ?? 0);
       this.add('items', label, Keys.length - (unprocessed[name]?.Keys.length ?? 0));
-      this.add('read', label, found.reduce((n, i) => n + readUnits(itemSize(i)), 0) + 0.5 * Math.max(0, missing));
+      this.add(
+        'read',
+        label,
+        found.reduce((n, i) => n + readUnits(itemSize(i)), 0) + 0.5 * Math.max(0, missing),
+      );
     }
   }
 
-  private write(label: string, table: string, key: Item | undefined, after: Item | undefined, failed: boolean, kind: string): void {
-    const id = `${table}|${JSON.stringify(key ?? pickKey(table, after))}`;
+  private write(
+    label: string,
+    table: string,
+    key: Item | undefined,
+    after: Item | undefined,
+    failed: boolean,
+    kind: string,
+  ): void {
+    const id = keyId(table, key ?? pickKey(table, after));
     const before = this.items.get(id);
     const size = Math.max(itemSize(before), failed ? 0 : itemSize(after));
     this.add('items', label, 1);
@@ -111,7 +157,7 @@ export class DynamoUnitModel {
 
   /** The item after a `SET a = :v, … REMOVE b, …` update (the forms Trawl's adapters write). */
   private applyUpdate(table: string, input: Record<string, unknown>): Item {
-    const id = `${table}|${JSON.stringify(input.Key)}`;
+    const id = keyId(table, input.Key as Item);
     const item: Item = { ...(this.items.get(id) ?? (input.Key as Item)) };
     const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
     const values = (input.ExpressionAttributeValues ?? {}) as Record<string, Attr>;
@@ -120,12 +166,24 @@ export class DynamoUnitModel {
     for (const part of set.split(',')) {
       const [lhs, rhs] = part.split('=').map((s) => s.trim());
       if (!lhs || !rhs) continue;
-      item[names[lhs] ?? lhs] = values[rhs] ?? { S: 'x'.repeat(8) };
+      item[names[lhs] ?? lhs] = values[rhs] ?? 'x'.repeat(8);
     }
     const remove = /REMOVE\s+(.*?)(?=\s+SET\s|$)/s.exec(expr)?.[1] ?? '';
-    for (const n of remove.split(',').map((s) => s.trim()).filter(Boolean)) delete item[names[n] ?? n];
+    for (const n of remove
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      delete item[names[n] ?? n];
     return item;
   }
+}
+
+/** One id per item whichever form its key came in. */
+function keyId(table: string, key: Item): string {
+  const parts = Object.entries(key).map(
+    ([k, v]) => `${k}=${isAttributeValue(v) ? String(Object.values(v)[0]) : String(v)}`,
+  );
+  return `${table}|${parts.sort().join('|')}`;
 }
 
 function pickKey(table: string, item: Item | undefined): Item {

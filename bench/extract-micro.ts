@@ -78,7 +78,11 @@ const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** Measures cheerio.load, extractHtml and processPage on every HTML file under `root`. */
 export async function runExtractMicro(root = BOOST_DOC_ROOT, rounds = 3): Promise<ExtractMicroResult> {
-  const config = parseConfig({ name: 'bench', startUrls: ['http://localhost/doc/html/index.html'], scope: { underStartPath: true } });
+  const config = parseConfig({
+    name: 'bench',
+    startUrls: ['http://localhost/doc/html/index.html'],
+    scope: { underStartPath: true },
+  });
   const ctx = { config, decider: createUrlDecider(config), now: new Date(0).toISOString() };
   const pages = loadPages(root);
   const passes = {
@@ -98,7 +102,11 @@ export async function runExtractMicro(root = BOOST_DOC_ROOT, rounds = 3): Promis
     cheerioMs: mean(ms.cheerio),
     extractHtmlMs: mean(ms.extractHtml),
     processPageMs: mean(ms.processPage),
-    best: { cheerioMs: Math.min(...ms.cheerio), extractHtmlMs: Math.min(...ms.extractHtml), processPageMs: Math.min(...ms.processPage) },
+    best: {
+      cheerioMs: Math.min(...ms.cheerio),
+      extractHtmlMs: Math.min(...ms.extractHtml),
+      processPageMs: Math.min(...ms.processPage),
+    },
     ratioExtractHtml: mean(ms.extractHtml) / mean(ms.cheerio),
     ratioProcessPage: mean(ms.processPage) / mean(ms.cheerio),
   };
@@ -118,5 +126,6 @@ export function formatExtractMicro(r: ExtractMicroResult): string[] {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  for (const line of formatExtractMicro(await runExtractMicro(process.argv[2] ?? BOOST_DOC_ROOT))) console.log(line);
+  for (const line of formatExtractMicro(await runExtractMicro(process.argv[2] ?? BOOST_DOC_ROOT)))
+    console.log(line);
 }

@@ -22,7 +22,15 @@ export const PRICES = {
 export const TARGET_DOLLARS_PER_MILLION = 1.0;
 
 /** S3 operations billed at the PUT rate (the rest at the GET rate). */
-const S3_PUT_CLASS = new Set(['PutObject', 'CopyObject', 'ListObjectsV2', 'ListObjects', 'CreateMultipartUpload', 'UploadPart', 'CompleteMultipartUpload']);
+const S3_PUT_CLASS = new Set([
+  'PutObject',
+  'CopyObject',
+  'ListObjectsV2',
+  'ListObjects',
+  'CreateMultipartUpload',
+  'UploadPart',
+  'CompleteMultipartUpload',
+]);
 
 export interface StageTime {
   invocations: number;
@@ -49,7 +57,14 @@ export interface CostBreakdown {
   s3Puts: number;
   s3Gets: number;
   /** dollars per million pages, by service */
-  perMillion: { lambda: number; sqs: number; dynamoWrite: number; dynamoRead: number; s3: number; total: number };
+  perMillion: {
+    lambda: number;
+    sqs: number;
+    dynamoWrite: number;
+    dynamoRead: number;
+    s3: number;
+    total: number;
+  };
   /** the same total with Lambda billed without the emulator's wait (the lower bound) */
   totalNoAwsWait: number;
 }
@@ -60,7 +75,10 @@ const gb = (stage: StageName) => FUNCTIONS[stage].memoryMb / 1024;
 export function priceRun(u: RunUsage): CostBreakdown {
   const stages = Object.entries(u.stages) as [StageName, StageTime][];
   const lambdaGbSeconds = stages.reduce((n, [s, t]) => n + (t.totalMs / 1000) * gb(s), 0);
-  const lambdaGbSecondsNoAwsWait = stages.reduce((n, [s, t]) => n + (Math.max(0, t.totalMs - t.awsWaitMs) / 1000) * gb(s), 0);
+  const lambdaGbSecondsNoAwsWait = stages.reduce(
+    (n, [s, t]) => n + (Math.max(0, t.totalMs - t.awsWaitMs) / 1000) * gb(s),
+    0,
+  );
   // An async Lambda.Invoke (the fetch kick on AWS) is one more invocation of the fetch function.
   const lambdaInvocations = stages.reduce((n, [, t]) => n + t.invocations, 0);
   let s3Puts = 0;
@@ -71,7 +89,8 @@ export function priceRun(u: RunUsage): CostBreakdown {
     else s3Gets += n;
   }
   const scale = 1e6 / Math.max(1, u.pages);
-  const lambdaFor = (gbs: number) => (gbs * PRICES.lambdaGbSecond + lambdaInvocations * PRICES.lambdaRequest) * scale;
+  const lambdaFor = (gbs: number) =>
+    (gbs * PRICES.lambdaGbSecond + lambdaInvocations * PRICES.lambdaRequest) * scale;
   const perMillion = {
     lambda: lambdaFor(lambdaGbSeconds),
     sqs: u.sqsBilledRequests * PRICES.sqsRequest * scale,
@@ -80,14 +99,25 @@ export function priceRun(u: RunUsage): CostBreakdown {
     s3: (s3Puts * PRICES.s3Put + s3Gets * PRICES.s3Get) * scale,
     total: 0,
   };
-  perMillion.total = perMillion.lambda + perMillion.sqs + perMillion.dynamoWrite + perMillion.dynamoRead + perMillion.s3;
+  perMillion.total =
+    perMillion.lambda + perMillion.sqs + perMillion.dynamoWrite + perMillion.dynamoRead + perMillion.s3;
   const totalNoAwsWait = perMillion.total - perMillion.lambda + lambdaFor(lambdaGbSecondsNoAwsWait);
-  return { lambdaGbSeconds, lambdaGbSecondsNoAwsWait, lambdaInvocations, s3Puts, s3Gets, perMillion, totalNoAwsWait };
+  return {
+    lambdaGbSeconds,
+    lambdaGbSecondsNoAwsWait,
+    lambdaInvocations,
+    s3Puts,
+    s3Gets,
+    perMillion,
+    totalNoAwsWait,
+  };
 }
 
 /** The assumptions printed with every run. */
 export function pricingAssumptions(): string[] {
-  const mem = (Object.entries(FUNCTIONS) as [StageName, { memoryMb: number }][]).map(([s, f]) => `${s} ${f.memoryMb} MB`).join(', ');
+  const mem = (Object.entries(FUNCTIONS) as [StageName, { memoryMb: number }][])
+    .map(([s, f]) => `${s} ${f.memoryMb} MB`)
+    .join(', ');
   return [
     `Lambda arm64 $${PRICES.lambdaGbSecond}/GB-s + $0.20/M invocations; memory from shared/topology.ts FUNCTIONS (${mem}).`,
     'Lambda GB-s = each handler invocation’s measured wall time × its memory. Network wait inside fetch (and every AWS',

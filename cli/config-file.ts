@@ -11,13 +11,17 @@ export function loadConfigFile(file: string): CrawlConfig {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${file}: cannot read the config file (${(err as NodeJS.ErrnoException).code ?? err})`);
+    throw new ConfigError(
+      `${file}: cannot read the config file (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
   }
   let raw: unknown;
   try {
     raw = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`);
+    throw new ConfigError(
+      `${file}: not valid ${/\.ya?ml$/i.test(file) ? 'YAML' : 'JSON'}: ${(err as Error).message}`,
+    );
   }
   const config = parseConfig(raw, file);
   try {

@@ -122,14 +122,23 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
   if (running) return running;
   mkdirSync(stateDir(cwd), { recursive: true });
   const emu = await startEmulator({ logFile: join(stateDir(cwd), 'emulator.log'), detached: true });
-  const state = { pid: emu.pid, port: Number(new URL(emu.endpoint).port), endpoint: emu.endpoint, startedAt: new Date().toISOString() };
+  const state = {
+    pid: emu.pid,
+    port: Number(new URL(emu.endpoint).port),
+    endpoint: emu.endpoint,
+    startedAt: new Date().toISOString(),
+  };
   useEmulatorEnv(emu.endpoint);
   const pending = await restoreSnapshot(emu.endpoint, snapshotDir(cwd)).catch(async (err) => {
     await emu.stop();
-    throw new Error(`could not restore .trawl/snapshot into the emulator: ${(err as Error).message}`, { cause: err });
+    throw new Error(`could not restore .trawl/snapshot into the emulator: ${(err as Error).message}`, {
+      cause: err,
+    });
   });
   if (existsSync(snapshotDir(cwd))) {
-    process.stderr.write(`trawl: restored the emulator's saved state from .trawl/snapshot (${pending} pending URL(s) re-queued)\n`);
+    process.stderr.write(
+      `trawl: restored the emulator's saved state from .trawl/snapshot (${pending} pending URL(s) re-queued)\n`,
+    );
   }
   writeFileSync(stateFile(cwd), JSON.stringify(state, null, 2));
   return state;
@@ -142,7 +151,8 @@ function snapshotDir(cwd?: string): string {
 /** Saves the background emulator's state (after a command changed it), so a reboot loses nothing. */
 export async function persistEmbeddedState(cwd?: string): Promise<void> {
   const state = await emulatorStatus(cwd);
-  if (state && process.env.AWS_ENDPOINT_URL === state.endpoint) await saveSnapshot(state.endpoint, snapshotDir(cwd));
+  if (state && process.env.AWS_ENDPOINT_URL === state.endpoint)
+    await saveSnapshot(state.endpoint, snapshotDir(cwd));
 }
 
 /** Stops the background emulator, saving its state first. */
@@ -172,7 +182,9 @@ export async function resolveAwsEndpoint(
   if (env.AWS_ENDPOINT_URL) return env.AWS_ENDPOINT_URL;
   if (hasAwsCredentials(env)) return null;
   const state = await ensureBackgroundEmulator();
-  say(`trawl: no AWS endpoint or credentials: using the embedded emulator at ${state.endpoint} (state in .trawl/)`);
+  say(
+    `trawl: no AWS endpoint or credentials: using the embedded emulator at ${state.endpoint} (state in .trawl/)`,
+  );
   useEmulatorEnv(state.endpoint, env);
   return state.endpoint;
 }

@@ -28,6 +28,7 @@ function program(): Command {
     .requiredOption('-c, --config <file>', 'crawl config (JSON or YAML)')
     .option('--demo', 'serve the bundled demo site on loopback and crawl it')
     .option('--no-progress', 'plain log lines even on a terminal')
+    .option('--watch', 'after draining, keep running the discovery and refresh schedules (Ctrl-C stops)')
     .action(async (o) => (await crawlCmd()).crawlCommand(o));
   p.command('refresh')
     .description('one maintenance cycle as the schedule runs it, then drain')
@@ -44,6 +45,11 @@ function program(): Command {
     .description('print every known URL and its state, one JSON line each')
     .requiredOption('-c, --config <file>', 'crawl config')
     .action(async (o) => (await listing()).urlsCommand(o));
+  p.command('changes')
+    .description('print the change feed (upserts and deletions with their reasons), one JSON line each')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option('--since <iso-time>', 'only changes at or after this time')
+    .action(async (o) => (await listing()).changesCommand(o));
   p.command('clear-errors')
     .description('forget every URL in error state')
     .requiredOption('-c, --config <file>', 'crawl config')

@@ -1,7 +1,7 @@
 /** Live progress on a terminal (cli-progress), plain log lines every few seconds otherwise. */
 import cliProgress from 'cli-progress';
-import { SOURCES } from '../shared/types.ts';
 import { stageStats } from '../shared/stages/logger.ts';
+import { SOURCES } from '../shared/types.ts';
 import type { QueueDepths } from './runner.ts';
 
 export interface Progress {
@@ -9,16 +9,31 @@ export interface Progress {
   stop(): void;
 }
 
-const SHORT: Record<string, string> = { user: 'u', redir: 'r', index: 'i', index_follow: 'if', follow: 'f', refresh: 'rf' };
+const SHORT: Record<string, string> = {
+  user: 'u',
+  redir: 'r',
+  index: 'i',
+  index_follow: 'if',
+  follow: 'f',
+  refresh: 'rf',
+};
 
 function line(depths: QueueDepths, started: number) {
   const fetched = stageStats.fetched ?? 0;
   const errors = Object.entries(stageStats)
     .filter(([k]) => k.startsWith('error:'))
     .reduce((n, [, v]) => n + v, 0);
-  const queued = SOURCES.map((s) => `${SHORT[s]}:${(depths[s]?.visible ?? 0) + (depths[s]?.delayed ?? 0)}`).join(' ');
+  const queued = SOURCES.map(
+    (s) => `${SHORT[s]}:${(depths[s]?.visible ?? 0) + (depths[s]?.delayed ?? 0)}`,
+  ).join(' ');
   const rate = fetched / Math.max(0.001, (Date.now() - started) / 1000);
-  return { fetched, errors, queued, rate: rate.toFixed(1), indexed: (stageStats.indexed ?? 0) + (stageStats.reindexed ?? 0) };
+  return {
+    fetched,
+    errors,
+    queued,
+    rate: rate.toFixed(1),
+    indexed: (stageStats.indexed ?? 0) + (stageStats.reindexed ?? 0),
+  };
 }
 
 /** Creates the progress display. */
@@ -55,7 +70,9 @@ export function createProgress(tty: boolean): Progress {
       if (Date.now() - last < 5000) return;
       last = Date.now();
       const l = line(depths, started);
-      process.stderr.write(`progress: fetched ${l.fetched}, indexed ${l.indexed}, queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`);
+      process.stderr.write(
+        `progress: fetched ${l.fetched}, indexed ${l.indexed}, queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`,
+      );
     },
     stop() {},
   };

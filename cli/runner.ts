@@ -7,9 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
 import type { AwsClients } from '../shared/aws/clients.ts';
-import { FUNCTIONS, type QueueUrls, STAGE_QUEUES, type StageName } from '../shared/topology.ts';
+import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
+import type { ScheduleIntervals } from '../shared/crawl/scheduling.ts';
+import { FUNCTIONS, type QueueUrls, SCHEDULES, STAGE_QUEUES, type StageName } from '../shared/topology.ts';
 import { SOURCES } from '../shared/types.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: handlers differ in event and result types
@@ -39,7 +40,11 @@ export interface RunnerOptions {
   onTick?: (depths: QueueDepths, stats: Record<StageName, InvocationStats>) => void;
   /** give up after this long (the runner never hangs) */
   timeoutMs?: number;
+  /** the stack's EventBridge rules as timers while draining (see `scheduleIntervals`); off when absent */
+  schedules?: ScheduleIntervals;
 }
+
+export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/scheduling.ts';
 
 const region = process.env.AWS_REGION ?? 'us-east-1';
 
@@ -119,6 +124,9 @@ export class LocalRunner {
   private fetchRunning = 0;
   private stopped = false;
   private latest: QueueDepths = {};
+  private stopTimers: (() => void) | null = null;
+  /** Scheduled invocations the timers started, per stage. */
+  readonly fired: Record<'seed' | 'refresh', number> = { seed: 0, refresh: 0 };
 
   constructor(private readonly opts: RunnerOptions) {
     this.pollQueues = createWorkQueues({ client: opts.pollers.sqs });
@@ -143,33 +151,84 @@ export class LocalRunner {
     }
   }
 
-  /** Polls and invokes until drained; resolves with the final depths. */
-  async drain(): Promise<QueueDepths> {
+  /** Polls and invokes until drained (or `until()` says stop); resolves with the final depths. */
+  async drain(until?: () => boolean): Promise<QueueDepths> {
     this.stopped = false;
+    const ownTimers = this.startSchedules();
     const deadline = Date.now() + (this.opts.timeoutMs ?? 60 * 60_000);
     const loops = [this.esmLoop('extract'), this.esmLoop('index')];
     let depths: QueueDepths = {};
     let quietTicks = 0;
     try {
-      while (Date.now() < deadline) {
+      while (Date.now() < deadline && !until?.()) {
         depths = await this.depths();
         this.latest = depths;
         this.opts.onTick?.(depths, this.stats);
         const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
         const maxFetch = this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
         while (frontierVisible > 0 && this.fetchRunning < maxFetch) this.startFetch();
-        const busy = Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
+        const busy =
+          Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
         // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
         quietTicks = busy ? 0 : quietTicks + 1;
         if (quietTicks >= 2) break;
         await sleep(busy ? 100 : 50);
       }
     } finally {
+      if (ownTimers) this.stopSchedules();
       this.stopped = true;
       await Promise.all(loops);
       while (this.running > 0) await sleep(20);
     }
     return depths;
+  }
+
+  /**
+   * Drains again and again with the schedule timers on, until `until()` says stop: a crawl kept
+   * fresh as the deployed stack keeps it (discovery cycles, refresh cycles). Needs `schedules`.
+   */
+  async watch(until: () => boolean): Promise<void> {
+    if (!this.opts.schedules) throw new Error('watch needs the schedules option');
+    const ownTimers = this.startSchedules();
+    try {
+      while (!until()) {
+        await this.drain(until);
+        if (!until()) await sleep(200);
+      }
+    } finally {
+      if (ownTimers) this.stopSchedules();
+      while (this.running > 0) await sleep(20);
+    }
+  }
+
+  /** Starts the timers when `schedules` is set and they are not running; true when this call started them. */
+  private startSchedules(): boolean {
+    const s = this.opts.schedules;
+    if (!s || this.stopTimers) return false;
+    const timers = [this.timer('seed', s.discoveryMs), this.timer('refresh', s.refreshMs)];
+    this.stopTimers = () => {
+      for (const t of timers) clearInterval(t);
+    };
+    return true;
+  }
+
+  /** One schedule rule: EventBridge would start overlapping invocations; one at a time is clearer locally. */
+  private timer(stage: 'seed' | 'refresh', ms: number): NodeJS.Timeout {
+    let busy = false;
+    const fire = () => {
+      if (busy) return;
+      busy = true;
+      this.fired[stage]++;
+      this.invoke(stage, scheduledEvent(SCHEDULES[stage === 'seed' ? 'discovery' : 'refresh'].detailType))
+        .catch((err) => process.stderr.write(`scheduled ${stage} failed: ${(err as Error).message}\n`))
+        .finally(() => (busy = false));
+    };
+    return setInterval(fire, ms).unref();
+  }
+
+  private stopSchedules(): void {
+    this.stopTimers?.();
+    this.stopTimers = null;
   }
 
   private startFetch(): void {
@@ -181,7 +240,9 @@ export class LocalRunner {
 
   private async depths(): Promise<QueueDepths> {
     const entries = await Promise.all(
-      flatQueues(this.opts.queueUrls).map(async ([q, url]) => [q, await this.monitorQueues.depth(url)] as const),
+      flatQueues(this.opts.queueUrls).map(
+        async ([q, url]) => [q, await this.monitorQueues.depth(url)] as const,
+      ),
     );
     return Object.fromEntries(entries);
   }
@@ -217,12 +278,18 @@ export class LocalRunner {
     }
   }
 
-  private async collectBatch(url: string, size: number, windowMs: number): Promise<ReceivedMessage<unknown>[]> {
+  private async collectBatch(
+    url: string,
+    size: number,
+    windowMs: number,
+  ): Promise<ReceivedMessage<unknown>[]> {
     const batch = await this.pollQueues.receive<unknown>(url, size);
     if (batch.length === 0) return batch;
     // The batching window: one long poll for the rest of the batch, as the event source mapping waits.
     if (batch.length < size && windowMs > 0 && !this.stopped) {
-      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, Math.ceil(windowMs / 1000))));
+      batch.push(
+        ...(await this.pollQueues.receive<unknown>(url, size - batch.length, Math.ceil(windowMs / 1000))),
+      );
     }
     return batch;
   }

@@ -30,6 +30,8 @@ export interface SessionOptions extends ProvisionOptions {
   /** `trawl refresh --now`: every stage's clock is shifted to this time */
   now?: Date;
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  /** run the discovery and refresh schedules as timers while draining (`trawl crawl --watch`) */
+  schedules?: RunnerOptions['schedules'];
 }
 
 async function loadHandlers(): Promise<Record<StageName, AnyHandler>> {
@@ -77,6 +79,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     pollers: clients,
     onTick: opts.onTick,
     fetchConcurrency: opts.fetchConcurrency,
+    schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
   return { config, resources, clients, monitor, urls, store, runner };
@@ -144,5 +147,7 @@ export async function clearErrors(session: CrawlSession): Promise<number> {
     await session.urls.forget(item.url);
     n++;
   }
+  // The stages' warm caches must not remember the forgotten URLs as known.
+  resetContainerDeps();
   return n;
 }

@@ -15,17 +15,20 @@ import {
   ScanCommand,
   type TableDescription,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, GetObjectCommand, ListBucketsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListBucketsCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
 import type { UrlItem } from '../shared/aws/url-table.ts';
-import { resourceNames } from '../shared/topology.ts';
+import { chunkBySize, createWorkQueues } from '../shared/aws/work-queues.ts';
+import { FRONTIER_QUEUE, resourceNames } from '../shared/topology.ts';
 import type { UrlTask } from '../shared/types.ts';
-import { createWorkQueues } from '../shared/aws/work-queues.ts';
-import { FRONTIER_QUEUE } from '../shared/topology.ts';
-import { chunkBySize } from '../shared/aws/work-queues.ts';
 
 const PREFIX = 'trawl-';
 
@@ -53,7 +56,10 @@ export async function saveSnapshot(endpoint: string, dir: string): Promise<void>
   const tables = (await c.ddbRaw.send(new ListTablesCommand({}))).TableNames ?? [];
   for (const table of tables.filter((t) => t.startsWith(PREFIX))) {
     const desc = (await c.ddbRaw.send(new DescribeTableCommand({ TableName: table }))).Table;
-    writeFileSync(join(tmp, 'dynamodb', `${table}.json`), JSON.stringify({ desc, items: await scanAll(c, table) }));
+    writeFileSync(
+      join(tmp, 'dynamodb', `${table}.json`),
+      JSON.stringify({ desc, items: await scanAll(c, table) }),
+    );
   }
   const buckets = (await c.s3.send(new ListBucketsCommand({}))).Buckets ?? [];
   for (const { Name } of buckets.filter((b) => b.Name?.startsWith(PREFIX))) {
@@ -80,7 +86,11 @@ function createTableInput(d: TableDescription) {
     AttributeDefinitions: d.AttributeDefinitions,
     KeySchema: d.KeySchema,
     GlobalSecondaryIndexes: d.GlobalSecondaryIndexes?.length
-      ? d.GlobalSecondaryIndexes.map((g) => ({ IndexName: g.IndexName, KeySchema: g.KeySchema, Projection: g.Projection }))
+      ? d.GlobalSecondaryIndexes.map((g) => ({
+          IndexName: g.IndexName,
+          KeySchema: g.KeySchema,
+          Projection: g.Projection,
+        }))
       : undefined,
   };
 }
@@ -98,7 +108,10 @@ export async function restoreSnapshot(endpoint: string, dir: string): Promise<nu
   const c = clientsFor(endpoint);
   let pending = 0;
   for (const file of filesUnder(join(dir, 'dynamodb'))) {
-    const { desc, items } = JSON.parse(readFileSync(file, 'utf8')) as { desc: TableDescription; items: Record<string, AttributeValue>[] };
+    const { desc, items } = JSON.parse(readFileSync(file, 'utf8')) as {
+      desc: TableDescription;
+      items: Record<string, AttributeValue>[];
+    };
     await c.ddbRaw.send(new CreateTableCommand(createTableInput(desc)));
     for (let i = 0; i < items.length; i += 25) {
       const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
@@ -110,14 +123,20 @@ export async function restoreSnapshot(endpoint: string, dir: string): Promise<nu
   for (const bucketDir of existsSync(join(dir, 's3')) ? readdirSync(join(dir, 's3')) : []) {
     await c.s3.send(new CreateBucketCommand({ Bucket: bucketDir })).catch(() => undefined);
     for (const file of filesUnder(join(dir, 's3', bucketDir))) {
-      const key = relative(join(dir, 's3', bucketDir), file).split('\\').join('/');
+      const key = relative(join(dir, 's3', bucketDir), file)
+        .split('\\')
+        .join('/');
       await c.s3.send(new PutObjectCommand({ Bucket: bucketDir, Key: key, Body: readFileSync(file) }));
     }
   }
   return pending;
 }
 
-async function requeuePending(c: AwsClients, crawl: string, raw: Record<string, AttributeValue>[]): Promise<number> {
+async function requeuePending(
+  c: AwsClients,
+  crawl: string,
+  raw: Record<string, AttributeValue>[],
+): Promise<number> {
   const res = await provision(c, resourceNames(crawl));
   const queues = createWorkQueues({ client: c.sqs });
   const items = raw.map((r) => unmarshall(r) as UrlItem).filter((i) => i.state === 'pending');
@@ -133,7 +152,9 @@ async function requeuePending(c: AwsClients, crawl: string, raw: Record<string, 
   }));
   for (const t of new Set(tasks.map((x) => x.queue))) {
     const mine = tasks.filter((x) => x.queue === t);
-    const messages = chunkBySize(mine, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({ body: { tasks: chunk } }));
+    const messages = chunkBySize(mine, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
+      body: { tasks: chunk },
+    }));
     await queues.send(res.queueUrls.frontier[t], messages);
   }
   return tasks.length;

@@ -30,14 +30,22 @@ export function printSummary({ kind, config, session, seconds, stats, counts }: 
   const calls = Object.entries(counts.calls).sort((a, b) => b[1] - a[1]);
   const total = calls.reduce((s, [, v]) => s + v, 0);
   const puts = n(counts.calls['S3.PutObject']);
-  out(`Trawl ${kind} "${config.name}" finished in ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`);
-  out(`  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304)`);
-  out(`  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`);
+  out(
+    `Trawl ${kind} "${config.name}" finished in ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
+  );
+  out(
+    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304)`,
+  );
+  out(
+    `  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`,
+  );
   out(`  links discovered: ${n(stats.discovered)}; rejected: ${byPrefix(stats, 'rejected:')}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
   out(`  AWS requests: ${total} (${(total / Math.max(fetched, 1)).toFixed(2)} per fetched page)`);
   for (const [op, v] of calls) out(`    ${op.padEnd(34)} ${String(v).padStart(7)}`);
-  out(`  S3 PUTs per indexed page: ${indexed ? (puts / indexed).toFixed(3) : 'n/a'} (${puts} PUTs, ${indexed} documents written)`);
+  out(
+    `  S3 PUTs per indexed page: ${indexed ? (puts / indexed).toFixed(3) : 'n/a'} (${puts} PUTs, ${indexed} documents written)`,
+  );
   const inv = Object.entries(session.runner.stats)
     .filter(([, s]) => s.invocations > 0)
     .map(([stage, s]) => `${stage} ${s.invocations} (avg ${(s.totalMs / s.invocations).toFixed(0)} ms)`);

@@ -35,5 +35,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files];
-const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { POWERTOOLS_LOG_LEVEL: 'WARN', ...process.env, TRAWL_TEST: '1' } });
+const r = spawnSync(process.execPath, args, {
+  stdio: 'inherit',
+  env: { POWERTOOLS_LOG_LEVEL: 'WARN', ...process.env, TRAWL_TEST: '1' },
+});
 process.exit(r.status ?? 1);

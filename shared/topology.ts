@@ -125,6 +125,11 @@ export type ResourceNames = ReturnType<typeof resourceNames>;
 
 /** DynamoDB key schema: URL table keyed by URL, GSI on the refresh time bucket (no scans on refresh). */
 export const TABLES = {
-  urls: { partitionKey: 'url', refreshIndex: 'byRefresh', refreshBucketKey: 'refreshBucket', refreshSortKey: 'nextRefreshAt' },
+  urls: {
+    partitionKey: 'url',
+    refreshIndex: 'byRefresh',
+    refreshBucketKey: 'refreshBucket',
+    refreshSortKey: 'nextRefreshAt',
+  },
   hosts: { partitionKey: 'host' },
 };

@@ -1,20 +1,23 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
-import { loadConfigFile } from '../config-file.ts';
-import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
-import { crawl, openSession, refresh } from '../session.ts';
-import { createProgress } from '../progress.ts';
-import { printSummary } from '../summary.ts';
-import { startDemoSite } from '../demo-site.ts';
-import { ConfigError } from '../../shared/errors.ts';
+
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
-import { stageStats } from '../../shared/stages/logger.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
+import { loadConfigFile } from '../config-file.ts';
+import { startDemoSite } from '../demo-site.ts';
+import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
+import { createProgress } from '../progress.ts';
+import { scheduleIntervals } from '../runner.ts';
+import { crawl, openSession, refresh } from '../session.ts';
+import { printSummary } from '../summary.ts';
 
 interface RunOptions {
   config: string;
   demo?: boolean;
   progress?: boolean;
   now?: string;
+  watch?: boolean;
 }
 
 async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: () => Promise<void> }> {
@@ -42,11 +45,28 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
   try {
     resetRequestCounts();
     for (const k of Object.keys(stageStats)) delete stageStats[k];
-    const session = await openSession(config, { onTick: progress.tick, now });
+    const schedules = opts.watch ? scheduleIntervals(config) : undefined;
+    const session = await openSession(config, { onTick: progress.tick, now, schedules });
     if (kind === 'crawl') await crawl(session);
     else await refresh(session);
+    if (opts.watch) {
+      // As the deployed stack does: discovery and refresh cycles on their schedules, until Ctrl-C.
+      let stop = false;
+      process.once('SIGINT', () => {
+        stop = true;
+      });
+      process.stderr.write('trawl: watching (discovery and refresh schedules running); Ctrl-C to stop\n');
+      await session.runner.watch(() => stop);
+    }
     progress.stop();
-    printSummary({ kind, config, session, seconds: (Date.now() - started) / 1000, stats: stageStats, counts: requestCounts });
+    printSummary({
+      kind,
+      config,
+      session,
+      seconds: (Date.now() - started) / 1000,
+      stats: stageStats,
+      counts: requestCounts,
+    });
     await persistEmbeddedState();
   } finally {
     progress.stop();

@@ -1,4 +1,6 @@
 /** `trawl docs`, `trawl urls`, `trawl clear-errors`: read the crawl's state. */
+
+import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
@@ -19,6 +21,12 @@ export async function docsCommand(opts: { config: string }): Promise<void> {
 export async function urlsCommand(opts: { config: string }): Promise<void> {
   const s = await session(opts.config);
   for await (const u of urlStates(s)) process.stdout.write(`${JSON.stringify(u)}\n`);
+}
+
+/** Prints the change feed a search index consumes, oldest first. */
+export async function changesCommand(opts: { config: string; since?: string }): Promise<void> {
+  const s = await session(opts.config);
+  for (const c of await readChanges(s, { since: opts.since })) process.stdout.write(`${JSON.stringify(c)}\n`);
 }
 
 /** Forgets every URL in error state. */

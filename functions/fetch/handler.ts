@@ -1,6 +1,7 @@
 /** Fetch: weighted polling of the frontier, many concurrent fetches per invocation. */
-import { DEADLINE_MARGIN_MS, scheduledHandler } from '../../shared/stages/handler-kit.ts';
+
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { DEADLINE_MARGIN_MS, scheduledHandler } from '../../shared/stages/handler-kit.ts';
 
 export const handler = scheduledHandler('fetch', async (deps, context) => {
   const summary = await runFetchStage(deps, {
@@ -8,5 +9,10 @@ export const handler = scheduledHandler('fetch', async (deps, context) => {
   });
   // Work left when the time ran out: start the next fetcher now instead of waiting for the tick.
   if (!summary.drained) await deps.kickFetch();
-  return { rounds: summary.rounds, fetched: summary.fetched, requeued: summary.requeued, drained: summary.drained };
+  return {
+    rounds: summary.rounds,
+    fetched: summary.fetched,
+    requeued: summary.requeued,
+    drained: summary.drained,
+  };
 });

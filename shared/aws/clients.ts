@@ -20,7 +20,9 @@ export interface AwsClients {
 }
 
 /** Creates the clients; against an emulator S3 needs path-style addressing (FACTS.md). */
-export function createAwsClients(opts: { endpoint?: string; region?: string; count?: boolean } = {}): AwsClients {
+export function createAwsClients(
+  opts: { endpoint?: string; region?: string; count?: boolean } = {},
+): AwsClients {
   const endpoint = opts.endpoint ?? process.env.AWS_ENDPOINT_URL;
   const region = opts.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1';
   const common = { region, ...(endpoint ? { endpoint } : {}), maxAttempts: 5 };

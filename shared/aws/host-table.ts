@@ -18,7 +18,7 @@ export interface HostItem {
 export type SlotResult = { ok: true } | { ok: false; waitMs: number };
 
 export interface HostTable {
-  /** Takes the host's next fetch slot if it is free at `now`; otherwise says how long to wait. */
+  /** Books the host's slot [now, now + delayMs) if the previous one ended by `now` (may be a planned start); else how long to wait. */
   acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult>;
   /** Pushes the host's next slot to at least `until` (Retry-After, back-off). */
   backOff(host: string, until: number): Promise<void>;
@@ -31,7 +31,13 @@ export interface HostTable {
 }
 
 /** Creates the adapter around the hosts table. */
-export function createHostTable({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): HostTable {
+export function createHostTable({
+  client,
+  tableName,
+}: {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+}): HostTable {
   async function acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult> {
     try {
       await client.send(
@@ -78,7 +84,9 @@ export function createHostTable({ client, tableName }: { client: DynamoDBDocumen
       return Number((res.Item as HostItem | undefined)?.nextFetchAt ?? 0);
     },
     async getRobots(host, now) {
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `robots#${host}` } }));
+      const res = await client.send(
+        new GetCommand({ TableName: tableName, Key: { host: `robots#${host}` } }),
+      );
       const item = res.Item as HostItem | undefined;
       if (!item?.robots || (item.robotsExpiresAt ?? 0) <= now) return null;
       return item.robots;

@@ -51,7 +51,10 @@ async function createQueue(clients: AwsClients, name: string, s: QueueSettings) 
   const dlq = await clients.sqs.send(
     new CreateQueueCommand({
       QueueName: `${name}-dlq`,
-      Attributes: { MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86_400), SqsManagedSseEnabled: 'true' },
+      Attributes: {
+        MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86_400),
+        SqsManagedSseEnabled: 'true',
+      },
     }),
   );
   const dlqAttrs = await clients.sqs.send(
@@ -133,7 +136,11 @@ async function createBucket(clients: AwsClients, bucket: string) {
 }
 
 /** Creates whatever is missing and returns the addresses the stages need. */
-export async function provision(clients: AwsClients, names: ResourceNames, opts: ProvisionOptions = {}): Promise<ProvisionedResources> {
+export async function provision(
+  clients: AwsClients,
+  names: ResourceNames,
+  opts: ProvisionOptions = {},
+): Promise<ProvisionedResources> {
   const settings = opts.queueSettings ?? topologyQueueSettings;
   const queueUrls = { frontier: {} } as QueueUrls;
   const dlqUrls = { frontier: {} } as QueueUrls;
@@ -150,5 +157,11 @@ export async function provision(clients: AwsClients, names: ResourceNames, opts:
   await createTable(clients, names.urlsTable, true);
   await createTable(clients, names.hostsTable, false);
   await createBucket(clients, names.bucket);
-  return { queueUrls, dlqUrls, bucket: names.bucket, urlsTable: names.urlsTable, hostsTable: names.hostsTable };
+  return {
+    queueUrls,
+    dlqUrls,
+    bucket: names.bucket,
+    urlsTable: names.urlsTable,
+    hostsTable: names.hostsTable,
+  };
 }

@@ -46,7 +46,10 @@ export function countingMiddleware(service: string): Pluggable<any, any> {
     applyToStack(stack) {
       stack.add(
         (next, context) => async (args) => {
-          const op = String((context as { commandName?: string }).commandName ?? 'Unknown').replace(/Command$/, '');
+          const op = String((context as { commandName?: string }).commandName ?? 'Unknown').replace(
+            /Command$/,
+            '',
+          );
           const key = `${service}.${op}`;
           requestCounts.calls[key] = (requestCounts.calls[key] ?? 0) + 1;
           if (service === 'SQS') {

@@ -13,6 +13,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { refreshBucket } from '../crawl/scheduling.ts';
 import { TABLES } from '../topology.ts';
 import type { ErrorKind, MetaValue, SourceName, UrlStateName, UrlTask } from '../types.ts';
 
@@ -42,24 +43,28 @@ export interface UrlItem {
   nextRefreshAt?: string | null;
   refreshBucket?: string | null;
   note?: string | null;
+  kind?: 'page' | 'sitemap';
 }
 
 /** BatchGetItem takes at most 100 keys (AWS limit). */
 const BATCH_GET_MAX = 100;
 /** A positive cache of URLs known to be in the table: a warm container skips re-reading them. */
 const KNOWN_CACHE_MAX = 500_000;
-
-/** The hour bucket of a refresh time: the GSI partition, so a refresh cycle Queries instead of Scans. */
-export function refreshBucketOf(iso: string): string {
-  return iso.slice(0, 13);
-}
+/** Entries expire: another instance may forget a URL (refresh, clear-errors); then a new link to it counts again. */
+const KNOWN_TTL_MS = 10 * 60_000;
+/** A pending URL whose message was lost (DLQ) is re-queued by the refresh cycle after this lease (DESIGN-NOTES.md). */
+const PENDING_LEASE_MS = 24 * 3_600_000;
 
 export interface UrlTable {
   claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
   get(url: string): Promise<UrlItem | null>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   put(item: UrlItem): Promise<void>;
-  update(url: string, set: Partial<UrlItem>, opts?: { ifFetchedNotAfter?: string; remove?: string[] }): Promise<boolean>;
+  update(
+    url: string,
+    set: Partial<UrlItem>,
+    opts?: { ifFetchedNotAfter?: string; remove?: string[] },
+  ): Promise<boolean>;
   forget(url: string): Promise<void>;
   scan(): AsyncGenerator<UrlItem>;
   dueForRefresh(bucket: string, fromIso: string, untilIso: string): AsyncGenerator<UrlItem>;
@@ -68,12 +73,30 @@ export interface UrlTable {
   markKnown(urls: string[]): void;
 }
 
+function leaseUntil(nowIso: string): Partial<UrlItem> {
+  const at = new Date(Date.parse(nowIso) + PENDING_LEASE_MS).toISOString();
+  return { nextRefreshAt: at, refreshBucket: refreshBucket(at) };
+}
+
 /** Creates the adapter; `tableName` from the topology's resource names. */
-export function createUrlTable({ client, tableName }: { client: DynamoDBDocumentClient; tableName: string }): UrlTable {
-  const known = new Set<string>();
+export function createUrlTable({
+  client,
+  tableName,
+}: {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+}): UrlTable {
+  const known = new Map<string, number>();
   const remember = (url: string) => {
     if (known.size >= KNOWN_CACHE_MAX) known.clear();
-    known.add(url);
+    known.set(url, Date.now() + KNOWN_TTL_MS);
+  };
+  const isKnown = (url: string) => {
+    const until = known.get(url);
+    if (until === undefined) return false;
+    if (until > Date.now()) return true;
+    known.delete(url);
+    return false;
   };
 
   async function getMany(urls: string[]): Promise<Map<string, UrlItem>> {
@@ -106,6 +129,8 @@ export function createUrlTable({ client, tableName }: { client: DynamoDBDocument
       claimedBy: claimer,
       discoveredAt: now,
       temporaryErrors: 0,
+      ...(task.kind ? { kind: task.kind } : {}),
+      ...leaseUntil(now),
     };
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
@@ -129,7 +154,7 @@ export function createUrlTable({ client, tableName }: { client: DynamoDBDocument
   return {
     async claim(tasks, claimer, now) {
       const byUrl = new Map<string, UrlTask>();
-      for (const t of tasks) if (!known.has(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+      for (const t of tasks) if (!isKnown(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
       // Read before write: a failed conditional write still costs its write unit (FACTS.md).
       const existing = await getMany([...byUrl.keys()]);
@@ -178,7 +203,10 @@ export function createUrlTable({ client, tableName }: { client: DynamoDBDocument
         values[':lf'] = opts.ifFetchedNotAfter;
         condition = 'attribute_not_exists(#lf) OR #lf <= :lf';
       }
-      const expr = [sets.length ? `SET ${sets.join(', ')}` : '', removes.length ? `REMOVE ${removes.join(', ')}` : '']
+      const expr = [
+        sets.length ? `SET ${sets.join(', ')}` : '',
+        removes.length ? `REMOVE ${removes.join(', ')}` : '',
+      ]
         .filter(Boolean)
         .join(' ');
       try {
@@ -225,7 +253,10 @@ export function createUrlTable({ client, tableName }: { client: DynamoDBDocument
             TableName: tableName,
             IndexName: TABLES.urls.refreshIndex,
             KeyConditionExpression: '#b = :b AND #n BETWEEN :from AND :until',
-            ExpressionAttributeNames: { '#b': TABLES.urls.refreshBucketKey, '#n': TABLES.urls.refreshSortKey },
+            ExpressionAttributeNames: {
+              '#b': TABLES.urls.refreshBucketKey,
+              '#n': TABLES.urls.refreshSortKey,
+            },
             ExpressionAttributeValues: { ':b': bucket, ':from': fromIso, ':until': untilIso },
             ExclusiveStartKey: start,
           }),

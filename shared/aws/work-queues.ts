@@ -98,11 +98,17 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
         const res = await client.send(
           new SendMessageBatchCommand({
             QueueUrl: queueUrl,
-            Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.body, DelaySeconds: m.delaySeconds })),
+            Entries: batch.map((m, i) => ({
+              Id: String(i),
+              MessageBody: m.body,
+              DelaySeconds: m.delaySeconds,
+            })),
           }),
         );
         if (res.Failed?.length) {
-          throw new CrawlError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Message ?? ''}`);
+          throw new CrawlError(
+            `SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Message ?? ''}`,
+          );
         }
       }
     },

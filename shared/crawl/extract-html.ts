@@ -201,19 +201,13 @@ function fallbackTitle(url: string, rawMeta: Map<string, string[]>): string {
 export function titleFromUrl(url: string): string {
   const u = URL.parse(url);
   if (u === null) return '';
-  const segment = u.pathname
-    .split('/')
-    .filter((s) => s !== '')
-    .at(-1);
-  if (segment !== undefined) {
-    const name = collapse(
-      safeDecode(segment)
-        .replace(/\.[a-z0-9]{1,8}$/i, '')
-        .replace(/[-_]+/g, ' '),
-    );
-    if (name !== '') return name;
-  }
-  return u.hostname;
+  const segment = u.pathname.split('/').findLast((s) => s !== '') ?? '';
+  const name = collapse(
+    safeDecode(segment)
+      .replace(/\.[a-z0-9]{1,8}$/i, '')
+      .replace(/[-_]+/g, ' '),
+  );
+  return name !== '' ? name : u.hostname;
 }
 
 function safeDecode(text: string): string {

@@ -91,13 +91,11 @@ function convertMatch(node: XmlNode, path: string): Json {
 
 /** `<Atom field kind norm value|val litteral/>`; norm "non" is the seed's name for the default. */
 function convertAtom(attrs: Record<string, string>): Json {
-  const literal = attrs.litteral ?? attrs.literal;
-  let value = attrs.value ?? attrs.val;
-  if (value !== undefined && literal?.toLowerCase() === 'true')
-    value = value.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-  const atom: Json = { field: attrs.field, kind: attrs.kind?.toLowerCase(), value };
+  const atom: Json = { field: attrs.field, kind: attrs.kind?.toLowerCase(), value: attrs.value ?? attrs.val };
   const norm = attrs.norm?.toLowerCase();
   if (norm && norm !== 'non') atom.norm = norm;
+  // the seed spells it `litteral`; JSON atoms say `"literal": true`
+  if ((attrs.litteral ?? attrs.literal)?.toLowerCase() === 'true') atom.literal = true;
   return atom;
 }
 

@@ -4,6 +4,7 @@
  *
  * - Atom values are regular expressions, anchored as the kind says: exact ^…$, prefix ^…,
  *   suffix …$, inside unanchored; `length` compares the field's length with a range `[a:b]`.
+ *   `"literal": true` (the seed's `litteral="true"`) matches the value as a plain string.
  * - norm: omitted = case-insensitive match on the field; `lower` = the field lower-cased, then a
  *   case-sensitive match; `none` = case-sensitive match on the field as given; `norm` = the field of
  *   the normalized URL, case-insensitive.
@@ -150,9 +151,11 @@ function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matche
 }
 
 function compileAtom(atom: unknown, path: string): Matcher {
-  if (!isObject(atom)) fail(path, 'must be {"field", "kind", "value"[, "norm"]}');
-  const extra = Object.keys(atom).filter((k) => !['field', 'kind', 'norm', 'value'].includes(k));
+  if (!isObject(atom)) fail(path, 'must be {"field", "kind", "value"[, "norm", "literal"]}');
+  const extra = Object.keys(atom).filter((k) => !['field', 'kind', 'norm', 'value', 'literal'].includes(k));
   if (extra.length) fail(`${path}.${extra[0]}`, 'unknown key');
+  if (atom.literal !== undefined && typeof atom.literal !== 'boolean')
+    fail(`${path}.literal`, 'must be true or false');
   const field = oneOf(atom.field, RULE_FIELDS, `${path}.field`, 'field');
   const kind = oneOf(atom.kind, KINDS, `${path}.kind`, 'kind');
   const norm = atom.norm === undefined ? undefined : oneOf(atom.norm, NORMS, `${path}.norm`, 'norm');
@@ -162,7 +165,14 @@ function compileAtom(atom: unknown, path: string): Matcher {
     const [min, max] = parseRange(atom.value, `${path}.value`);
     return (p, n) => inRange(pick(p, n).length, min, max);
   }
-  const regex = compileRegex(anchor(atom.value, kind), norm === 'none' || norm === 'lower' ? '' : 'i', path);
+  // Seed 001 `litteral="true"`: the value is a plain string, its regex characters match themselves
+  const source = atom.literal === true ? escapeRegExp(atom.value) : atom.value;
+  const regex = compileRegex(
+    atom.value,
+    anchor(source, kind),
+    norm === 'none' || norm === 'lower' ? '' : 'i',
+    path,
+  );
   if (norm === 'lower') return (p, n) => regex.test(pick(p, n).toLowerCase());
   return (p, n) => regex.test(pick(p, n));
 }
@@ -174,11 +184,13 @@ function anchor(value: string, kind: Exclude<(typeof KINDS)[number], 'length'>):
   return value;
 }
 
-function compileRegex(source: string, flags: string, path: string): RegExp {
+function compileRegex(value: string, source: string, flags: string, path: string): RegExp {
   try {
     return new RegExp(source, flags);
   } catch (err) {
-    return fail(`${path}.value`, `invalid regular expression ${(err as Error).message}`);
+    // V8 says "Invalid regular expression: /<anchored source>/i: <why>"; the user wrote only `value`
+    const why = (err as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+    return fail(`${path}.value`, `invalid regular expression ${JSON.stringify(value)}: ${why}`);
   }
 }
 

@@ -2,7 +2,8 @@
  * Seed 001's scheduler: pick a URL source with probability proportional to its weight among
  * the sources that still have work, so higher weights are served first and none starves.
  */
-import { FRONTIER } from '../topology.ts';
+import { type CrawlConfig, parseDuration } from '../config.ts';
+import { FRONTIER, SCHEDULES } from '../topology.ts';
 import { SOURCES, type SourceName } from '../types.ts';
 
 export type Weights = Record<SourceName, number>;
@@ -63,4 +64,18 @@ export function refreshBuckets(fromMs: number, untilMs: number): string[] {
     out.push(refreshBucket(new Date(t).toISOString()));
   }
   return out;
+}
+
+/** How often the scheduled stages run: discovery (seed) and the aged-document refresh. */
+export interface ScheduleIntervals {
+  discoveryMs: number;
+  refreshMs: number;
+}
+
+/** The intervals the stack uses: `refresh.discoveryInterval` for discovery, the topology's refresh rate. */
+export function scheduleIntervals(config: CrawlConfig): ScheduleIntervals {
+  return {
+    discoveryMs: parseDuration(config.refresh.discoveryInterval),
+    refreshMs: SCHEDULES.refresh.everyMinutes * 60_000,
+  };
 }

@@ -2,8 +2,9 @@
  * What every stage needs, built once per Lambda container from its environment (the CDK
  * stack sets it; the local runner sets the same variables before invoking the handlers).
  */
-import { InvokeCommand } from '@aws-sdk/client-lambda';
+
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { type AwsClients, createAwsClients } from '../aws/clients.ts';
 import { createHostTable, type HostTable } from '../aws/host-table.ts';
 import { CONFIG_KEY, createPageStore, type PageStore } from '../aws/page-store.ts';
@@ -13,7 +14,6 @@ import { type CrawlConfig, parseConfig } from '../config.ts';
 import { CrawlError } from '../errors.ts';
 import type { QueueUrls } from '../topology.ts';
 import { logger } from './logger.ts';
-
 
 export interface StageDeps {
   crawl: string;

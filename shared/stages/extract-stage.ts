@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { chunkBySize } from '../aws/work-queues.ts';
-import { type UrlDecider, createUrlDecider } from '../crawl/decide.ts';
 import type { CrawlConfig } from '../config.ts';
+import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import type { ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { processPage } from './page-outcome.ts';
@@ -33,7 +33,10 @@ function deciderFor(config: CrawlConfig): UrlDecider {
 }
 
 /** Processes a batch of extract messages. */
-export async function runExtractStage(deps: StageDeps, records: StageRecord<ExtractMessage>[]): Promise<BatchResult> {
+export async function runExtractStage(
+  deps: StageDeps,
+  records: StageRecord<ExtractMessage>[],
+): Promise<BatchResult> {
   const config = await deps.loadConfig();
   const decider = deciderFor(config);
   const result: BatchResult = { failedMessageIds: [], stats: {} };
@@ -75,7 +78,8 @@ async function extractRecord(
     const r = await processPage(page, { config, decider, now });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
-    for (const [reason, n] of Object.entries(r.rejected)) stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
+    for (const [reason, n] of Object.entries(r.rejected))
+      stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer is the bundle: a redelivery of this record re-sends what it claimed before a crash.
   const fresh = await deps.urls.claim(tasks, record.body.bundle, now);

@@ -21,22 +21,38 @@ export interface FetchContext {
   deadline: number;
   /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
   backoffs?: Map<string, { until: number; readAt: number }>;
+  /** how far ahead politeness slots are booked (grows when DynamoDB answers slowly) */
+  slotLeadMs?: number;
 }
 
 /** A host slot this close is waited for inside the invocation; a later one puts the URL back with a delay. */
 const MAX_IN_PROCESS_WAIT_MS = 5_000;
 /**
- * A slot is reserved for delay + this margin, and given up if taking it took longer: the request then
- * starts at most this late, so the next worker's request (at or after the slot's end) is ≥ delay later.
+ * A slot is booked for a start time a little ahead (the lead) and used only if the request starts by
+ * start + jitter. It is held for delay + margin: the margin beyond the jitter absorbs a stall between
+ * that check and the request leaving, so requests stay ≥ delay apart whoever holds the next slot.
  */
-const SLOT_MARGIN_MS = 100;
+const SLOT_JITTER_MS = 50;
+const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
+/** The lead grows (to this cap) when a slot write or timer came back too late to start on time. */
+const MAX_SLOT_LEAD_MS = 2_000;
 /** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
 const BACKOFF_READ_MS = 10_000;
 
 function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
   return {
     type: 'page',
-    page: { task, url: task.url, status: 0, headers: {}, fetchedAt, body: '', truncated: false, notModified: false, ...extra },
+    page: {
+      task,
+      url: task.url,
+      status: 0,
+      headers: {},
+      fetchedAt,
+      body: '',
+      truncated: false,
+      notModified: false,
+      ...extra,
+    },
   };
 }
 
@@ -49,16 +65,25 @@ async function waitOrRequeue(ctx: FetchContext, now: number, waitMs: number): Pr
   return null;
 }
 
-/** Waits for the host's politeness slot; returns a delay in seconds when the URL must go back to its queue. */
+/**
+ * Waits for the host's politeness slot; returns a delay in seconds when the URL must go back to its
+ * queue. The slot is booked for a start time ahead of the write, so the write's latency never moves
+ * a request closer to another worker's; a slot that cannot be used on time is left unused.
+ */
 async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Promise<number | null> {
   if (delayMs <= 0) return backedOff(ctx, host);
   for (;;) {
-    const now = ctx.deps.now();
-    const slot = await ctx.deps.hosts.acquireSlot(host, now, delayMs + SLOT_MARGIN_MS);
-    // A slow conditional write leaves a stale slot: the next try waits for the slot just taken.
-    if (slot.ok && ctx.deps.now() - now <= SLOT_MARGIN_MS) return null;
-    const waitMs = slot.ok ? delayMs + SLOT_MARGIN_MS : slot.waitMs;
-    const requeue = await waitOrRequeue(ctx, now, waitMs);
+    const lead = ctx.slotLeadMs ?? SLOT_JITTER_MS;
+    const start = ctx.deps.now() + lead;
+    const slot = await ctx.deps.hosts.acquireSlot(host, start, delayMs + SLOT_MARGIN_MS);
+    if (slot.ok) {
+      const early = start - ctx.deps.now();
+      if (early > 0) await sleep(early);
+      if (ctx.deps.now() <= start + SLOT_JITTER_MS) return null;
+      ctx.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, lead * 2);
+      continue;
+    }
+    const requeue = await waitOrRequeue(ctx, ctx.deps.now(), slot.waitMs);
     if (requeue !== null) return requeue;
   }
 }
@@ -124,7 +149,15 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
         status: res.status,
         headers: res.headers,
         redirectTo: res.location ?? undefined,
-        ...(res.location ? {} : { error: { kind: 'permanent', code: 'malformed-redirect', message: 'Location is not a valid URL' } }),
+        ...(res.location
+          ? {}
+          : {
+              error: {
+                kind: 'permanent',
+                code: 'malformed-redirect',
+                message: 'Location is not a valid URL',
+              },
+            }),
       });
     case 'error':
       return onError(ctx, task, host, res, at);
@@ -135,7 +168,13 @@ function onError(
   ctx: FetchContext,
   task: UrlTask,
   host: string,
-  res: { errorKind: 'permanent' | 'temporary'; code: string; status?: number; retryAfterMs?: number; message: string },
+  res: {
+    errorKind: 'permanent' | 'temporary';
+    code: string;
+    status?: number;
+    retryAfterMs?: number;
+    message: string;
+  },
   at: string,
 ): TaskResult | Promise<TaskResult> {
   const error = { kind: res.errorKind, code: res.code, message: res.message };

@@ -9,8 +9,8 @@ import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FetchedPage, FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
-import { createRobotsCache } from './robots-cache.ts';
 import { bump } from './logger.ts';
+import { createRobotsCache } from './robots-cache.ts';
 import { sendDelayedTasks } from './send-tasks.ts';
 
 export interface FetchRunOptions {
@@ -35,7 +35,12 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const config = await deps.loadConfig();
   const weights = sourceWeights(config.weights);
   const exhausted = new Set<SourceName>();
-  const ctx: FetchContext = { deps, config, robots: createRobotsCache(deps.hosts, config, deps.now), deadline: opts.deadline };
+  const ctx: FetchContext = {
+    deps,
+    config,
+    robots: createRobotsCache(deps.hosts, config, deps.now),
+    deadline: opts.deadline,
+  };
   const summary: FetchRunSummary = { rounds: 0, fetched: 0, requeued: 0, drained: false, order: [] };
   while (deps.now() < opts.deadline && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
     const source = pickSource(weights, exhausted, deps.random);
@@ -43,7 +48,10 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
       summary.drained = true;
       break;
     }
-    const messages = await deps.queues.receive<FrontierMessage>(deps.queueUrls.frontier[source], FRONTIER_QUEUE.receiveBatch);
+    const messages = await deps.queues.receive<FrontierMessage>(
+      deps.queueUrls.frontier[source],
+      FRONTIER_QUEUE.receiveBatch,
+    );
     if (messages.length === 0) {
       exhausted.add(source);
       continue;

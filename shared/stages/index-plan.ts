@@ -49,7 +49,12 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     errorKind: null,
     errorCode: null,
     temporaryErrors: 0,
-    ...refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs)),
+    ...(o.task.kind ? { kind: o.task.kind } : {}),
+    // Elements of a compound file have no URL of their own to fetch (SMILA webExtractor): refreshing
+    // the archive derives them again, so they get no refresh time of their own.
+    ...(o.doc?.compoundPath?.length
+      ? {}
+      : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs))),
   };
 }
 
@@ -57,7 +62,14 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
 export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
   const prev = ctx.existing.get(o.url);
   const hadDoc = Boolean(prev?.docBulk);
-  const plan: OutcomePlan = { outcome: o, writeDoc: false, set: common(o, ctx), remove: ['claimedBy'], forget: false, stat: o.state };
+  const plan: OutcomePlan = {
+    outcome: o,
+    writeDoc: false,
+    set: common(o, ctx),
+    remove: ['claimedBy'],
+    forget: false,
+    stat: o.state,
+  };
   if (o.state === 'error') return planError(o, ctx, plan, prev, hadDoc);
   if (o.state !== 'indexed') {
     if (hadDoc) {
@@ -68,7 +80,11 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
   }
   if (o.notModified) {
     // Seed 004: 304 to If-Modified-Since → skip reindexing, keep the document.
-    plan.set = { ...plan.set, etag: o.etag ?? prev?.etag ?? null, lastModified: o.lastModified ?? prev?.lastModified ?? null };
+    plan.set = {
+      ...plan.set,
+      etag: o.etag ?? prev?.etag ?? null,
+      lastModified: o.lastModified ?? prev?.lastModified ?? null,
+    };
     if (!hadDoc) plan.set.state = prev?.state ?? 'followed';
     plan.stat = 'not-modified';
     return plan;
@@ -83,14 +99,21 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
   return plan;
 }
 
-function planError(o: PageOutcome, ctx: PlanContext, plan: OutcomePlan, prev: UrlItem | undefined, hadDoc: boolean) {
+function planError(
+  o: PageOutcome,
+  ctx: PlanContext,
+  plan: OutcomePlan,
+  prev: UrlItem | undefined,
+  hadDoc: boolean,
+) {
   const error = o.error ?? { kind: 'permanent' as const, code: 'unknown', message: '' };
   const refresh = o.task.queue === 'refresh';
   plan.stat = `error:${error.kind}`;
   // Seed 001: a refreshed URL with a permanent error, or too many temporary ones, is deleted and forgotten.
   if (refresh || (error.kind === 'temporary' && hadDoc)) {
     plan.forget = true;
-    if (hadDoc) plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
+    if (hadDoc)
+      plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
     return plan;
   }
   const retryAt = error.kind === 'temporary' ? ctx.now + TEMPORARY_RETRY_MS : ctx.now + ctx.maxAgeMs;
@@ -100,7 +123,8 @@ function planError(o: PageOutcome, ctx: PlanContext, plan: OutcomePlan, prev: Ur
     errorKind: error.kind,
     errorCode: error.code,
     note: error.message,
-    temporaryErrors: error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + (o.task.attempt ?? 0) + 1 : 0,
+    temporaryErrors:
+      error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + (o.task.attempt ?? 0) + 1 : 0,
     ...refreshAt(new Date(retryAt).toISOString()),
   };
   if (hadDoc) {

@@ -13,7 +13,7 @@ import { nextRefreshAt } from '../crawl/scheduling.ts';
 import type { IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
-import { planOutcome, type OutcomePlan } from './index-plan.ts';
+import { type OutcomePlan, planOutcome } from './index-plan.ts';
 
 const UPDATE_CONCURRENCY = 16;
 
@@ -27,7 +27,10 @@ export interface ChangeRecord {
 }
 
 /** Processes a batch of index messages. */
-export async function runIndexStage(deps: StageDeps, records: StageRecord<IndexMessage>[]): Promise<BatchResult> {
+export async function runIndexStage(
+  deps: StageDeps,
+  records: StageRecord<IndexMessage>[],
+): Promise<BatchResult> {
   const config = await deps.loadConfig();
   const result: BatchResult = { failedMessageIds: [], stats: {} };
   const perRecord: { record: StageRecord<IndexMessage>; outcomes: PageOutcome[] }[] = [];
@@ -57,14 +60,19 @@ export async function runIndexStage(deps: StageDeps, records: StageRecord<IndexM
         return { plan, pointer: plan.writeDoc ? { bulk, line: line++ } : null };
       });
       // URL items are independent: update them concurrently (DynamoDB bills per item, not per call).
-      await mapLimit(mine, UPDATE_CONCURRENCY, ({ plan, pointer }) => applyPlan(deps, plan, pointer, changes, result.stats));
+      await mapLimit(mine, UPDATE_CONCURRENCY, ({ plan, pointer }) =>
+        applyPlan(deps, plan, pointer, changes, result.stats),
+      );
     } catch (err) {
       deps.log.error('index record failed', { messageId: record.messageId, error: err as Error });
       result.failedMessageIds.push(record.messageId);
     }
   }
   if (changes.length > 0) {
-    await deps.store.putLines(`changes/${new Date(now).toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
+    await deps.store.putLines(
+      `changes/${new Date(now).toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`,
+      changes,
+    );
     await publishChanges(deps, changes, result.stats);
   }
   return result;
@@ -91,7 +99,11 @@ export function changeEvents(crawl: string, bus: string, changes: ChangeRecord[]
  * changes/ is the durable feed: a failed publish is logged and counted, never fails the batch
  * (its documents are written; a retry would find them unchanged and publish nothing).
  */
-async function publishChanges(deps: StageDeps, changes: ChangeRecord[], stats: Record<string, number>): Promise<void> {
+export async function publishChanges(
+  deps: StageDeps,
+  changes: ChangeRecord[],
+  stats: Record<string, number>,
+): Promise<void> {
   const bus = process.env.TRAWL_EVENT_BUS;
   if (!bus) return;
   const entries = changeEvents(deps.crawl, bus, changes);
@@ -108,7 +120,8 @@ async function publishChanges(deps: StageDeps, changes: ChangeRecord[], stats: R
       }
     }
     if (batch.length > 0) stats['events:failed'] = (stats['events:failed'] ?? 0) + batch.length;
-    stats['events:published'] = (stats['events:published'] ?? 0) + Math.min(EVENTS_PER_CALL, entries.length - i) - batch.length;
+    stats['events:published'] =
+      (stats['events:published'] ?? 0) + Math.min(EVENTS_PER_CALL, entries.length - i) - batch.length;
   }
 }
 
@@ -132,7 +145,10 @@ async function applyPlan(
   if (plan.forget) {
     await deps.urls.forget(outcome.url);
   } else {
-    const set: Partial<UrlItem> = { ...plan.set, ...(pointer ? { docBulk: pointer.bulk, docLine: pointer.line } : {}) };
+    const set: Partial<UrlItem> = {
+      ...plan.set,
+      ...(pointer ? { docBulk: pointer.bulk, docLine: pointer.line } : {}),
+    };
     const applied = await deps.urls.update(outcome.url, set, {
       ifFetchedNotAfter: outcome.fetchedAt,
       remove: plan.remove,

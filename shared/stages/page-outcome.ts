@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import type { CrawlConfig } from '../config.ts';
 import { buildDocument } from '../crawl/build-document.ts';
 import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
-import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import type { UrlDecider } from '../crawl/decide.ts';
+import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
@@ -76,15 +76,23 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
     result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code, message } }));
   if (!d.normalized) return void fail('malformed-redirect', `redirect to an unusable URL: ${target}`);
   if (chain.includes(d.normalized)) return void fail('redirect-loop', `redirect loop via ${d.normalized}`);
-  if (chain.length > fetch.maxRedirects) return void fail('too-many-redirects', `more than ${fetch.maxRedirects} redirects`);
+  if (chain.length > fetch.maxRedirects)
+    return void fail('too-many-redirects', `more than ${fetch.maxRedirects} redirects`);
   if (!d.accepted) {
     count(result.rejected, d.reason);
-    result.outcomes.push(base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${d.normalized}` }));
+    result.outcomes.push(
+      base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${d.normalized}` }),
+    );
     return;
   }
   result.outcomes.push(base(page, 'ignored', { note: `redirected to ${d.normalized}` }));
   // SMILA: redirect targets are checked against the filters again; seed 001: they go to the redir source.
-  result.tasks.push({ ...taskFrom(d, page.task.depth), queue: 'redir', redirectChain: chain, kind: page.task.kind });
+  result.tasks.push({
+    ...taskFrom(d, page.task.depth),
+    queue: 'redir',
+    redirectChain: chain,
+    kind: page.task.kind,
+  });
 }
 
 function count(map: Record<string, number>, reason: string): void {
@@ -109,11 +117,14 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const bytes = Buffer.from(page.body, 'base64');
   const contentType = page.headers['content-type'] ?? null;
   const { mimeType } = parseContentType(contentType);
-  const note = page.truncated ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)` : undefined;
+  const note = page.truncated
+    ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)`
+    : undefined;
   // A sitemap task is parsed as one whatever it looks like: a .xml.gz sitemap is no compound.
   if (page.task.kind === 'sitemap') return sitemap(page, bytes, ctx, result);
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
-  if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes)) return compound(page, bytes, ctx, result);
+  if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
+    return compound(page, bytes, ctx, result);
   const doc = await plainDocument(bytes, mimeType, contentType);
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
   result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, note));
@@ -154,7 +165,13 @@ function html(
 ): void {
   const { text } = decodeBody(bytes, contentType);
   const rogue = !ctx.config.fetch.respectRobotsTxt;
-  const ex = extractHtml({ url: page.url, html: text, headers: page.headers, options: ctx.config.extract, rogue });
+  const ex = extractHtml({
+    url: page.url,
+    html: text,
+    headers: page.headers,
+    options: ctx.config.extract,
+    rogue,
+  });
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
@@ -163,7 +180,9 @@ function html(
     result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, note));
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';
-    result.outcomes.push(base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', { note: why }));
+    result.outcomes.push(
+      base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', { note: why }),
+    );
   }
 }
 
@@ -196,7 +215,8 @@ function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result:
     }
     result.tasks.push({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true });
   }
-  const listed = parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
+  const listed =
+    parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
   result.outcomes.push(base(page, 'followed', { note: `${parsed.kind}: ${listed}` }));
 }
 
@@ -214,7 +234,12 @@ function childSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask
 }
 
 /** Seed 003 WebExtractor: each element becomes a document `<archive url>/<path>` with its compoundPath. */
-async function compound(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): Promise<void> {
+async function compound(
+  page: FetchedPage,
+  bytes: Uint8Array,
+  ctx: PageContext,
+  result: PageResult,
+): Promise<void> {
   const { elements, truncated } = extractCompound(bytes, page.url, COMPOUND_LIMITS);
   let skipped = 0;
   for (const el of elements) {

@@ -13,7 +13,7 @@ import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import type { ChangeRecord } from './index-stage.ts';
+import { type ChangeRecord, publishChanges } from './index-stage.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface RefreshSummary {
@@ -41,16 +41,31 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
   const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
   const buckets = refreshBuckets(Date.parse(from), now);
-  const due = (await mapLimit(buckets, QUERY_CONCURRENCY, (b) => collect(deps.urls.dueForRefresh(b, from, until)))).flat();
-  const starts = new Set(config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized));
+  const due = (
+    await mapLimit(buckets, QUERY_CONCURRENCY, (b) => collect(deps.urls.dueForRefresh(b, from, until)))
+  ).flat();
+  const starts = new Set(
+    config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
+  );
   const changes: ChangeRecord[] = [];
-  const results = await mapLimit(due, QUERY_CONCURRENCY, (item) => refreshOne(deps, decider, item, starts, changes, until));
+  const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
+    refreshOne(deps, decider, item, starts, changes, until),
+  );
   const tasks = results.filter((t): t is UrlTask => t !== null);
   await sendTasks(deps, tasks);
-  if (changes.length > 0) await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
+  if (changes.length > 0) {
+    // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
+    await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
+    await publishChanges(deps, changes, {});
+  }
   await deps.hosts.putValue(CURSOR_KEY, until);
   if (tasks.length > 0) await deps.kickFetch();
-  return { due: due.length, requeued: tasks.length, deleted: due.length - tasks.length, buckets: buckets.length };
+  return {
+    due: due.length,
+    requeued: tasks.length,
+    deleted: due.length - tasks.length,
+    buckets: buckets.length,
+  };
 }
 
 async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
@@ -71,7 +86,8 @@ async function refreshOne(
   if (!d.accepted) {
     // Seed 004: a document whose link no longer applies after a config change is removed.
     await deps.urls.forget(item.url);
-    if (item.docBulk) changes.push({ type: 'delete', url: item.url, at, reason: `out-of-scope: ${d.reason}` });
+    if (item.docBulk)
+      changes.push({ type: 'delete', url: item.url, at, reason: `out-of-scope: ${d.reason}` });
     return null;
   }
   let hasDoc = Boolean(item.docBulk);
@@ -81,15 +97,17 @@ async function refreshOne(
     changes.push({ type: 'delete', url: item.url, at, reason: `not-indexed: ${d.reason}` });
     hasDoc = false;
   }
-  const lastModified = item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
+  const lastModified =
+    item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
   return {
     url: item.url,
     depth: item.depth ?? 0,
     queue: 'refresh',
-    index: d.index,
+    // A sitemap or feed is read again as one (its entries are found again); it is never indexed itself.
+    index: item.kind === 'sitemap' ? false : d.index,
     follow: d.follow,
     priority: d.priorityShift,
-    kind: 'page',
+    kind: item.kind ?? 'page',
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.

@@ -44,12 +44,17 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
     const stored = await hosts.getRobots(robotsUrl, now());
     if (stored) return remember(robotsUrl, JSON.parse(stored) as RobotsTxt, ROBOTS_TTL_MS);
     const res = await fetchFollowing(robotsUrl);
+    if (res.kind === 'error' && OWN_REFUSALS.has(res.code))
+      return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
     let robots: RobotsTxt;
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.
-    if (res.kind === 'ok') robots = robotsForAgent(parseRobotsTxt(res.body), userAgentToken(config.fetch.userAgent));
-    else if (res.kind === 'error' && res.status && robotsForStatus(res.status) === 'allow-all') robots = ALLOW_ALL;
-    else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified') robots = ALLOW_ALL;
+    if (res.kind === 'ok')
+      robots = robotsForAgent(parseRobotsTxt(res.body), userAgentToken(config.fetch.userAgent));
+    else if (res.kind === 'error' && res.status && robotsForStatus(res.status) === 'allow-all')
+      robots = ALLOW_ALL;
+    else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified')
+      robots = ALLOW_ALL;
     else {
       robots = DISALLOW_ALL;
       ttl = ROBOTS_ERROR_TTL_MS;

@@ -3,7 +3,7 @@
  * `Sitemap:` lines) into the user source. It runs at the start of a crawl and on every
  * discovery cycle (seed 004: start URLs are visited again and new pages found).
  */
-import { type CrawlConfig } from '../config.ts';
+import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider } from '../crawl/decide.ts';
 import { robotsSitemaps } from '../crawl/robots.ts';
 import type { UrlTask } from '../types.ts';
@@ -29,7 +29,17 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
       summary.rejected.push(`${url}: ${d.reason}`);
       continue;
     }
-    tasks.push({ url: d.normalized, depth: 0, queue: 'user', index: d.index, follow: d.follow, priority: d.priorityShift, kind: 'page', ...(d.source ? { source: d.source } : {}), ...(d.addMeta.length ? { addMeta: d.addMeta } : {}) });
+    tasks.push({
+      url: d.normalized,
+      depth: 0,
+      queue: 'user',
+      index: d.index,
+      follow: d.follow,
+      priority: d.priorityShift,
+      kind: 'page',
+      ...(d.source ? { source: d.source } : {}),
+      ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
+    });
   }
   summary.startUrls = tasks.length;
   for (const url of await sitemapUrls(deps, config, tasks)) {
@@ -41,9 +51,14 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   // Known start URLs keep their state (seed 002) but are fetched again, conditionally.
   for (const t of tasks) {
     const item = existing.get(t.url);
-    if (item?.docBulk) t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
+    if (item?.docBulk)
+      t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
   }
-  await deps.urls.claim(tasks.filter((t) => !existing.has(t.url)), `seed:${now}`, now);
+  await deps.urls.claim(
+    tasks.filter((t) => !existing.has(t.url)),
+    `seed:${now}`,
+    now,
+  );
   await sendTasks(deps, tasks);
   await deps.kickFetch();
   return summary;

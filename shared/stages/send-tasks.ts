@@ -25,7 +25,10 @@ export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds 
 }
 
 /** Sends tasks that each carry their own delay, grouping equal delays into one send. */
-export async function sendDelayedTasks(deps: StageDeps, items: { task: UrlTask; delaySeconds: number }[]): Promise<void> {
+export async function sendDelayedTasks(
+  deps: StageDeps,
+  items: { task: UrlTask; delaySeconds: number }[],
+): Promise<void> {
   const byDelay = new Map<number, UrlTask[]>();
   for (const { task, delaySeconds } of items) {
     const d = Math.ceil(delaySeconds);

@@ -4,8 +4,8 @@
  * links each hit one filter, so one short crawl per setting shows it honoured.
  */
 import type http from 'node:http';
-import { parseConfig, type CrawlConfigInput } from '../../shared/config.ts';
 import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { uniqueCrawlName } from './emulator.ts';
 import { type Route, type SiteServer, startSiteServer } from './site-server.ts';
@@ -43,6 +43,7 @@ export const OTHER_HOSTNAME = 'offsite.test';
  * port. `otherName` is site B under another host name (offsite.test:PORT).
  */
 export function siteRoutes(other: string, otherName: string): Record<string, Route> {
+  // biome-ignore format: link lists stay compact, one hub per block
   return {
     // Defaults hub: same host and scheme, ignored extensions, hard limits, a depth chain.
     '/': page('Home', [
@@ -92,7 +93,7 @@ export function siteRoutes(other: string, otherName: string): Record<string, Rou
     '/rules/manuals/m.html': page('Manual'),
     '/rules/urgent.html': page('Urgent'),
     '/rules/later.html': page('Later'),
-  }; // biome-ignore format: one link list per hub
+  };
 }
 
 /** Site B: another host:port, so every link to it is offsite for site A's start URLs. */

@@ -3,8 +3,8 @@
 // (waitBetweenRequestsMs, or robots.txt Crawl-delay when larger).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { scheduledEvent } from '../../cli/runner.ts';
+import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { createWorkQueues } from '../../shared/aws/work-queues.ts';
 import { parseConfig } from '../../shared/config.ts';
 import type { UrlTask } from '../../shared/types.ts';
@@ -27,18 +27,36 @@ function minGap(log: RequestLog[]): number {
   return min;
 }
 
+/** 503 with Retry-After once, then fine; 429 with Retry-After always; three calm pages on the same host. */
+function busyRoutes(site: SiteServer): void {
+  let busyOnce = 0;
+  site.route('/busy-once', {
+    handler: (_req, res) => {
+      if (busyOnce++ === 0) res.writeHead(503, { 'retry-after': '2' }).end();
+      else res.writeHead(200, { 'content-type': 'text/html' }).end('<title>back</title><p>back again</p>');
+    },
+  });
+  for (const p of ['/calm-1', '/calm-2', '/calm-3'])
+    site.route(p, { body: `<title>${p}</title><p>calm</p>` });
+  site.route('/always-429', { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' });
+}
+
 function pageRoutes(site: SiteServer): void {
-  for (let i = 0; i < PAGES_PER_HOST; i++) site.route(`/p/${i}`, { body: `<title>page ${i}</title><p>polite ${i}</p>` });
+  for (let i = 0; i < PAGES_PER_HOST; i++)
+    site.route(`/p/${i}`, { body: `<title>page ${i}</title><p>polite ${i}</p>` });
 }
 
 describe('politeness per host across concurrent fetch workers', () => {
   let emu: TestEmulator;
+  let busy: SiteServer;
   const sites: SiteServer[] = [];
 
   before(async () => {
     emu = await startTestEmulator();
     for (let i = 0; i < 4; i++) sites.push(await startSiteServer({}));
     sites.forEach(pageRoutes);
+    busy = await startSiteServer({});
+    busyRoutes(busy);
     // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).
     sites[3]!.route('/robots.txt', {
       headers: { 'content-type': 'text/plain' },
@@ -46,7 +64,7 @@ describe('politeness per host across concurrent fetch workers', () => {
     });
   });
   after(async () => {
-    for (const s of sites) await s.close();
+    for (const s of [...sites, busy]) await s?.close();
     await emu?.stop();
   });
 
@@ -61,23 +79,40 @@ describe('politeness per host across concurrent fetch workers', () => {
     // One URL per message, host after host, so each worker's receive of ten mixes every host.
     const tasks: UrlTask[] = [];
     for (let i = 0; i < PAGES_PER_HOST; i++) {
-      for (const s of sites) tasks.push({ url: `${s.url}/p/${i}`, depth: 0, queue: 'user', index: true, follow: false, priority: 0, kind: 'page' });
+      for (const s of sites)
+        tasks.push({
+          url: `${s.url}/p/${i}`,
+          depth: 0,
+          queue: 'user',
+          index: true,
+          follow: false,
+          priority: 0,
+          kind: 'page',
+        });
     }
     await session.urls.claim(tasks, 'politeness-test', new Date().toISOString());
     const queues = createWorkQueues({ client: session.monitor.sqs });
-    await queues.send(session.resources.queueUrls.frontier.user, tasks.map((task) => ({ body: { tasks: [task] } })));
+    await queues.send(
+      session.resources.queueUrls.frontier.user,
+      tasks.map((task) => ({ body: { tasks: [task] } })),
+    );
 
     const spans = await Promise.all(
       Array.from({ length: WORKERS }, async () => {
         const start = Date.now();
-        const res = (await session.runner.invoke('fetch', scheduledEvent('Fetch Kick'))) as { fetched: number };
+        const res = (await session.runner.invoke('fetch', scheduledEvent('Fetch Kick'))) as {
+          fetched: number;
+        };
         return { start, end: Date.now(), fetched: res.fetched };
       }),
     );
     await crawl(session); // seeds the start URLs and drains what the workers left (extract, index, requeues)
 
     // The four invocations overlapped in time and each fetched part of the frontier.
-    assert.ok(Math.max(...spans.map((s) => s.start)) < Math.min(...spans.map((s) => s.end)), 'workers overlapped');
+    assert.ok(
+      Math.max(...spans.map((s) => s.start)) < Math.min(...spans.map((s) => s.end)),
+      'workers overlapped',
+    );
     for (const s of spans) assert.ok(s.fetched >= 1, `every worker fetched (${spans.map((x) => x.fetched)})`);
 
     const delays = [WAIT_MS, WAIT_MS, WAIT_MS, CRAWL_DELAY_S * 1000];
@@ -92,6 +127,42 @@ describe('politeness per host across concurrent fetch workers', () => {
     for await (const u of urlStates(session)) states.push(u);
     const pageStates = states.filter((u) => (u.url as string).includes('/p/'));
     assert.equal(pageStates.length, sites.length * PAGES_PER_HOST);
-    assert.ok(pageStates.every((u) => u.state === 'indexed'), 'delayed URLs are requeued, never dropped');
+    assert.ok(
+      pageStates.every((u) => u.state === 'indexed'),
+      'delayed URLs are requeued, never dropped',
+    );
+  });
+
+  it('503 and 429 with Retry-After back the whole host off; 429 ends as a temporary error after retries', async () => {
+    const paths = ['/busy-once', '/calm-1', '/calm-2', '/calm-3', '/always-429'];
+    const config = parseConfig({
+      name: uniqueCrawlName('backoff'),
+      startUrls: paths.map((p) => `${busy.url}${p}`),
+      discovery: false,
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxTemporaryErrors: 1 },
+    });
+    const session = await openSession(config);
+    await crawl(session);
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const u of urlStates(session)) states.set(new URL(u.url as string).pathname, u);
+
+    // No waitBetweenRequestsMs here: only the back-off holds the host after the 503.
+    const first503 = busy.requests.find((r) => r.status === 503);
+    assert.ok(first503, 'the 503 was served');
+    const later = busy.requests.filter((r) => r.at > first503.at && r.path !== '/robots.txt');
+    assert.ok(later.length >= 4);
+    const earliest = Math.min(...later.map((r) => r.at));
+    assert.ok(earliest - first503.at >= 2000, `next request ${earliest - first503.at} ms after the 503`);
+    for (const p of ['/busy-once', '/calm-1', '/calm-2', '/calm-3'])
+      assert.equal(states.get(p)?.state, 'indexed', p);
+    const rate = states.get('/always-429');
+    assert.deepEqual(
+      [rate?.state, rate?.errorKind, rate?.httpStatus, rate?.errorCode, rate?.temporaryErrors],
+      ['error', 'temporary', 429, 'http-429', 2],
+    );
+    const tries = busy.requests.filter((r) => r.path === '/always-429').map((r) => r.at);
+    assert.equal(tries.length, 2, 'first try + maxTemporaryErrors retries');
+    assert.ok(tries[1]! - tries[0]! >= 1000, 'Retry-After: 1 honoured');
   });
 });

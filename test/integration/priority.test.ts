@@ -18,7 +18,14 @@ const N = 100;
 function tasks(base: string, dir: string, index: boolean, follow: boolean): UrlTask[] {
   const queue = queueForActions(index, follow);
   assert.ok(queue);
-  return Array.from({ length: N }, (_, i) => ({ url: `${base}/${dir}/${i}.html`, depth: 1, queue, index, follow, priority: 0 }));
+  return Array.from({ length: N }, (_, i) => ({
+    url: `${base}/${dir}/${i}.html`,
+    depth: 1,
+    queue,
+    index,
+    follow,
+    priority: 0,
+  }));
 }
 
 /** Share of index-only URLs among the first N fetched. */
@@ -35,7 +42,8 @@ describe('weighted polling on the fetch order (seed 001 How Priorities Work)', (
     const dir = mkdtempSync(join(tmpdir(), 'trawl-prio-'));
     for (const sub of ['idx', 'fol']) {
       mkdirSync(join(dir, sub));
-      for (let i = 0; i < N; i++) writeFileSync(join(dir, sub, `${i}.html`), `<html><title>${sub} ${i}</title><p>${sub}</p></html>`);
+      for (let i = 0; i < N; i++)
+        writeFileSync(join(dir, sub, `${i}.html`), `<html><title>${sub} ${i}</title><p>${sub}</p></html>`);
     }
     writeFileSync(
       join(dir, 'index.html'),
@@ -49,7 +57,11 @@ describe('weighted polling on the fetch order (seed 001 How Priorities Work)', (
   });
 
   async function freshDeps(): Promise<StageDeps> {
-    const config = parseConfig({ name: uniqueCrawlName('prio'), startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } });
+    const config = parseConfig({
+      name: uniqueCrawlName('prio'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    });
     await openSession(config);
     return depsFromEnv();
   }
@@ -65,7 +77,6 @@ describe('weighted polling on the fetch order (seed 001 How Priorities Work)', (
     assert.equal(summary.fetched, 2 * N);
     assert.equal(summary.drained, true);
     const share = indexShareOfFirst(summary.order);
-    console.log('SHARE', share, summary.rounds, summary.order.map((o) => o.source[0]).join(''));
     // Each round picks index with p = 1000/1010 while it has work: ~99 of the first 100 in expectation.
     assert.ok(share >= 0.8, `index-only share of the first ${N} fetched: ${share}`);
     assert.deepEqual([...new Set(summary.order.map((o) => o.source))].sort(), ['follow', 'index']);

@@ -23,7 +23,9 @@ async function run(input: Omit<CrawlConfigInput, 'name'>) {
 
 const requested = (log: RequestLog[], path: string) => log.filter((r) => r.path === path).length;
 const redirect = (location: string) => ({ status: 302, headers: { location } });
-const page = (title: string) => ({ body: `<html><head><title>${title}</title></head><body><p>${title}</p></body></html>` });
+const page = (title: string) => ({
+  body: `<html><head><title>${title}</title></head><body><p>${title}</p></body></html>`,
+});
 
 describe('redirects and robots.txt through the pipeline', () => {
   let emu: TestEmulator;
@@ -34,7 +36,10 @@ describe('redirects and robots.txt through the pipeline', () => {
   before(async () => {
     emu = await startTestEmulator();
     [site, other, slow] = await Promise.all([startSiteServer({}), startSiteServer({}), startSiteServer({})]);
-    site.route('/robots.txt', { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nDisallow: /private/\n' });
+    site.route('/robots.txt', {
+      headers: { 'content-type': 'text/plain' },
+      body: 'User-agent: *\nDisallow: /private/\n',
+    });
     site.route('/loop-a', redirect('/loop-b'));
     site.route('/loop-b', redirect('/loop-a'));
     site.route('/self', redirect('/self'));
@@ -65,7 +70,16 @@ describe('redirects and robots.txt through the pipeline', () => {
   });
 
   it('redirects: loops, long chains, out-of-scope and excluded targets stopped; in-scope targets indexed', async () => {
-    const paths = ['/loop-a', '/self', '/hop/0', '/away', '/moved', '/to-private', '/private/page', '/to-excluded'];
+    const paths = [
+      '/loop-a',
+      '/self',
+      '/hop/0',
+      '/away',
+      '/moved',
+      '/to-private',
+      '/private/page',
+      '/to-excluded',
+    ];
     const { states, docs } = await run({
       startUrls: paths.map((p) => `${site.url}${p}`),
       discovery: false,
@@ -118,7 +132,10 @@ describe('redirects and robots.txt through the pipeline', () => {
     });
     for (let i = 1; i <= 5; i++) assert.equal(states.get(`/c/${i}`)?.state, 'indexed', `/c/${i}`);
     assert.equal(states.get('/sitemap.xml')?.state, 'followed');
-    const times = slow.requests.filter((r) => r.path !== '/robots.txt').map((r) => r.at).sort((a, b) => a - b);
+    const times = slow.requests
+      .filter((r) => r.path !== '/robots.txt')
+      .map((r) => r.at)
+      .sort((a, b) => a - b);
     const gaps = times.slice(1).map((at, i) => at - times[i]!);
     t.diagnostic(`gaps between requests: ${gaps.join(', ')} ms`);
     assert.ok(Math.min(...gaps) >= 500, `Crawl-delay 0.5 s: min gap ${Math.min(...gaps)} ms`);

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
+import { LocalRunner } from '../../cli/runner.ts';
 import { clearErrors, crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { handler as extractHandler } from '../../functions/extract/handler.ts';
+import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
+import { handler as indexHandler } from '../../functions/index/handler.ts';
+import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
+import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -37,12 +43,13 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
   });
 
   it('re-fetches conditionally three days later and leaves exactly the expected index', async () => {
-    const links = ['/a.html', '/b.html', '/c.html', '/d.html', '/e.html', '/f.html'];
+    const links = ['/a.html', '/b.html', '/c.html', '/d.html', '/e.html', '/f.html', '/g.html'];
     writeFileSync(join(dir, 'index.html'), page('Home', 'the home page', links));
     writeFileSync(join(dir, 'a.html'), page('A', 'page a, soon gone'));
     writeFileSync(join(dir, 'b.html'), page('B', 'page b, first version'));
     writeFileSync(join(dir, 'c.html'), page('C', 'page c, never changes'));
     writeFileSync(join(dir, 'd.html'), page('D', 'page d, soon excluded by a rule'));
+    writeFileSync(join(dir, 'g.html'), page('G', 'page g, soon noIndex by a rule'));
     // e: fine at first, then 503 with Retry-After; f: no validators, so refresh gets a 200 with the same bytes.
     site.route('/e.html', { body: page('E', 'page e, soon unavailable') });
     site.route('/f.html', { body: page('F', 'page f, no validators') });
@@ -57,7 +64,7 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     const before = await collect(documents(first));
     assert.deepEqual(
       before.map((d) => new URL(d.url as string).pathname),
-      ['/', '/a.html', '/b.html', '/c.html', '/d.html', '/e.html', '/f.html'],
+      ['/', '/a.html', '/b.html', '/c.html', '/d.html', '/e.html', '/f.html', '/g.html'],
     );
     const bBefore = before.find((d) => (d.url as string).endsWith('/b.html'));
 
@@ -69,13 +76,17 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     site.route('/e.html', { status: 503, headers: { 'Retry-After': '1' }, body: 'busy' });
     const sinceRefresh = site.requests.length;
     const now = new Date(Date.now() + 3 * DAY);
-    const changed = parseConfig({ ...input, rules: [{ match: { path: '/d.html' }, actions: ['ignore'] }] });
+    const changed = parseConfig({
+      ...input,
+      rules: [
+        { match: { path: '/d.html' }, actions: ['ignore'] },
+        { match: { path: '/g.html' }, actions: ['noIndex'] },
+      ],
+    });
     const second = await openSession(changed, { now });
-    const t0 = Date.now();
     const summary = (await refresh(second)) as { due: number; requeued: number; deleted: number };
-    console.log("refresh ms", Date.now() - t0, summary, second.runner.stats);
 
-    assert.equal(summary.due, 7);
+    assert.equal(summary.due, 8);
     assert.equal(summary.deleted, 1, 'd.html is deleted by the refresh stage itself');
     const after = await collect(documents(second));
     assert.deepEqual(
@@ -85,7 +96,10 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     const bAfter = after.find((d) => (d.url as string).endsWith('/b.html'));
     assert.match(bAfter?.content as string, /second and longer version/);
     assert.notEqual(bAfter?.hash, bBefore?.hash);
-    assert.ok(Date.parse(bAfter?.indexedAt as string) >= now.getTime() - 60_000, 'reindexed at the shifted time');
+    assert.ok(
+      Date.parse(bAfter?.indexedAt as string) >= now.getTime() - 60_000,
+      'reindexed at the shifted time',
+    );
 
     // The request log: conditional GETs with the stored validators; c answered 304.
     const refreshed = site.requests.slice(sinceRefresh).filter((r) => r.method === 'GET');
@@ -100,11 +114,18 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     assert.equal(get('/a.html')[0]?.status, 404);
     assert.equal(get('/e.html').length, 3, 'one try and maxTemporaryErrors (2) retries');
     assert.equal(get('/d.html').length, 0, 'an excluded URL is not fetched');
+    assert.ok(get('/f.html')[0]?.headers['if-modified-since'], 'no Last-Modified: the fetch time is sent');
+    assert.equal(get('/f.html')[0]?.status, 200);
+    // g is now noIndex: fetched whole (a 304 would say nothing about its links) and its document removed.
+    assert.equal(get('/g.html')[0]?.headers['if-none-match'], undefined);
 
     // The change feed names each deletion with its reason; the unchanged pages wrote nothing.
     const feed = await readChanges(second, { since: now.toISOString().slice(0, 10) });
-    const deletes = Object.fromEntries(feed.filter((c) => c.type === 'delete').map((c) => [new URL(c.url).pathname, c.reason]));
-    assert.deepEqual(Object.keys(deletes).sort(), ['/a.html', '/d.html', '/e.html']);
+    const deletes = Object.fromEntries(
+      feed.filter((c) => c.type === 'delete').map((c) => [new URL(c.url).pathname, c.reason]),
+    );
+    assert.deepEqual(Object.keys(deletes).sort(), ['/a.html', '/d.html', '/e.html', '/g.html']);
+    assert.match(deletes['/g.html'] as string, /^not-indexed: rule 1: noIndex/);
     assert.match(deletes['/a.html'] as string, /^permanent-error: .*404/);
     assert.match(deletes['/d.html'] as string, /^out-of-scope: rule 0: ignore/);
     assert.match(deletes['/e.html'] as string, /^temporary-errors: .*503/);
@@ -115,8 +136,140 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     const states = await collect(urlStates(second));
     assert.deepEqual(
       states.map((s) => [new URL(s.url as string).pathname, s.state]),
-      [['/', 'indexed'], ['/b.html', 'indexed'], ['/c.html', 'indexed'], ['/f.html', 'indexed']],
+      [
+        ['/', 'indexed'],
+        ['/b.html', 'indexed'],
+        ['/c.html', 'indexed'],
+        ['/f.html', 'indexed'],
+        ['/g.html', 'followed'],
+      ],
     );
     assert.ok(states.every((s) => Date.parse(s.lastFetched as string) >= now.getTime() - 60_000));
+  });
+
+  it('a discovery cycle finds new pages, known URLs keep their state; clear-errors forgets errors (seed 002)', async (t) => {
+    const root = mkdtempSync(join(tmpdir(), 'trawl-discovery-'));
+    const own = await startSiteServer({ root });
+    try {
+      writeFileSync(join(root, 'index.html'), page('Home', 'home', ['/x.html', '/missing.html']));
+      writeFileSync(join(root, 'x.html'), page('X', 'x'));
+      const session = await openSession(
+        parseConfig({
+          name: uniqueCrawlName('disc'),
+          startUrls: [`${own.url}/`],
+          fetch: { allowPrivateNetworks: true },
+        }),
+      );
+      await crawl(session);
+      const state = async () =>
+        Object.fromEntries(
+          (await collect(urlStates(session))).map((s) => [new URL(s.url as string).pathname, s]),
+        );
+      const first = await state();
+      assert.deepEqual(Object.keys(first), ['/', '/missing.html', '/x.html']);
+      assert.equal(first['/missing.html']?.state, 'error');
+      assert.equal(first['/missing.html']?.errorKind, 'permanent');
+      assert.equal(first['/missing.html']?.httpStatus, 404);
+      assert.equal(first['/x.html']?.state, 'indexed');
+
+      // The home page now also links to a new page; the next discovery cycle visits the start URL again.
+      writeFileSync(
+        join(root, 'index.html'),
+        page('Home', 'home, now with y', ['/x.html', '/missing.html', '/y.html']),
+      );
+      writeFileSync(join(root, 'y.html'), page('Y', 'y'));
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(join(root, 'index.html'), later, later);
+      const mark = own.requests.length;
+      await crawl(session);
+      const second = await state();
+      assert.equal(second['/y.html']?.state, 'indexed', 'the new page is found and indexed');
+      assert.deepEqual(second['/missing.html'], first['/missing.html'], 'a known error keeps its state');
+      assert.deepEqual(second['/x.html'], first['/x.html'], 'a known indexed URL keeps its state');
+      const again = own.requests.slice(mark).map((r) => r.path);
+      assert.ok(
+        again.includes('/') && !again.includes('/missing.html') && !again.includes('/x.html'),
+        again.join(' '),
+      );
+
+      assert.equal(await clearErrors(session), 1);
+      assert.deepEqual(Object.keys(await state()), ['/', '/x.html', '/y.html']);
+      await t.test(
+        'a URL forgotten by clear-errors is tried again when found again',
+        // url-table.ts claim(): the warm extract container's known-URL cache never learns of the
+        // deletion, so the link is skipped until the container is recycled (see the issue #6 report).
+        { todo: 'known-URL cache in url-table.ts needs an expiry' },
+        async () => {
+          const evenLater = new Date(Date.now() + 120_000);
+          utimesSync(join(root, 'index.html'), evenLater, evenLater);
+          await crawl(session);
+          assert.equal((await state())['/missing.html']?.state, 'error');
+          assert.equal(own.requests.filter((r) => r.path === '/missing.html').length, 2);
+        },
+      );
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('the local runner fires the discovery and refresh schedules as timers', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'trawl-timers-'));
+    const own = await startSiteServer({ root });
+    try {
+      writeFileSync(join(root, 'index.html'), page('Home', 'home', ['/x.html']));
+      writeFileSync(join(root, 'x.html'), page('X', 'x'));
+      const session = await openSession(
+        parseConfig({
+          name: uniqueCrawlName('timers'),
+          startUrls: [`${own.url}/`],
+          fetch: { allowPrivateNetworks: true },
+        }),
+      );
+      const runner = new LocalRunner({
+        handlers: {
+          seed: seedHandler,
+          fetch: fetchHandler,
+          extract: extractHandler,
+          index: indexHandler,
+          refresh: refreshHandler,
+        },
+        queueUrls: session.resources.queueUrls,
+        monitor: session.monitor,
+        pollers: session.clients,
+        schedules: { discoveryMs: 300, refreshMs: 500 },
+      });
+      // No explicit seed: the first discovery tick starts the crawl.
+      const deadline = Date.now() + 30_000;
+      let added = false;
+      const indexedY = () => own.requests.some((r) => r.path === '/y.html');
+      await runner.watch(() => {
+        // Once a discovery cycle got a 304 for the indexed home page, the site changes.
+        if (!added && own.requests.some((r) => r.path === '/' && r.status === 304)) {
+          writeFileSync(join(root, 'index.html'), page('Home', 'home, now with y', ['/x.html', '/y.html']));
+          writeFileSync(join(root, 'y.html'), page('Y', 'y'));
+          const later = new Date(Date.now() + 60_000);
+          utimesSync(join(root, 'index.html'), later, later);
+          added = true;
+        }
+        return (indexedY() && runner.fired.refresh >= 2) || Date.now() > deadline;
+      });
+      // What the last ticks started finishes on a runner without timers (with them it never goes quiet).
+      await session.runner.drain();
+      assert.ok(Date.now() <= deadline, 'stopped by the condition, not the deadline');
+      assert.ok(runner.fired.seed >= 2 && runner.stats.seed.invocations === runner.fired.seed);
+      assert.ok(runner.stats.refresh.invocations >= 2);
+      const docs = (await collect(documents(session))).map((d) => new URL(d.url as string).pathname);
+      assert.deepEqual(docs, ['/', '/x.html', '/y.html']);
+      // Discovery cycles after the home page was indexed asked for it conditionally.
+      const homes = own.requests.filter((r) => r.path === '/');
+      assert.ok(homes.length >= 3, `${homes.length} fetches of the start URL`);
+      assert.ok(homes.some((r) => r.headers['if-none-match'] && r.status === 304));
+      assert.ok(
+        homes.some((r) => r.headers['if-none-match'] && r.status === 200),
+        'the changed home page came back whole',
+      );
+    } finally {
+      await own.close();
+    }
   });
 });

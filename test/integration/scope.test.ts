@@ -116,8 +116,18 @@ describe('crawl scope end to end (one crawl per setting)', () => {
       r.seenA.filter((p) => p.startsWith('/cal')),
       ['/cal?id=7'],
     );
-    assert.deepEqual(sorted(r.seenA), ['/cal?id=7', '/query/index.html', '/query/page.html', '/query/plain.html']);
-    assert.deepEqual(pathsOf(sites, r.urls), ['/cal?id=7', '/query/index.html', '/query/page.html', '/query/plain.html']);
+    assert.deepEqual(sorted(r.seenA), [
+      '/cal?id=7',
+      '/query/index.html',
+      '/query/page.html',
+      '/query/plain.html',
+    ]);
+    assert.deepEqual(pathsOf(sites, r.urls), [
+      '/cal?id=7',
+      '/query/index.html',
+      '/query/page.html',
+      '/query/plain.html',
+    ]);
     assert.ok(r.urls.every((u) => u.state === 'indexed'));
   });
 

@@ -12,7 +12,7 @@ import { requestCounts, resetRequestCounts } from '../../shared/aws/request-coun
 import { parseConfig } from '../../shared/config.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { startSiteServer } from '../helpers/site-server.ts';
 
 /** crawler-commons fixtures and their expected counts (test/fixtures/sitemaps/SOURCE.txt). */
 const CORPUS = join(import.meta.dirname, '../fixtures/sitemaps');
@@ -63,7 +63,10 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
         assert.match(String(state?.note), new RegExp(`: ${f.expected_url_count} ${listed}$`), f.file);
       }
       // The fixtures list other hosts: scope keeps them out of the frontier, nothing leaves loopback.
-      assert.deepEqual([...states.keys()].filter((u) => !u.startsWith(site.url)), []);
+      assert.deepEqual(
+        [...states.keys()].filter((u) => !u.startsWith(site.url)),
+        [],
+      );
       assert.equal(site.requests.filter((r) => r.path === '/linked-only.html').length, 0);
     } finally {
       await site.close();
@@ -76,7 +79,10 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
     const urlset = `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
       <url><loc>${u('/a.html')}</loc></url><url><loc>${u('/b.html')}</loc></url></urlset>`;
     const routes = {
-      '/robots.txt': { headers: { 'Content-Type': 'text/plain' }, body: `User-agent: *\nAllow: /\nSitemap: ${u('/sitemap-index.xml')}\n` },
+      '/robots.txt': {
+        headers: { 'Content-Type': 'text/plain' },
+        body: `User-agent: *\nAllow: /\nSitemap: ${u('/sitemap-index.xml')}\n`,
+      },
       '/sitemap-index.xml': {
         headers: { 'Content-Type': 'application/xml' },
         body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${u('/sitemaps/pages.xml.gz')}</loc></sitemap><sitemap><loc>${u('/sitemaps/more.txt')}</loc></sitemap></sitemapindex>`,
@@ -111,7 +117,9 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
       const docs = await collect(documents(session));
       assert.deepEqual(
         docs.map((d) => [d.url, d.title]),
-        [['/', 'Home'], ...['a', 'b', 'c', 'd', 'e'].map((p) => [`/${p}.html`, `Page ${p}`])].map(([p, t]) => [u(p!), t]),
+        [['/', 'Home'], ...['a', 'b', 'c', 'd', 'e'].map((p) => [`/${p}.html`, `Page ${p}`])].map(
+          ([p, t]) => [u(p!), t],
+        ),
       );
       assert.equal(site.requests.filter((r) => r.path === '/linked-only.html').length, 0);
       const states = new Map((await collect(urlStates(session))).map((s) => [s.url as string, s]));
@@ -142,7 +150,14 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
       const write = process.stdout.write;
       process.stdout.write = ((s: string) => lines.push(s) > 0) as typeof process.stdout.write;
       try {
-        printSummary({ kind: 'crawl', config, session, seconds: 1, stats: stageStats, counts: requestCounts });
+        printSummary({
+          kind: 'crawl',
+          config,
+          session,
+          seconds: 1,
+          stats: stageStats,
+          counts: requestCounts,
+        });
       } finally {
         process.stdout.write = write;
       }

@@ -27,7 +27,13 @@ async function startProxy(site: SiteServer): Promise<Proxy> {
     targets.push(req.url ?? '');
     const url = new URL(req.url ?? '/', 'http://invalid');
     const upstream = http.request(
-      { host: '127.0.0.1', port: site.port, path: `${url.pathname}${url.search}`, method: req.method, headers: req.headers },
+      {
+        host: '127.0.0.1',
+        port: site.port,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers: req.headers,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
@@ -70,14 +76,25 @@ describe('SSRF guard through the pipeline', () => {
     emu = await startTestEmulator();
     site = await startSiteServer({});
     proxy = await startProxy(site);
-    const page = (t: string) => ({ body: `<html><head><title>${t}</title></head><body><p>${t}</p></body></html>` });
+    const page = (t: string) => ({
+      body: `<html><head><title>${t}</title></head><body><p>${t}</p></body></html>`,
+    });
     site.route('/', page('Home'));
     site.route('/start', page('Public page'));
     site.route('/secret', page('Secret'));
     site.route('/robots.txt', { status: 302, headers: { location: 'http://169.254.169.254/robots.txt' } });
-    site.route('/to-metadata', { status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' } });
-    site.route('/to-loopback', { status: 302, headers: { location: `http://127.0.0.1:${site.port}/secret` } });
-    site.route('/to-mapped', { status: 302, headers: { location: `http://[::ffff:127.0.0.1]:${site.port}/secret` } });
+    site.route('/to-metadata', {
+      status: 302,
+      headers: { location: 'http://169.254.169.254/latest/meta-data/' },
+    });
+    site.route('/to-loopback', {
+      status: 302,
+      headers: { location: `http://127.0.0.1:${site.port}/secret` },
+    });
+    site.route('/to-mapped', {
+      status: 302,
+      headers: { location: `http://[::ffff:127.0.0.1]:${site.port}/secret` },
+    });
   });
   after(async () => {
     await proxy?.close();
@@ -102,7 +119,8 @@ describe('SSRF guard through the pipeline', () => {
       fetch: { resolve: { 'public.example': '127.0.0.1' }, timeoutMs: 3000 },
     });
     assert.equal(states.length, startUrls.length);
-    for (const u of states) assert.deepEqual(refused(u), ['error', 'permanent', 'private-address'], String(u.url));
+    for (const u of states)
+      assert.deepEqual(refused(u), ['error', 'permanent', 'private-address'], String(u.url));
     assert.equal(site.requests.length, 0, 'no request reached the loopback site');
   });
 
@@ -137,7 +155,10 @@ describe('SSRF guard through the pipeline', () => {
     }
     // Everything the proxy was asked for is on the public host; the site never served /secret.
     assert.ok(proxy.targets.length >= 5);
-    assert.ok(proxy.targets.every((t) => t.startsWith('http://public.test/')), proxy.targets.join(' '));
+    assert.ok(
+      proxy.targets.every((t) => t.startsWith('http://public.test/')),
+      proxy.targets.join(' '),
+    );
     assert.equal(site.requests.filter((r) => r.path === '/secret').length, 0);
   });
 });

@@ -67,6 +67,11 @@ const CASES: [string, Partial<CrawlConfigInput>, string, DecideContext, Partial<
   ['seed 004 keepQueryParams drops calendar parameters', { scope: { keepQueryParams: ['id'] } }, 'https://www.example.com/cal?year=2018&id=3&day=8', link, { accepted: true, normalized: 'https://www.example.com/cal?id=3' }],
   ['rules see the normalized URL', { rules: [{ match: { url: 'https://www.example.com/b' }, actions: ['noFollow'] }] }, 'HTTPS://WWW.EXAMPLE.COM:443/a/../b#x', link, { accepted: true, reason: 'rule 0: noFollow', queue: 'index' }],
   ['XML rules', { rules: '<Rules><Rule><Ext val=".pdf"/><Index/><NoFollow/><Priority shift="-1"/></Rule></Rules>' }, 'https://www.example.com/a.pdf', link, { accepted: true, queue: 'redir', priorityShift: -1, follow: false }],
+  ['seed 003 sample job: the start URL is exempt from its include pattern', { startUrls: ['http://wiki.eclipse.org/SMILA'], scope: { include: ['http://wiki\\.eclipse\\.org/SMILA/.*'] } } as Partial<CrawlConfigInput>, 'http://wiki.eclipse.org/SMILA', { depth: 0, isStart: true }, { accepted: true, reason: 'start-url' }],
+  ['seed 003 sample job: links below it are included', { startUrls: ['http://wiki.eclipse.org/SMILA'], scope: { include: ['http://wiki\\.eclipse\\.org/SMILA/.*'] } } as Partial<CrawlConfigInput>, '/SMILA/Documentation#Web', { depth: 1, base: 'http://wiki.eclipse.org/SMILA' }, { accepted: true, normalized: 'http://wiki.eclipse.org/SMILA/Documentation', domain: 'eclipse.org' }],
+  ['seed 003 opaque javascript:void(0) is filtered out', {}, 'javascript:void(0)', { depth: 1, base: START }, { accepted: false, reason: 'opaque-url' }],
+  ['seed 004 item?id=12345: id is honoured', { scope: { keepQueryParams: ['id'] } }, 'https://www.example.com/item?id=12345&nr=3', link, { accepted: true, normalized: 'https://www.example.com/item?id=12345' }],
+  ['literal atom (seed 001 litteral="true")', { rules: [{ match: { atom: { field: 'url', kind: 'prefix', norm: 'none', value: 'https://www.example.com/docs/', literal: true } }, actions: ['index', 'noFollow'] }] }, 'https://www.example.com/docs/a', link, { accepted: true, reason: 'rule 0: index, noFollow', queue: 'index' }],
   ['domain from the seed 000 lists', { domains: { generic: ['com'], additional: ['co.uk'] }, scope: { followOffsite: true } }, 'http://www.xyz.co.uk/', link, { accepted: true, domain: 'xyz.co.uk' }],
 ];
 

@@ -12,6 +12,9 @@ const SEED: [string, DomainLists, string, string | null][] = [
   ['www.xyz.co.uk', SEED_LISTS, 'xyz.co.uk', null],
   // add ca when crawling www.xyz.ca
   ['www.xyz.ca', SEED_LISTS, 'xyz.ca', null],
+  // the generic list "such as com, gov, or org": the last two terms
+  ['http://www.xyz.gov', SEED_LISTS, 'xyz.gov', null],
+  ['http://www.xyz.org/', SEED_LISTS, 'xyz.org', null],
   ['www.town.ma.us', SEED_LISTS, 'town.ma.us', null],
   // taking only the last term would wrongly give co.uk: without co.uk listed, the last two terms are
   // returned and the DEBUG message is logged

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseConfig } from '../../../shared/config.ts';
 import {
   nextRefreshAt,
   pickSource,
   queueForActions,
   refreshBucket,
   refreshBuckets,
+  scheduleIntervals,
   sourceWeights,
 } from '../../../shared/crawl/scheduling.ts';
 import { SOURCES, type SourceName } from '../../../shared/types.ts';
@@ -34,7 +36,14 @@ function draw(weights: Record<SourceName, number>, exhausted: Set<SourceName>, n
 
 describe('source weights (seed 001)', () => {
   it('defaults to user 10000, redir 2000, index 1000, index_follow 100, follow 10, refresh 1', () => {
-    assert.deepEqual(sourceWeights(), { user: 10_000, redir: 2_000, index: 1_000, index_follow: 100, follow: 10, refresh: 1 });
+    assert.deepEqual(sourceWeights(), {
+      user: 10_000,
+      redir: 2_000,
+      index: 1_000,
+      index_follow: 100,
+      follow: 10,
+      refresh: 1,
+    });
   });
   it('takes overrides from the config and keeps the other defaults', () => {
     assert.deepEqual(sourceWeights({ follow: 500, refresh: undefined }), {
@@ -71,7 +80,10 @@ describe('pickSource: weighted random choice among the sources with work', () =>
     const exhausted = new Set<SourceName>(['user', 'redir', 'index_follow', 'refresh']);
     const counts = draw(weights, exhausted, 10_000, 3);
     assert.equal(counts.index + counts.follow, 10_000);
-    assert.ok(counts.index / 10_000 > 0.98 && counts.index / 10_000 < 0.995, `index share ${counts.index / 10_000}`);
+    assert.ok(
+      counts.index / 10_000 > 0.98 && counts.index / 10_000 < 0.995,
+      `index share ${counts.index / 10_000}`,
+    );
   });
 
   it('skips exhausted sources and returns null when all are exhausted', () => {
@@ -87,8 +99,14 @@ describe('pickSource: weighted random choice among the sources with work', () =>
   });
 
   it('handles random() at its bounds', () => {
-    assert.equal(pickSource(weights, new Set(), () => 0), 'user');
-    assert.equal(pickSource(weights, new Set(), () => 0.999_999_999_9), 'refresh');
+    assert.equal(
+      pickSource(weights, new Set(), () => 0),
+      'user',
+    );
+    assert.equal(
+      pickSource(weights, new Set(), () => 0.999_999_999_9),
+      'refresh',
+    );
   });
 });
 
@@ -100,13 +118,17 @@ describe('queueForActions: the source a URL goes to (seed 001 fifos)', () => {
     [false, false, null],
   ];
   for (const [index, follow, expected] of cases) {
-    it(`index=${index} follow=${follow} -> ${expected}`, () => assert.equal(queueForActions(index, follow), expected));
+    it(`index=${index} follow=${follow} -> ${expected}`, () =>
+      assert.equal(queueForActions(index, follow), expected));
   }
 });
 
 describe('refresh times and their GSI buckets', () => {
   it('schedules the next refresh maxAge after the fetch', () => {
-    assert.equal(nextRefreshAt(Date.parse('2026-01-01T10:00:00.000Z'), 48 * 3_600_000), '2026-01-03T10:00:00.000Z');
+    assert.equal(
+      nextRefreshAt(Date.parse('2026-01-01T10:00:00.000Z'), 48 * 3_600_000),
+      '2026-01-03T10:00:00.000Z',
+    );
   });
   it('buckets by UTC day', () => {
     assert.equal(refreshBucket('2026-01-03T23:59:59.999Z'), '2026-01-03');
@@ -121,5 +143,16 @@ describe('refresh times and their GSI buckets', () => {
   it('makes a 90-day first look-back 91 Queries', () => {
     const now = Date.parse('2026-06-01T12:00:00.000Z');
     assert.equal(refreshBuckets(now - 90 * 86_400_000, now).length, 91);
+  });
+});
+
+describe('scheduleIntervals: the EventBridge rates the local runner uses as timers', () => {
+  it('discovery from refresh.discoveryInterval, refresh from the topology (hourly)', () => {
+    const config = parseConfig({
+      name: 't',
+      startUrls: ['https://www.example.com/'],
+      refresh: { discoveryInterval: '15m' },
+    });
+    assert.deepEqual(scheduleIntervals(config), { discoveryMs: 15 * 60_000, refreshMs: 60 * 60_000 });
   });
 });

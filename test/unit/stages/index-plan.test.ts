@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { UrlItem } from '../../../shared/aws/url-table.ts';
 import { parseConfig } from '../../../shared/config.ts';
-import { planOutcome, type PlanContext } from '../../../shared/stages/index-plan.ts';
+import { type PlanContext, planOutcome } from '../../../shared/stages/index-plan.ts';
 import type { CrawlDocument, PageOutcome, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';
@@ -16,19 +16,51 @@ function task(over: Partial<UrlTask> = {}): UrlTask {
 }
 function doc(hash: string): CrawlDocument {
   return {
-    url: URL_A, title: 'A', content: 'a', contentType: 'text/html', mimeType: 'text/html', charset: 'utf-8',
-    lastModified: null, size: 1, hash, depth: 1, source: null, meta: {}, indexedAt: FETCHED,
+    url: URL_A,
+    title: 'A',
+    content: 'a',
+    contentType: 'text/html',
+    mimeType: 'text/html',
+    charset: 'utf-8',
+    lastModified: null,
+    size: 1,
+    hash,
+    depth: 1,
+    source: null,
+    meta: {},
+    indexedAt: FETCHED,
   };
 }
 function outcome(over: Partial<PageOutcome> = {}): PageOutcome {
-  return { url: URL_A, task: task(), state: 'indexed', httpStatus: 200, fetchedAt: FETCHED, doc: doc('h1'), ...over };
+  return {
+    url: URL_A,
+    task: task(),
+    state: 'indexed',
+    httpStatus: 200,
+    fetchedAt: FETCHED,
+    doc: doc('h1'),
+    ...over,
+  };
 }
 const indexedItem: UrlItem = {
-  url: URL_A, state: 'indexed', depth: 1, queue: 'index_follow', hash: 'h1', docBulk: 'docs/bulks/x.jsonl.gz', docLine: 3,
-  indexedAt: '2026-03-07T00:00:00.000Z', etag: '"v1"', lastModified: 'Sat, 07 Mar 2026 00:00:00 GMT',
+  url: URL_A,
+  state: 'indexed',
+  depth: 1,
+  queue: 'index_follow',
+  hash: 'h1',
+  docBulk: 'docs/bulks/x.jsonl.gz',
+  docLine: 3,
+  indexedAt: '2026-03-07T00:00:00.000Z',
+  etag: '"v1"',
+  lastModified: 'Sat, 07 Mar 2026 00:00:00 GMT',
 };
 function ctx(existing: UrlItem[] = []): PlanContext {
-  return { config: parseConfig({ name: 't', startUrls: ['https://www.example.com/'] }), existing: new Map(existing.map((i) => [i.url, i])), now: NOW, maxAgeMs: MAX_AGE };
+  return {
+    config: parseConfig({ name: 't', startUrls: ['https://www.example.com/'] }),
+    existing: new Map(existing.map((i) => [i.url, i])),
+    now: NOW,
+    maxAgeMs: MAX_AGE,
+  };
 }
 const refreshTask = task({ queue: 'refresh', conditional: { etag: '"v1"' } });
 const http404 = { kind: 'permanent' as const, code: 'http-404', message: 'Not Found' };
@@ -51,7 +83,7 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     const p = planOutcome(outcome({ task: refreshTask }), ctx([indexedItem]));
     assert.equal(p.writeDoc, false);
     assert.equal(p.stat, 'unchanged');
-    assert.equal(p.set.queue, 'index_follow', 'a refresh keeps the URL\'s own source');
+    assert.equal(p.set.queue, 'index_follow', "a refresh keeps the URL's own source");
   });
 
   it('changed hash: re-indexed', () => {
@@ -62,7 +94,10 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
   });
 
   it('304 Not Modified: the document stays, the validators are kept (seed 004)', () => {
-    const p = planOutcome(outcome({ task: refreshTask, notModified: true, doc: undefined, httpStatus: 304 }), ctx([indexedItem]));
+    const p = planOutcome(
+      outcome({ task: refreshTask, notModified: true, doc: undefined, httpStatus: 304 }),
+      ctx([indexedItem]),
+    );
     assert.equal(p.writeDoc, false);
     assert.equal(p.stat, 'not-modified');
     assert.equal(p.set.state, 'indexed');
@@ -73,27 +108,51 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
   });
 
   it('refresh + permanent error (404): document deleted, URL state forgotten (seed 001)', () => {
-    const p = planOutcome(outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }), ctx([indexedItem]));
+    const p = planOutcome(
+      outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }),
+      ctx([indexedItem]),
+    );
     assert.equal(p.forget, true);
     assert.equal(p.writeDoc, false);
     assert.equal(p.deleteReason, 'permanent-error: http-404 (HTTP 404)');
   });
 
   it('refresh + temporary errors beyond the limit: deleted and forgotten (seed 001)', () => {
-    const p = planOutcome(outcome({ task: { ...refreshTask, attempt: 2 }, state: 'error', error: http503, httpStatus: 503, doc: undefined }), ctx([indexedItem]));
+    const p = planOutcome(
+      outcome({
+        task: { ...refreshTask, attempt: 2 },
+        state: 'error',
+        error: http503,
+        httpStatus: 503,
+        doc: undefined,
+      }),
+      ctx([indexedItem]),
+    );
     assert.equal(p.forget, true);
     assert.equal(p.deleteReason, 'temporary-errors: http-503 (HTTP 503)');
   });
 
   it('refresh + error on a URL without a document: forgotten, no deletion order', () => {
-    const errored: UrlItem = { url: URL_A, state: 'error', depth: 1, queue: 'index_follow', errorKind: 'permanent' };
-    const p = planOutcome(outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }), ctx([errored]));
+    const errored: UrlItem = {
+      url: URL_A,
+      state: 'error',
+      depth: 1,
+      queue: 'index_follow',
+      errorKind: 'permanent',
+    };
+    const p = planOutcome(
+      outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }),
+      ctx([errored]),
+    );
     assert.equal(p.forget, true);
     assert.equal(p.deleteReason, undefined);
   });
 
   it('first fetch, permanent error: error state remembered, tried again after maxAge (seed 002)', () => {
-    const p = planOutcome(outcome({ state: 'error', error: http404, httpStatus: 404, doc: undefined }), ctx());
+    const p = planOutcome(
+      outcome({ state: 'error', error: http404, httpStatus: 404, doc: undefined }),
+      ctx(),
+    );
     assert.equal(p.forget, false);
     assert.equal(p.set.state, 'error');
     assert.equal(p.set.errorKind, 'permanent');
@@ -104,7 +163,16 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
   });
 
   it('first fetch, temporary errors: counted, tried again in an hour', () => {
-    const p = planOutcome(outcome({ task: task({ attempt: 2 }), state: 'error', error: http503, httpStatus: 503, doc: undefined }), ctx());
+    const p = planOutcome(
+      outcome({
+        task: task({ attempt: 2 }),
+        state: 'error',
+        error: http503,
+        httpStatus: 503,
+        doc: undefined,
+      }),
+      ctx(),
+    );
     assert.equal(p.set.state, 'error');
     assert.equal(p.set.errorKind, 'temporary');
     assert.equal(p.set.temporaryErrors, 3);
@@ -112,7 +180,16 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
   });
 
   it('a permanent error on an indexed URL outside refresh: deletion order at once, error state kept', () => {
-    const p = planOutcome(outcome({ task: task({ queue: 'user' }), state: 'error', error: http404, httpStatus: 404, doc: undefined }), ctx([indexedItem]));
+    const p = planOutcome(
+      outcome({
+        task: task({ queue: 'user' }),
+        state: 'error',
+        error: http404,
+        httpStatus: 404,
+        doc: undefined,
+      }),
+      ctx([indexedItem]),
+    );
     assert.equal(p.forget, false);
     assert.equal(p.set.state, 'error');
     assert.deepEqual(p.remove.filter((f) => DOC_FIELDS.includes(f)).sort(), [...DOC_FIELDS].sort());
@@ -120,7 +197,10 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
   });
 
   it('an indexed page now noindex: document removed with the reason, state followed', () => {
-    const p = planOutcome(outcome({ task: refreshTask, state: 'followed', note: 'noindex (meta)', doc: undefined }), ctx([indexedItem]));
+    const p = planOutcome(
+      outcome({ task: refreshTask, state: 'followed', note: 'noindex (meta)', doc: undefined }),
+      ctx([indexedItem]),
+    );
     assert.equal(p.set.state, 'followed');
     assert.deepEqual(p.remove.filter((f) => DOC_FIELDS.includes(f)).sort(), [...DOC_FIELDS].sort());
     assert.equal(p.deleteReason, 'followed: noindex (meta)');

@@ -1,0 +1,197 @@
+/**
+ * `npm run bench` (issue #7): crawls the Boost.Math docs (or a generated 10,000-page site when
+ * ../shared is absent) with Trawl's local pipeline on the embedded emulator and with Crawlee's
+ * CheerioCrawler on the same server and scope; prices the Trawl run at us-east-1 list prices;
+ * runs the extraction micro benchmark; compares AWS requests per page at 10 and 100 links per
+ * page. Prints the tables and writes bench/results/latest.json.
+ * Env: BENCH_LINK_PAGES (pages of each links-per-page site, default 2000), BENCH_SKIP_LINKS=1.
+ * Started by bench/run.ts, which sets the log level before the stages' logger is created.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEmulator, useEmulatorEnv } from '../cli/emulator.ts';
+import { runCrawlee } from './crawlee-run.ts';
+import { formatExtractMicro, runExtractMicro } from './extract-micro.ts';
+import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from './pricing.ts';
+import {
+  costTable,
+  crawlTable,
+  type LinksRow,
+  lambdaTable,
+  linksTable,
+  requestsTable,
+  targetLines,
+  usd,
+} from './report.ts';
+import { type BenchSite, comparePaths, corpusAvailable, corpusSite, generatedSite } from './sites.ts';
+import { runTrawl, type TrawlResult } from './trawl-run.ts';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const LINK_PAGES = Number(process.env.BENCH_LINK_PAGES ?? 2000);
+const FALLBACK_PAGES = 10_000;
+const say = (s = '') => console.log(s);
+const heading = (s: string) => say(`\n=== ${s} ===`);
+let runs = 0;
+const crawlName = (what: string) => `bench-${what}-${process.pid % 10000}-${++runs}`;
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: `${cpus.length} × ${cpus[0]?.model ?? 'unknown'}`,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
+  };
+}
+
+async function mainSiteRun(site: BenchSite) {
+  heading(`Crawl: ${site.description}`);
+  const trawl = await runTrawl('main', {
+    name: crawlName('main'),
+    ...site.trawl,
+    fetch: { allowPrivateNetworks: true },
+  });
+  const crawlee = await runCrawlee({
+    startUrl: site.startUrl,
+    scope: site.crawleeScope,
+    stripQuery: site.stripQuery,
+    respectRobotsTxt: site.kind === 'generated',
+  });
+  say(crawlTable(trawl, crawlee, site.expectedPages));
+  for (const [who, urls] of [
+    ['Trawl', trawl.documentUrls],
+    ['Crawlee', crawlee.urls],
+  ] as const) {
+    const diff = comparePaths(urls, site.expectedPaths);
+    if (diff)
+      say(
+        `${who} vs crawl_expectations.json reachable_pages: ${diff.missing.length} missing, ${diff.extra.length} extra${diff.missing.length + diff.extra.length ? ` (${[...diff.missing, ...diff.extra].slice(0, 5).join(', ')})` : ''}`,
+      );
+  }
+  const speedRatio = trawl.pagesPerSecond / crawlee.pagesPerSecond;
+  say(`Trawl / Crawlee pages/s: ${speedRatio.toFixed(2)}× (target ≥ 1.0×)`);
+  heading('AWS requests per page, by operation (Trawl, main site)');
+  say(requestsTable(trawl));
+  const d = trawl.meter.dynamo;
+  say(
+    `largest item written ${d.maxItemBytes} bytes (under 1 KB: 1 write unit each); ${d.conditionalFailures} failed conditional writes`,
+  );
+  heading('Lambda (Trawl, main site)');
+  say(lambdaTable(trawl));
+  heading('Cost per million pages at us-east-1 list prices (Trawl, main site)');
+  say(costTable(trawl));
+  say(
+    `target ≤ ${usd(TARGET_DOLLARS_PER_MILLION)}: ${trawl.cost.perMillion.total <= TARGET_DOLLARS_PER_MILLION ? 'met' : `missed by ${usd(trawl.cost.perMillion.total - TARGET_DOLLARS_PER_MILLION)} (${(trawl.cost.perMillion.total / TARGET_DOLLARS_PER_MILLION).toFixed(2)}×)`}`,
+  );
+  return { trawl, crawlee, speedRatio };
+}
+
+async function linksRuns(): Promise<LinksRow[]> {
+  const rows: LinksRow[] = [];
+  for (const linksPerPage of [10, 100]) {
+    const site = await generatedSite(LINK_PAGES, { linksPerPage, noSitemap: true });
+    try {
+      rows.push({
+        linksPerPage,
+        run: await runTrawl(`links-${linksPerPage}`, {
+          name: crawlName(`l${linksPerPage}`),
+          ...site.trawl,
+          fetch: { allowPrivateNetworks: true },
+        }),
+      });
+    } finally {
+      await site.close();
+    }
+  }
+  return rows;
+}
+
+const slim = (r: TrawlResult) => ({ ...r, documentUrls: undefined });
+
+export async function main(): Promise<void> {
+  const started = Date.now();
+  const host = machine();
+  say(`Trawl benchmark — ${new Date().toISOString()}`);
+  say(
+    `machine: ${host.cpu}, ${host.memoryGb} GB RAM, ${host.os}, Node ${host.node}, load average ${host.loadAverageAtStart.join(' / ')}`,
+  );
+  const emulator = await startEmulator();
+  useEmulatorEnv(emulator.endpoint);
+  try {
+    const haveCorpus = corpusAvailable();
+    if (!haveCorpus)
+      say(
+        `../shared/corpora/site is absent: crawling a generated ${FALLBACK_PAGES.toLocaleString('en-US')}-page site instead`,
+      );
+    const site = haveCorpus ? await corpusSite() : await generatedSite(FALLBACK_PAGES);
+    let main: Awaited<ReturnType<typeof mainSiteRun>>;
+    let micro: Awaited<ReturnType<typeof runExtractMicro>>;
+    try {
+      main = await mainSiteRun(site);
+      heading(`Extraction micro benchmark (${site.htmlRoot})`);
+      micro = await runExtractMicro(site.htmlRoot);
+      for (const line of formatExtractMicro(micro)) say(line);
+    } finally {
+      await site.close();
+    }
+    let links: LinksRow[] = [];
+    let spread = {
+      text: '(skipped: BENCH_SKIP_LINKS=1)',
+      spreadRequests: Number.NaN,
+      spreadCost: Number.NaN,
+    };
+    if (!process.env.BENCH_SKIP_LINKS) {
+      heading(
+        `Links per page: generated ${LINK_PAGES.toLocaleString('en-US')}-page sites with 10 and 100 links per page`,
+      );
+      links = await linksRuns();
+      spread = linksTable(links);
+      say(spread.text);
+      say(
+        `DynamoDB+SQS calls per page, 100 vs 10 links: spread ${(spread.spreadRequests * 100).toFixed(1)}% (target ±10%); cost per page spread ${(spread.spreadCost * 100).toFixed(1)}%`,
+      );
+    }
+    heading('Targets (printed, not tested)');
+    say(
+      targetLines({
+        dollars: main.trawl.cost.perMillion.total,
+        dollarsLow: main.trawl.cost.totalNoAwsWait,
+        spread: spread.spreadRequests,
+        speedRatio: main.speedRatio,
+        extractRatio: micro.ratioProcessPage,
+      }),
+    );
+    heading('Assumptions');
+    for (const line of pricingAssumptions()) say(line);
+    const seconds = (Date.now() - started) / 1000;
+    say(
+      `\nbench finished in ${seconds.toFixed(0)} s; load average at the end ${os
+        .loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' / ')}`,
+    );
+    const out = join(HERE, 'results', 'latest.json');
+    mkdirSync(dirname(out), { recursive: true });
+    const json = {
+      at: new Date().toISOString(),
+      command: 'npm run bench',
+      machine: { ...host, loadAverageAtEnd: os.loadavg() },
+      seconds,
+      site: site.description,
+      trawl: slim(main.trawl),
+      crawlee: { ...main.crawlee, urls: undefined },
+      speedRatio: main.speedRatio,
+      extract: micro,
+      links: links.map((l) => ({ linksPerPage: l.linksPerPage, run: slim(l.run) })),
+      linksSpread: { requests: spread.spreadRequests, cost: spread.spreadCost },
+      assumptions: pricingAssumptions(),
+    };
+    writeFileSync(out, `${JSON.stringify(json, null, 2)}\n`);
+    say(`figures written to ${out}`);
+  } finally {
+    await emulator.stop();
+  }
+}

@@ -1,0 +1,143 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { gzipSync, strToU8, zipSync } from 'fflate';
+import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { DEFAULT_IGNORED_EXTENSIONS, parseConfig } from '../../shared/config.ts';
+import { lyingZip, minimalPdf, tar } from '../fixtures/site-extraction/archives.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+const ZIPPED_HTML =
+  '<html><head><title>Zipped page</title></head><body>zipped <b>html</b> <a href="x.html">x</a></body></html>';
+const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
+
+describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  const report = minimalPdf('Quarterly crawl report', 'Trawl Report');
+  const untitled = minimalPdf('A PDF without a title');
+  const manual = minimalPdf('Manual inside the zip', 'Zipped Manual');
+  const inner = zipSync({ 'deep.txt': strToU8('deep inside') });
+  const archive = zipSync({
+    'readme.txt': strToU8('Zip   readme\ntext'),
+    'docs/page.html': strToU8(ZIPPED_HTML),
+    'inner.zip': inner,
+    'manual.pdf': manual,
+    'logo.png': PNG,
+  });
+  const bundle = gzipSync(tar({ 'notes/one.txt': 'first note', 'two.md': '# Second note' }));
+  const bomb = lyingZip(200 * 1024 * 1024);
+
+  before(async () => {
+    emu = await startTestEmulator();
+    site = await startSiteServer({
+      routes: {
+        '/': {
+          body: `<html><head><title>Downloads</title></head><body>
+            <a href="/files/archive.zip">zip</a> <a href="/files/bundle.tar.gz">tar.gz</a>
+            <a href="/files/bomb.zip">bomb</a> <a href="/report.pdf">report</a> <a href="/untitled.pdf">untitled</a>
+          </body></html>`,
+        },
+        '/files/archive.zip': { headers: { 'Content-Type': 'application/zip' }, body: archive },
+        '/files/bundle.tar.gz': { headers: { 'Content-Type': 'application/gzip' }, body: bundle },
+        '/files/bomb.zip': { headers: { 'Content-Type': 'application/zip' }, body: bomb },
+        '/report.pdf': { headers: { 'Content-Type': 'application/pdf' }, body: report },
+        '/untitled.pdf': { headers: { 'Content-Type': 'application/pdf' }, body: untitled },
+      },
+    });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('indexes archive elements (nested too) as <archive url>/<path> with compoundPath, and PDFs as text', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('compound'),
+      startUrls: [`${site.url}/`],
+      // zip is on seed 004's ignored list; a crawl that wants archives takes it off.
+      scope: { ignoredExtensions: DEFAULT_IGNORED_EXTENSIONS.filter((e) => e !== 'zip') },
+      fetch: { allowPrivateNetworks: true },
+    });
+    const session = await openSession(config);
+
+    await crawl(session);
+
+    const zip = `${site.url}/files/archive.zip`;
+    const tgz = `${site.url}/files/bundle.tar.gz`;
+    const bombUrl = `${site.url}/files/bomb.zip`;
+    const el = (
+      url: string,
+      path: string[],
+      mimeType: string,
+      title: string,
+      content: string,
+      size: number,
+    ) => ({
+      url,
+      title,
+      content,
+      contentType: mimeType,
+      mimeType,
+      charset: null,
+      lastModified: null,
+      size,
+      depth: 1,
+      source: null,
+      meta: {},
+      compoundPath: path,
+    });
+    const pdf = (url: string, title: string, content: string, size: number) => ({
+      ...el(url, [], 'application/pdf', title, content, size),
+      compoundPath: undefined,
+    });
+    const expected = [
+      el(`${zip}/readme.txt`, [zip], 'text/plain', 'readme', 'Zip readme text', 17),
+      {
+        ...el(
+          `${zip}/docs/page.html`,
+          [zip],
+          'text/html',
+          'Zipped page',
+          'zipped html x',
+          ZIPPED_HTML.length,
+        ),
+        canonical: null,
+      },
+      el(`${zip}/inner.zip/deep.txt`, [zip, `${zip}/inner.zip`], 'text/plain', 'deep', 'deep inside', 11),
+      el(
+        `${zip}/manual.pdf`,
+        [zip],
+        'application/pdf',
+        'Zipped Manual',
+        'Manual inside the zip',
+        manual.length,
+      ),
+      el(`${tgz}/notes/one.txt`, [tgz], 'text/plain', 'one', 'first note', 10),
+      el(`${tgz}/two.md`, [tgz], 'text/markdown', 'two', '# Second note', 13),
+      el(`${bombUrl}/small.txt`, [bombUrl], 'text/plain', 'small', 'small and honest', 16),
+      pdf(`${site.url}/report.pdf`, 'Trawl Report', 'Quarterly crawl report', report.length),
+      pdf(`${site.url}/untitled.pdf`, 'untitled', 'A PDF without a title', untitled.length),
+    ];
+    const docs = await collect(documents(session));
+    const strip = ({ indexedAt, hash, ...rest }: Record<string, unknown>) => {
+      assert.match(hash as string, /^sha256:/);
+      return JSON.parse(JSON.stringify(rest));
+    };
+    const byUrl = new Map(docs.map((d) => [d.url as string, strip(d)]));
+    assert.deepEqual([...byUrl.keys()].sort(), [`${site.url}/`, ...expected.map((e) => e.url)].sort());
+    for (const e of expected) assert.deepEqual(byUrl.get(e.url), JSON.parse(JSON.stringify(e)), e.url);
+
+    const states = new Map((await collect(urlStates(session))).map((u) => [u.url as string, u]));
+    assert.equal(states.get(zip)?.state, 'followed');
+    assert.equal(states.get(zip)?.note, 'archive with 5 element(s), 1 not indexable');
+    // The bomb's 200 MB entry is refused from its declared size, before anything is inflated.
+    assert.equal(states.get(bombUrl)?.note, 'archive with 1 element(s), truncated by limits');
+  });
+});
