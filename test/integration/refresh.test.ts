@@ -196,9 +196,7 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
       assert.deepEqual(Object.keys(await state()), ['/', '/x.html', '/y.html']);
       await t.test(
         'a URL forgotten by clear-errors is tried again when found again',
-        // url-table.ts claim(): the warm extract container's known-URL cache never learns of the
-        // deletion, so the link is skipped until the container is recycled (see the issue #6 report).
-        { todo: 'known-URL cache in url-table.ts needs an expiry' },
+        // clearErrors resets the local containers' known-URL caches; on AWS their entries expire.
         async () => {
           const evenLater = new Date(Date.now() + 120_000);
           utimesSync(join(root, 'index.html'), evenLater, evenLater);
