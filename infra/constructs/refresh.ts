@@ -1,7 +1,8 @@
+import { Stack } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SCHEDULES, TABLES } from '../../shared/topology.ts';
-import { allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
+import { allowInvoke, allowObjects, allowPutEventsDefaultBus, allowQueues, allowTable } from './grants.ts';
 import { type CrawlResources, scheduleStage, stageFunction } from './stage-function.ts';
 import { PREFIXES } from './storage.ts';
 
@@ -11,9 +12,15 @@ export class RefreshStage extends Construct {
 
   constructor(scope: Construct, id: string, r: CrawlResources) {
     super(scope, id);
-    this.fn = stageFunction(this, 'refresh', { environment: r.environment });
+    // Deletions found by the refresh stage (out of scope, now noIndex) go to the change feed's bus too.
+    this.fn = stageFunction(this, 'refresh', {
+      environment: { ...r.environment, TRAWL_EVENT_BUS: 'default' },
+    });
     allowTable(this.fn, r.storage.urls, ['Query'], TABLES.urls.refreshIndex);
     allowTable(this.fn, r.storage.urls, ['GetItem', 'UpdateItem', 'DeleteItem']);
+    // The refresh cursor (where the last cycle stopped) is a key/value item of the hosts table.
+    allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem']);
+    allowPutEventsDefaultBus(this.fn, Stack.of(this));
     allowQueues(this.fn, r.frontier, ['SendMessage']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.changes], ['PutObject']);

@@ -156,8 +156,10 @@ export function expectedGrants(stage: StageName, names: ResourceNames): string[]
     refresh: [
       ...on(`urls/index/byRefresh`, ddb('Query')),
       ...on('urls', ddb('GetItem', 'UpdateItem', 'DeleteItem')),
+      ...on('hosts', ddb('GetItem', 'PutItem')),
       ...frontier(sqs('SendMessage')),
       ...on('bucket/changes/*', ['s3:PutObject']),
+      ...on('events:event-bus/default', ['events:PutEvents']),
       ...invokeFetch,
     ],
   };
