@@ -2,31 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pdfToText } from '../../../shared/crawl/pdf-text.ts';
 import { CrawlError } from '../../../shared/errors.ts';
-
-/** A minimal PDF 1.4 with one page showing `text` in Helvetica; xref offsets computed, not guessed. */
-function minimalPdf(text: string, title?: string): Uint8Array {
-  const stream = `BT /F1 24 Tf 72 700 Td (${text}) Tj ET`;
-  const objects = [
-    '<< /Type /Catalog /Pages 2 0 R >>',
-    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
-    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-    `<< /Title (${title ?? ''}) /Producer (trawl test) >>`,
-  ];
-  let pdf = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((body, i) => {
-    offsets.push(pdf.length); // ASCII only, so string length = byte offset
-    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
-  });
-  const xrefAt = pdf.length;
-  // PDF 1.4 3.4.3: each xref entry is exactly 20 bytes, "nnnnnnnnnn ggggg n \n".
-  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
-  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}`;
-  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R /Info 6 0 R >>\nstartxref\n${xrefAt}\n%%EOF\n`;
-  return new TextEncoder().encode(pdf);
-}
+import { minimalPdf } from '../../helpers/archive-builders.ts';
 
 describe('pdfToText', () => {
   it('reads the text, title and page count of a one-page PDF', async () => {

@@ -3,54 +3,10 @@ import { describe, it } from 'node:test';
 import { gzipSync, strToU8, zipSync } from 'fflate';
 import { extractCompound } from '../../../shared/crawl/compound.ts';
 import { readTar } from '../../../shared/crawl/tar.ts';
+import { tar } from '../../helpers/archive-builders.ts';
 
 const LIMITS = { maxEntries: 100, maxTotalBytes: 10 * 1024 * 1024, maxDepth: 3 };
 const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-
-interface TarItem {
-  name: string;
-  data?: string | Uint8Array;
-  type?: string;
-  prefix?: string;
-}
-
-/** A POSIX ustar archive: a 512-byte header per entry, data padded to 512, two zero blocks at the end. */
-function tar(items: TarItem[]): Uint8Array {
-  const blocks: Uint8Array[] = [];
-  for (const item of items) {
-    const data = typeof item.data === 'string' ? strToU8(item.data) : (item.data ?? new Uint8Array());
-    blocks.push(tarHeader(item, data.length), data, new Uint8Array((512 - (data.length % 512)) % 512));
-  }
-  blocks.push(new Uint8Array(1024));
-  return Buffer.concat(blocks);
-}
-
-function tarHeader(item: TarItem, size: number): Uint8Array {
-  const header = new Uint8Array(512);
-  const fields: [string, number][] = [
-    [item.name, 0],
-    ['0000644\0', 100],
-    ['0000000\0', 108],
-    ['0000000\0', 116],
-    [`${size.toString(8).padStart(11, '0')}\0`, 124],
-    ['00000000000\0', 136],
-    ['        ', 148], // the checksum is computed with its own field as spaces
-    [item.type ?? '0', 156],
-    ['ustar\x0000', 257],
-    [item.prefix ?? '', 345],
-  ];
-  for (const [value, at] of fields) header.set(strToU8(value), at);
-  header.set(
-    strToU8(
-      `${header
-        .reduce((sum, b) => sum + b, 0)
-        .toString(8)
-        .padStart(6, '0')}\0 `,
-    ),
-    148,
-  );
-  return header;
-}
 
 describe('readTar', () => {
   it('takes long names from GNU "L" and pax "path" records', () => {
