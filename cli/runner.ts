@@ -156,7 +156,9 @@ export class LocalRunner {
     this.stopped = false;
     const ownTimers = this.startSchedules();
     const deadline = Date.now() + (this.opts.timeoutMs ?? 60 * 60_000);
-    const loops = [this.esmLoop('extract'), this.esmLoop('index')];
+    const loops = (['extract', 'index'] as const).flatMap((q) =>
+      Array.from({ length: STAGE_QUEUES[q].maxConcurrency }, (_, i) => this.esmLoop(q, i)),
+    );
     let depths: QueueDepths = {};
     let quietTicks = 0;
     try {
@@ -248,13 +250,14 @@ export class LocalRunner {
   }
 
   /** One event source mapping: batch size and batching window from the topology. */
-  private async esmLoop(queue: 'extract' | 'index'): Promise<void> {
+  /** Poller `index` of a mapping; poller i takes work only past i full batches of backlog (Lambda scales up so). */
+  private async esmLoop(queue: 'extract' | 'index', index = 0): Promise<void> {
     const spec = STAGE_QUEUES[queue];
     const url = this.opts.queueUrls[queue];
     while (!this.stopped) {
       // Lambda's pollers long-poll for free-ish; here we look at the (uncounted) depth first so the
       // crawl's request counts hold only receives that return work.
-      if ((this.latest[`stage:${queue}`]?.visible ?? 0) === 0) {
+      if ((this.latest[`stage:${queue}`]?.visible ?? 0) <= index * spec.batchSize) {
         await sleep(30);
         continue;
       }

@@ -33,6 +33,8 @@ export interface StageQueueSpec {
   visibilityTimeoutSeconds: number;
   /** redrive to the DLQ after this many receives */
   maxReceiveCount: number;
+  /** batches processed at once (the event source mapping's maximum concurrency; AWS minimum 2) */
+  maxConcurrency: number;
 }
 
 export interface FrontierSourceSpec {
@@ -50,13 +52,14 @@ export interface ScheduleSpec {
 }
 
 export const FUNCTIONS: Record<StageName, FunctionSpec> = {
-  seed: { timeoutSeconds: 60, memoryMb: 512 },
+  // Memory is also CPU on Lambda; these are sized from `npm run bench` (extract ≈ 1.4 ms CPU a page).
+  seed: { timeoutSeconds: 60, memoryMb: 256 },
   // One fetch invocation polls the frontier and fetches many URLs concurrently: network wait is
   // billed per GB-s, so concurrency inside the invocation, not more invocations, is what is cheap.
-  fetch: { timeoutSeconds: 120, memoryMb: 1024, reservedConcurrency: 4 },
-  extract: { timeoutSeconds: 60, memoryMb: 1024 },
-  index: { timeoutSeconds: 60, memoryMb: 512 },
-  refresh: { timeoutSeconds: 300, memoryMb: 512 },
+  fetch: { timeoutSeconds: 120, memoryMb: 512, reservedConcurrency: 4 },
+  extract: { timeoutSeconds: 60, memoryMb: 512 },
+  index: { timeoutSeconds: 60, memoryMb: 256 },
+  refresh: { timeoutSeconds: 300, memoryMb: 256 },
 };
 
 /** Seed 001: user 10000, redir 2000, index 1000, index_follow 100, follow 10, refresh 1. */
@@ -87,6 +90,7 @@ export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
     maxBatchingWindowSeconds: 0,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.extract.timeoutSeconds,
     maxReceiveCount: 5,
+    maxConcurrency: 4,
   },
   index: {
     consumer: 'index',
@@ -95,6 +99,7 @@ export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
     maxBatchingWindowSeconds: 1,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.index.timeoutSeconds,
     maxReceiveCount: 5,
+    maxConcurrency: 4,
   },
 };
 

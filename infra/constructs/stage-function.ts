@@ -104,6 +104,7 @@ export function consumeStageQueue(fn: lambda.Function, queue: sqs.IQueue, spec: 
     new SqsEventSource(queue, {
       batchSize: spec.batchSize,
       maxBatchingWindow: Duration.seconds(spec.maxBatchingWindowSeconds),
+      maxConcurrency: spec.maxConcurrency,
       // ReportBatchItemFailures retries only the failed records, never the whole batch (STYLE.md).
       reportBatchItemFailures: true,
     }),

@@ -39,6 +39,10 @@ function sqsPayloadBytes(input: Record<string, unknown>): number {
   return 0;
 }
 
+function receivedBytes(output: { Messages?: { Body?: string }[] } | undefined): number {
+  return (output?.Messages ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.Body ?? ''), 0);
+}
+
 /** The middleware: counts after the call is built, so retries by the SDK count once per attempt. */
 // biome-ignore lint/suspicious/noExplicitAny: one middleware fits every client's input/output types
 export function countingMiddleware(service: string): Pluggable<any, any> {
@@ -52,11 +56,17 @@ export function countingMiddleware(service: string): Pluggable<any, any> {
           );
           const key = `${service}.${op}`;
           requestCounts.calls[key] = (requestCounts.calls[key] ?? 0) + 1;
+          const result = await next(args);
           if (service === 'SQS') {
-            const bytes = sqsPayloadBytes(args.input as Record<string, unknown>);
-            requestCounts.sqsBilledRequests += Math.max(1, Math.ceil(bytes / SQS_BILLING_CHUNK));
+            // Billed per 64 KB of payload, what is sent and what a receive returns.
+            const sent = sqsPayloadBytes(args.input as Record<string, unknown>);
+            const received = receivedBytes(result.output as { Messages?: { Body?: string }[] });
+            requestCounts.sqsBilledRequests += Math.max(
+              1,
+              Math.ceil(Math.max(sent, received) / SQS_BILLING_CHUNK),
+            );
           }
-          return next(args);
+          return result;
         },
         { step: 'initialize', name: `trawlCount${service}`, override: true },
       );

@@ -13,7 +13,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { refreshBucket } from '../crawl/scheduling.ts';
+import { mapLimit } from '../crawl/concurrency.ts';
 import { TABLES } from '../topology.ts';
 import type { ErrorKind, MetaValue, SourceName, UrlStateName, UrlTask } from '../types.ts';
 
@@ -52,8 +52,8 @@ const BATCH_GET_MAX = 100;
 const KNOWN_CACHE_MAX = 500_000;
 /** Entries expire: another instance may forget a URL (refresh, clear-errors); then a new link to it counts again. */
 const KNOWN_TTL_MS = 10 * 60_000;
-/** A pending URL whose message was lost (DLQ) is re-queued by the refresh cycle after this lease (DESIGN-NOTES.md). */
-const PENDING_LEASE_MS = 24 * 3_600_000;
+/** Conditional puts in flight at once (the SDK's socket pool is 50 by default). */
+const CLAIM_CONCURRENCY = 32;
 
 export interface UrlTable {
   claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
@@ -71,11 +71,6 @@ export interface UrlTable {
   forgetKnown(url: string): void;
   /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
   markKnown(urls: string[]): void;
-}
-
-function leaseUntil(nowIso: string): Partial<UrlItem> {
-  const at = new Date(Date.parse(nowIso) + PENDING_LEASE_MS).toISOString();
-  return { nextRefreshAt: at, refreshBucket: refreshBucket(at) };
 }
 
 /** Creates the adapter; `tableName` from the topology's resource names. */
@@ -130,7 +125,6 @@ export function createUrlTable({
       discoveredAt: now,
       temporaryErrors: 0,
       ...(task.kind ? { kind: task.kind } : {}),
-      ...leaseUntil(now),
     };
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
@@ -166,7 +160,7 @@ export function createUrlTable({
         else remember(t.url);
         return false;
       });
-      const results = await Promise.all(candidates.map((t) => claimOne(t, claimer, now)));
+      const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
       candidates.forEach((t, i) => {
         if (results[i]) fresh.push(t);
         else remember(t.url);

@@ -15,7 +15,7 @@ import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { type OutcomePlan, planOutcome } from './index-plan.ts';
 
-const UPDATE_CONCURRENCY = 16;
+const UPDATE_CONCURRENCY = 32;
 
 export interface ChangeRecord {
   type: 'upsert' | 'delete';

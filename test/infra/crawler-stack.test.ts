@@ -97,6 +97,7 @@ describe('CrawlerStack', () => {
         FunctionName: { Ref: logicalId(stack.functions[stage]) },
         BatchSize: STAGE_QUEUES[stage].batchSize,
         MaximumBatchingWindowInSeconds: STAGE_QUEUES[stage].maxBatchingWindowSeconds,
+        ScalingConfig: { MaximumConcurrency: STAGE_QUEUES[stage].maxConcurrency },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
     }
