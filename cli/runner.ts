@@ -10,7 +10,14 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
 import type { ScheduleIntervals } from '../shared/crawl/scheduling.ts';
-import { FUNCTIONS, type QueueUrls, SCHEDULES, STAGE_QUEUES, type StageName } from '../shared/topology.ts';
+import {
+  FRONTIER_QUEUE,
+  FUNCTIONS,
+  type QueueUrls,
+  SCHEDULES,
+  STAGE_QUEUES,
+  type StageName,
+} from '../shared/topology.ts';
 import { SOURCES } from '../shared/types.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: handlers differ in event and result types
@@ -168,7 +175,9 @@ export class LocalRunner {
         this.opts.onTick?.(depths, this.stats);
         const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
         const maxFetch = this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
-        while (frontierVisible > 0 && this.fetchRunning < maxFetch) this.startFetch();
+        // As many fetchers as there are receive batches waiting (Lambda's kick/tick scale the same way).
+        const wanted = Math.min(maxFetch, Math.ceil(frontierVisible / FRONTIER_QUEUE.receiveBatch));
+        while (this.fetchRunning < wanted) this.startFetch();
         const busy =
           Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
         // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
