@@ -106,6 +106,9 @@ export class DynamoUnitModel {
       case 'BatchGetItem':
         this.batchGet(input, output);
         break;
+      case 'BatchWriteItem':
+        this.batchWrite(input, output);
+        break;
       case 'Query':
       case 'Scan': {
         const found = (output?.Items as Item[] | undefined) ?? [];
@@ -129,6 +132,23 @@ export class DynamoUnitModel {
         label,
         found.reduce((n, i) => n + readUnits(itemSize(i)), 0) + 0.5 * Math.max(0, missing),
       );
+    }
+  }
+
+  /** BatchWriteItem: each put or delete costs what the same PutItem / DeleteItem would (no discount). */
+  private batchWrite(input: Record<string, unknown>, output: Record<string, unknown> | undefined): void {
+    type Req = { PutRequest?: { Item: Item }; DeleteRequest?: { Key: Item } };
+    const requested = (input.RequestItems ?? {}) as Record<string, Req[]>;
+    const unprocessed = (output?.UnprocessedItems ?? {}) as Record<string, Req[]>;
+    for (const [name, reqs] of Object.entries(requested)) {
+      const table = this.short(name);
+      const left = new Set((unprocessed[name] ?? []).map((r) => JSON.stringify(r)));
+      for (const r of reqs) {
+        if (left.has(JSON.stringify(r))) continue;
+        const label = `${table}.BatchWriteItem`;
+        if (r.PutRequest) this.write(label, table, undefined, r.PutRequest.Item, false, 'put');
+        else if (r.DeleteRequest) this.write(label, table, r.DeleteRequest.Key, undefined, false, 'delete');
+      }
     }
   }
 
