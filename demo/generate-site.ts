@@ -1,6 +1,6 @@
 // The bundled demo website: seeded, interlinked HTML pages with the traps a crawler must handle
 // (404s, robots.txt, meta robots, query noise, fragments, ignored extensions, a sitemap).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -250,6 +250,8 @@ function placeBrokenLinks(rnd: Rng, pages: Page[]): Map<string, string[]> {
 function write(dir: string, urlPath: string, content: string | Uint8Array): void {
   const file = path.join(dir, urlPath.endsWith('/') ? `${urlPath}index.html` : urlPath);
   mkdirSync(path.dirname(file), { recursive: true });
+  // Same bytes, same file: its mtime (Last-Modified) stays, so a refresh of the demo gets 304s.
+  if (existsSync(file) && Buffer.from(readFileSync(file)).equals(Buffer.from(content))) return;
   writeFileSync(file, content);
 }
 
