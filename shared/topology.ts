@@ -129,13 +129,14 @@ export function resourceNames(crawl: string) {
 }
 export type ResourceNames = ReturnType<typeof resourceNames>;
 
-/** DynamoDB key schema: URL table keyed by URL, GSI on the refresh time bucket (no scans on refresh). */
+/**
+ * DynamoDB key schemas: the URL table keyed by URL, the hosts table by host. No secondary index:
+ * the refresh schedule lives in S3 manifests (shared/aws/refresh-manifest.ts), which saves the
+ * index write unit every fetched page would cost.
+ */
 export const TABLES = {
   urls: {
     partitionKey: 'url',
-    refreshIndex: 'byRefresh',
-    refreshBucketKey: 'refreshBucket',
-    refreshSortKey: 'nextRefreshAt',
   },
   hosts: { partitionKey: 'host' },
 };

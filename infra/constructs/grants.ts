@@ -72,6 +72,17 @@ export function allowObjects(
   );
 }
 
+/** s3:ListBucket on the bucket, limited to keys under one prefix (the s3:prefix condition). */
+export function allowListPrefix(grantee: iam.IGrantable, bucket: s3.IBucket, prefix: string): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:ListBucket'],
+      resources: [bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': [`${prefix}*`] } },
+    }),
+  );
+}
+
 /** lambda:InvokeFunction on one function ARN. */
 export function allowInvoke(grantee: iam.IGrantable, functionArn: string): void {
   allow(grantee, ['lambda:InvokeFunction'], [functionArn]);

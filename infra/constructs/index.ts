@@ -24,6 +24,7 @@ export class IndexStage extends Construct {
       'BatchWriteItem',
     ]);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs, PREFIXES.changes], ['PutObject', 'GetObject']);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
     allowPutEventsDefaultBus(this.fn, Stack.of(this));
   }

@@ -1,12 +1,19 @@
 import { Stack } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { SCHEDULES, TABLES } from '../../shared/topology.ts';
-import { allowInvoke, allowObjects, allowPutEventsDefaultBus, allowQueues, allowTable } from './grants.ts';
+import { SCHEDULES } from '../../shared/topology.ts';
+import {
+  allowInvoke,
+  allowListPrefix,
+  allowObjects,
+  allowPutEventsDefaultBus,
+  allowQueues,
+  allowTable,
+} from './grants.ts';
 import { type CrawlResources, scheduleStage, stageFunction } from './stage-function.ts';
 import { PREFIXES } from './storage.ts';
 
-/** Refresh stage: queries due URLs from the byRefresh index (no scans) and re-enqueues or expires them. */
+/** Refresh stage: reads the due days' refresh manifests (no scans) and re-enqueues or expires the URLs. */
 export class RefreshStage extends Construct {
   readonly fn: NodejsFunction;
 
@@ -16,8 +23,9 @@ export class RefreshStage extends Construct {
     this.fn = stageFunction(this, 'refresh', {
       environment: { ...r.environment, TRAWL_EVENT_BUS: 'default' },
     });
-    allowTable(this.fn, r.storage.urls, ['Query'], TABLES.urls.refreshIndex);
-    allowTable(this.fn, r.storage.urls, ['GetItem', 'UpdateItem', 'DeleteItem']);
+    allowTable(this.fn, r.storage.urls, ['GetItem', 'BatchGetItem', 'UpdateItem', 'DeleteItem']);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['GetObject']);
+    allowListPrefix(this.fn, r.storage.bucket, PREFIXES.refresh);
     // The refresh cursor (where the last cycle stopped) is a key/value item of the hosts table.
     allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem']);
     allowPutEventsDefaultBus(this.fn, Stack.of(this));

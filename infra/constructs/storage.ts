@@ -5,7 +5,13 @@ import { Construct } from 'constructs';
 import { type ResourceNames, TABLES } from '../../shared/topology.ts';
 
 /** Object prefixes in the crawl bucket; grants are scoped to them. */
-export const PREFIXES = { config: 'config/', pages: 'pages/', docs: 'docs/', changes: 'changes/' } as const;
+export const PREFIXES = {
+  config: 'config/',
+  pages: 'pages/',
+  docs: 'docs/',
+  changes: 'changes/',
+  refresh: 'refresh/',
+} as const;
 
 /** Fetched page bundles are consumed by extract within minutes; a week covers DLQ redrives. */
 const PAGE_BUNDLE_DAYS = 7;
@@ -32,13 +38,6 @@ export class CrawlStorage extends Construct {
       partitionKey: { name: TABLES.urls.partitionKey, type: dynamodb.AttributeType.STRING },
       // The URL table is the crawl's source of truth: keep it when the stack goes.
       removalPolicy: RemovalPolicy.RETAIN,
-    });
-    // Refresh queries one time bucket per cycle instead of scanning the table.
-    this.urls.addGlobalSecondaryIndex({
-      indexName: TABLES.urls.refreshIndex,
-      partitionKey: { name: TABLES.urls.refreshBucketKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: TABLES.urls.refreshSortKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
     });
     this.hosts = new dynamodb.Table(this, 'Hosts', {
       ...common,

@@ -76,15 +76,8 @@ async function createQueue(clients: AwsClients, name: string, s: QueueSettings) 
   return { url: main.QueueUrl as string, dlq: dlq.QueueUrl as string };
 }
 
-async function createTable(clients: AwsClients, name: string, withRefreshIndex: boolean) {
-  const key = withRefreshIndex ? TABLES.urls.partitionKey : TABLES.hosts.partitionKey;
+async function createTable(clients: AwsClients, name: string, key: string) {
   const attrs = [{ AttributeName: key, AttributeType: 'S' as const }];
-  if (withRefreshIndex) {
-    attrs.push(
-      { AttributeName: TABLES.urls.refreshBucketKey, AttributeType: 'S' },
-      { AttributeName: TABLES.urls.refreshSortKey, AttributeType: 'S' },
-    );
-  }
   try {
     await clients.ddbRaw.send(
       new CreateTableCommand({
@@ -93,18 +86,6 @@ async function createTable(clients: AwsClients, name: string, withRefreshIndex: 
         AttributeDefinitions: attrs,
         KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
         SSESpecification: { Enabled: true },
-        GlobalSecondaryIndexes: withRefreshIndex
-          ? [
-              {
-                IndexName: TABLES.urls.refreshIndex,
-                KeySchema: [
-                  { AttributeName: TABLES.urls.refreshBucketKey, KeyType: 'HASH' },
-                  { AttributeName: TABLES.urls.refreshSortKey, KeyType: 'RANGE' },
-                ],
-                Projection: { ProjectionType: 'ALL' },
-              },
-            ]
-          : undefined,
       }),
     );
     await clients.ddbRaw.send(
@@ -154,8 +135,8 @@ export async function provision(
     queueUrls[stage] = q.url;
     dlqUrls[stage] = q.dlq;
   }
-  await createTable(clients, names.urlsTable, true);
-  await createTable(clients, names.hostsTable, false);
+  await createTable(clients, names.urlsTable, TABLES.urls.partitionKey);
+  await createTable(clients, names.hostsTable, TABLES.hosts.partitionKey);
   await createBucket(clients, names.bucket);
   return {
     queueUrls,

@@ -10,7 +10,6 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -42,7 +41,6 @@ export interface UrlItem {
   docLine?: number | null;
   indexedAt?: string | null;
   nextRefreshAt?: string | null;
-  refreshBucket?: string | null;
   note?: string | null;
   kind?: 'page' | 'sitemap';
 }
@@ -69,7 +67,6 @@ export interface UrlTable {
   ): Promise<boolean>;
   forget(url: string): Promise<void>;
   scan(): AsyncGenerator<UrlItem>;
-  dueForRefresh(bucket: string, fromIso: string, untilIso: string): AsyncGenerator<UrlItem>;
   forgetKnown(url: string): void;
   /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
   markKnown(urls: string[]): void;
@@ -259,26 +256,6 @@ export function createUrlTable({
       let start: Record<string, unknown> | undefined;
       do {
         const res = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
-        for (const item of (res.Items ?? []) as UrlItem[]) yield item;
-        start = res.LastEvaluatedKey;
-      } while (start);
-    },
-    async *dueForRefresh(bucket, fromIso, untilIso) {
-      let start: Record<string, unknown> | undefined;
-      do {
-        const res = await client.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: TABLES.urls.refreshIndex,
-            KeyConditionExpression: '#b = :b AND #n BETWEEN :from AND :until',
-            ExpressionAttributeNames: {
-              '#b': TABLES.urls.refreshBucketKey,
-              '#n': TABLES.urls.refreshSortKey,
-            },
-            ExpressionAttributeValues: { ':b': bucket, ':from': fromIso, ':until': untilIso },
-            ExclusiveStartKey: start,
-          }),
-        );
         for (const item of (res.Items ?? []) as UrlItem[]) yield item;
         start = res.LastEvaluatedKey;
       } while (start);

@@ -48,10 +48,9 @@ export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
 const DAY_MS = 86_400_000;
 
 /**
- * The refresh GSI's partition key for a refresh time: its UTC day (`YYYY-MM-DD`). A cycle Queries
- * the days since the last cycle with a sort-key range, so it reads only what is due; a day, not
- * an hour, keeps a first cycle with a long look-back to a few dozen Queries. Writes are no hotter
- * than with hour buckets: a crawl writes the refresh times of one moment into one bucket either way.
+ * The refresh manifests' folder for a refresh time: its UTC day (`YYYY-MM-DD`). A cycle reads the
+ * folders of the days since the last cycle, so it reads only what is due; a day, not an hour, keeps
+ * a first cycle with a long look-back to a few dozen LISTs.
  */
 export function refreshBucket(iso: string): string {
   return iso.slice(0, 10);

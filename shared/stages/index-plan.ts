@@ -4,7 +4,7 @@
  */
 import type { UrlItem } from '../aws/url-table.ts';
 import type { CrawlConfig } from '../config.ts';
-import { nextRefreshAt, refreshBucket } from '../crawl/scheduling.ts';
+import { nextRefreshAt } from '../crawl/scheduling.ts';
 import type { PageOutcome } from '../types.ts';
 
 export interface OutcomePlan {
@@ -30,7 +30,7 @@ const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
 const TEMPORARY_RETRY_MS = 3_600_000;
 
 function refreshAt(iso: string): Partial<UrlItem> {
-  return { nextRefreshAt: iso, refreshBucket: refreshBucket(iso) };
+  return { nextRefreshAt: iso };
 }
 
 function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
+import { writeRefreshManifests } from '../aws/refresh-manifest.ts';
 import type { UrlItem } from '../aws/url-table.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import { parseDuration } from '../config.ts';
@@ -158,6 +159,12 @@ async function writeStates(
       changes.push({ type: 'upsert', url: outcome.url, at, bulk: pointer.bulk, line: pointer.line });
   }
   await deps.urls.writeMany([...puts.values()], [...deletes]);
+  const due = [...puts.values()].filter((i) => i.nextRefreshAt);
+  await writeRefreshManifests(
+    deps.store,
+    due.map((i) => ({ url: i.url, nextRefreshAt: i.nextRefreshAt as string })),
+    at,
+  );
 }
 
 function nextItem(

@@ -1,12 +1,13 @@
 /**
  * The refresh stage (seed 004 "aged information check"): URLs whose next refresh time has come
  * are fetched again through the refresh source with If-Modified-Since / If-None-Match; URLs that
- * a changed config now rejects are deleted. Due URLs are found by Query on the refresh-time GSI,
- * one day bucket at a time, so a cycle costs what is due, not the size of the index:
- * one Query (≥ ½ read unit) per day bucket since the last cycle, plus per due URL its share of a Query
- * page, one frontier task and — only for deletions — one DeleteItem.
+ * a changed config now rejects are deleted. Due URLs are found in the refresh manifests of the
+ * days since the last cycle (refresh-manifest.ts), so a cycle costs what is due, not the size of
+ * the index: one S3 LIST per day, one GET per manifest, per due URL ½ read unit (BatchGetItem), a
+ * share of one frontier message and — only for deletions — one DeleteItem.
  */
 import { randomUUID } from 'node:crypto';
+import { dueEntries } from '../aws/refresh-manifest.ts';
 import type { UrlItem } from '../aws/url-table.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
@@ -26,7 +27,7 @@ export interface RefreshSummary {
 const CURSOR_KEY = 'refresh-cursor';
 /** With no cursor yet (or one ahead of the clock), look this far back. */
 const FIRST_LOOKBACK_MS = 90 * 86_400_000;
-/** Parallel Queries and deletions: the buckets are independent partitions of the GSI. */
+/** Parallel manifest reads and deletions: the days are independent. */
 const QUERY_CONCURRENCY = 16;
 /** The document fields of a URL item (index-plan.ts): removed when the document is deleted. */
 const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
@@ -41,9 +42,14 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
   const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
   const buckets = refreshBuckets(Date.parse(from), now);
-  const due = (
-    await mapLimit(buckets, QUERY_CONCURRENCY, (b) => collect(deps.urls.dueForRefresh(b, from, until)))
+  const entries = (
+    await mapLimit(buckets, QUERY_CONCURRENCY, (b) => dueEntries(deps.store, b, from, until))
   ).flat();
+  const items = await deps.urls.getMany(entries.map((e) => e.url));
+  // A line is current only while the item still carries its time (re-fetched or forgotten URLs drop out).
+  const due = entries
+    .map((e) => items.get(e.url))
+    .filter((i, n): i is UrlItem => i !== undefined && i.nextRefreshAt === entries[n]?.nextRefreshAt);
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
@@ -66,12 +72,6 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     deleted: due.length - tasks.length,
     buckets: buckets.length,
   };
-}
-
-async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
 }
 
 async function refreshOne(

@@ -74,7 +74,7 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.set.state, 'indexed');
     assert.equal(p.set.hash, 'h1');
     assert.equal(p.set.nextRefreshAt, '2026-03-12T11:59:00.000Z');
-    assert.equal(p.set.refreshBucket, '2026-03-12');
+    assert.equal('refreshBucket' in p.set, false, 'no index key: the schedule goes to the S3 manifest');
     assert.equal(p.forget, false);
     assert.equal(p.deleteReason, undefined);
   });
