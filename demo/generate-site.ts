@@ -67,7 +67,8 @@ const PNG_1X1 =
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
 const BROKEN_LINKS = 10;
 
-function mulberry32(seed: number): Rng {
+/** mulberry32: a small seeded PRNG (no Math.random: the site must be reproducible). */
+export function mulberry32(seed: number): Rng {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -39,42 +39,39 @@ export interface WorkQueues {
   depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }>;
 }
 
-/** Splits `items` into chunks whose JSON form stays under `maxBytes` and `maxItems` each. */
-export function chunkBySize<T>(items: T[], maxItems: number, maxBytes = MAX_MESSAGE_BYTES): T[][] {
-  const chunks: T[][] = [];
+/** Greedy grouping: consecutive items into groups of at most `maxItems` and `maxBytes` (by `sizeOf`). */
+function greedyGroups<T>(items: T[], maxItems: number, maxBytes: number, sizeOf: (item: T) => number): T[][] {
+  const groups: T[][] = [];
   let current: T[] = [];
-  let bytes = 2;
+  let bytes = 0;
   for (const item of items) {
-    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
-    if (size > maxBytes) throw new CrawlError(`one item of ${size} bytes exceeds the SQS message limit`);
+    const size = sizeOf(item);
     if (current.length > 0 && (current.length >= maxItems || bytes + size > maxBytes)) {
-      chunks.push(current);
+      groups.push(current);
       current = [];
-      bytes = 2;
+      bytes = 0;
     }
     current.push(item);
     bytes += size;
   }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  if (current.length > 0) groups.push(current);
+  return groups;
 }
 
-function batches(messages: { body: string; delaySeconds?: number }[]) {
-  const out: (typeof messages)[] = [];
-  let cur: typeof messages = [];
-  let bytes = 0;
-  for (const m of messages) {
-    const size = Buffer.byteLength(m.body);
-    if (cur.length > 0 && (cur.length >= MAX_BATCH_ENTRIES || bytes + size > MAX_BATCH_BYTES)) {
-      out.push(cur);
-      cur = [];
-      bytes = 0;
-    }
-    cur.push(m);
-    bytes += size;
+/** Splits `items` into chunks whose JSON form stays under `maxBytes` and `maxItems` each. */
+export function chunkBySize<T>(items: T[], maxItems: number, maxBytes = MAX_MESSAGE_BYTES): T[][] {
+  const size = (item: T) => Buffer.byteLength(JSON.stringify(item)) + 1;
+  for (const item of items) {
+    const n = size(item);
+    if (n > maxBytes) throw new CrawlError(`one item of ${n} bytes exceeds the SQS message limit`);
   }
-  if (cur.length) out.push(cur);
-  return out;
+  // 2 bytes for the enclosing [ ] of the JSON array.
+  return greedyGroups(items, maxItems, maxBytes - 2, size);
+}
+
+/** SendMessageBatch groups: at most 10 entries and the batch payload limit. */
+function batches(messages: { body: string; delaySeconds?: number }[]) {
+  return greedyGroups(messages, MAX_BATCH_ENTRIES, MAX_BATCH_BYTES, (m) => Buffer.byteLength(m.body));
 }
 
 /** A message that is not JSON becomes `null`: the consumer drops it with a log line, never loops on it. */

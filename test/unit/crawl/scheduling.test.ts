@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mulberry32 } from '../../../demo/generate-site.ts';
 import { parseConfig } from '../../../shared/config.ts';
 import {
   nextRefreshAt,
@@ -12,17 +13,8 @@ import {
 } from '../../../shared/crawl/scheduling.ts';
 import { SOURCES, type SourceName } from '../../../shared/types.ts';
 
-/** mulberry32: a small seeded PRNG so proportions are reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** The demo generator's seeded PRNG (mulberry32), so proportions are reproducible. */
+const seeded = mulberry32;
 
 function draw(weights: Record<SourceName, number>, exhausted: Set<SourceName>, n: number, seed = 1) {
   const random = seeded(seed);
