@@ -114,6 +114,17 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     // Groups match the product token ("trawl"), not the whole User-Agent string (RFC 9309 §2.2.1).
     const agent = userAgentToken(config.fetch.userAgent);
     const robots = await ctx.robots.get(task.url);
+    if (robots.unavailable) {
+      // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as such.
+      const message = `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
+      return onError(
+        ctx,
+        task,
+        host,
+        { errorKind: 'temporary', code: 'robots-unavailable', message },
+        fetchedAt(),
+      );
+    }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
     delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
   }

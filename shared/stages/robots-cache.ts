@@ -31,8 +31,11 @@ const MAX_STORED_CHARS = 300_000;
  */
 const OWN_REFUSALS = new Set(['private-address', 'bad-resolve']);
 
+/** A robots.txt as cached: `unavailable` names why the whole site counts as disallowed for now. */
+export type CachedRobots = RobotsTxt & { unavailable?: string };
+
 export interface RobotsCache {
-  get(url: string): Promise<RobotsTxt>;
+  get(url: string): Promise<CachedRobots>;
 }
 
 /** Creates a robots.txt cache bound to one config and host table. */
@@ -56,7 +59,9 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
     else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified')
       robots = ALLOW_ALL;
     else {
-      robots = DISALLOW_ALL;
+      // RFC 9309 §2.3.1.3–4: a server error or an unreachable site means complete disallow, for a while.
+      const why = res.status ? `HTTP ${res.status}` : res.code;
+      robots = { ...DISALLOW_ALL, unavailable: why } as CachedRobots;
       ttl = ROBOTS_ERROR_TTL_MS;
     }
     const json = JSON.stringify(robots);
