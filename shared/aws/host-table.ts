@@ -26,6 +26,8 @@ export interface HostTable {
   slotFreeAt(host: string): Promise<number>;
   getRobots(host: string, now: number): Promise<string | null>;
   putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
+  /** A short lease (e.g. "this worker fetches robots.txt now"): true for the one worker that gets it. */
+  lease(key: string, now: number, forMs: number): Promise<boolean>;
   getValue(key: string): Promise<string | null>;
   putValue(key: string, value: string): Promise<void>;
 }
@@ -103,6 +105,27 @@ export function createHostTable({
           },
         }),
       );
+    },
+    async lease(key, now, forMs) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: `lease#${key}` },
+            UpdateExpression: 'SET leaseUntil = :until, expiresAt = :exp',
+            ConditionExpression: 'attribute_not_exists(leaseUntil) OR leaseUntil <= :now',
+            ExpressionAttributeValues: {
+              ':until': now + forMs,
+              ':now': now,
+              ':exp': Math.floor((now + forMs) / 1000) + 3600,
+            },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return false;
+        throw err;
+      }
     },
     async getValue(key) {
       const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `value#${key}` } }));

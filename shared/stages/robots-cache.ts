@@ -22,6 +22,10 @@ const ROBOTS_TTL_MS = 24 * 3_600_000;
 const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
 /** RFC 9309 §2.5: parse at least 500 KiB. */
 const ROBOTS_MAX_BYTES = 500 * 1024;
+/** The robots.txt fetch lease: longer than a robots fetch may take (its timeout is ≤ 15 s). */
+const LEASE_MS = 20_000;
+const LEASE_WAIT_MS = 20_000;
+const LEASE_POLL_MS = 150;
 /** DynamoDB items are at most 400 KB: a bigger parsed file stays in memory only. */
 const MAX_STORED_CHARS = 300_000;
 /**
@@ -43,12 +47,31 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
   const memory = new Map<string, { robots: RobotsTxt; expiresAt: number }>();
   const inflight = new Map<string, Promise<RobotsTxt>>();
 
+  /** Another worker holds the fetch lease: wait for what it stores, a bounded while. */
+  async function awaitOther(robotsUrl: string): Promise<string | null> {
+    for (let waited = 0; waited < LEASE_WAIT_MS; waited += LEASE_POLL_MS) {
+      await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
+      const stored = await hosts.getRobots(robotsUrl, now());
+      if (stored) return stored;
+    }
+    return null;
+  }
+
   async function load(robotsUrl: string): Promise<RobotsTxt> {
-    const stored = await hosts.getRobots(robotsUrl, now());
-    if (stored) return remember(robotsUrl, JSON.parse(stored) as RobotsTxt, ROBOTS_TTL_MS);
+    let stored = await hosts.getRobots(robotsUrl, now());
+    // One worker fetches a host's robots.txt; the others wait for its answer in the hosts table.
+    if (!stored && !(await hosts.lease(`robots#${robotsUrl}`, now(), LEASE_MS)))
+      stored = await awaitOther(robotsUrl);
+    if (stored) {
+      const robots = JSON.parse(stored) as CachedRobots;
+      return remember(robotsUrl, robots, robots.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
+    }
     const res = await fetchFollowing(robotsUrl);
-    if (res.kind === 'error' && OWN_REFUSALS.has(res.code))
+    if (res.kind === 'error' && OWN_REFUSALS.has(res.code)) {
+      // Stored too (briefly), so workers waiting on the lease get their answer.
+      await hosts.putRobots(robotsUrl, JSON.stringify(ALLOW_ALL), now() + ROBOTS_ERROR_TTL_MS);
       return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
+    }
     let robots: RobotsTxt;
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.

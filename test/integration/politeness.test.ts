@@ -122,6 +122,9 @@ describe('politeness per host across concurrent fetch workers', () => {
       assert.ok(gap >= delays[i]!, `host ${i}: min gap ${gap} ms < ${delays[i]} ms`);
       const pages = site.requests.filter((r) => r.path.startsWith('/p/'));
       assert.equal(new Set(pages.map((r) => r.path)).size, PAGES_PER_HOST, 'every page fetched');
+      // One worker fetches robots.txt under a lease in the hosts table; the others read its answer.
+      const robots = site.requests.filter((r) => r.path === '/robots.txt').length;
+      assert.equal(robots, 1, `host ${i}: robots.txt fetched ${robots} times by ${WORKERS} workers`);
     });
     const states = [];
     for await (const u of urlStates(session)) states.push(u);
