@@ -183,7 +183,7 @@ export class LocalRunner {
         // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
         quietTicks = busy ? 0 : quietTicks + 1;
         if (quietTicks >= 2) break;
-        await sleep(busy ? 100 : 50);
+        await sleep(busy ? 200 : 50);
       }
     } finally {
       if (ownTimers) this.stopSchedules();
@@ -258,19 +258,24 @@ export class LocalRunner {
     return Object.fromEntries(entries);
   }
 
-  /** One event source mapping: batch size and batching window from the topology. */
-  /** Poller `index` of a mapping; poller i takes work only past i full batches of backlog (Lambda scales up so). */
+  /**
+   * One poller of an event source mapping (batch size and window from the topology). Poller i takes
+   * work only past i full batches of backlog, as Lambda scales its pollers up; after a full batch it
+   * receives again at once instead of waiting for the next depth reading.
+   */
   private async esmLoop(queue: 'extract' | 'index', index = 0): Promise<void> {
     const spec = STAGE_QUEUES[queue];
     const url = this.opts.queueUrls[queue];
+    let full = false;
     while (!this.stopped) {
       // Lambda's pollers long-poll for free-ish; here we look at the (uncounted) depth first so the
       // crawl's request counts hold only receives that return work.
-      if ((this.latest[`stage:${queue}`]?.visible ?? 0) <= index * spec.batchSize) {
+      if (!full && (this.latest[`stage:${queue}`]?.visible ?? 0) <= index * spec.batchSize) {
         await sleep(30);
         continue;
       }
       const batch = await this.collectBatch(url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
+      full = batch.length >= spec.batchSize;
       if (batch.length === 0) {
         await sleep(50);
         continue;
