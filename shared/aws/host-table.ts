@@ -40,46 +40,52 @@ export function createHostTable({
   client: DynamoDBDocumentClient;
   tableName: string;
 }): HostTable {
-  async function acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult> {
+  /** A conditional UpdateItem on one key: true when the condition held and the write happened. */
+  async function tryUpdate(
+    key: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
     try {
       await client.send(
         new UpdateCommand({
           TableName: tableName,
-          Key: { host: `slot#${host}` },
-          UpdateExpression: 'SET nextFetchAt = :next, expiresAt = :exp',
-          ConditionExpression: 'attribute_not_exists(nextFetchAt) OR nextFetchAt <= :now',
-          ExpressionAttributeValues: {
-            ':next': now + delayMs,
-            ':now': now,
-            ':exp': Math.floor((now + delayMs) / 1000) + 86_400,
-          },
+          Key: { host: key },
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeValues: values,
         }),
       );
-      return { ok: true };
+      return true;
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
-      const next = Number((res.Item as HostItem | undefined)?.nextFetchAt ?? now);
-      return { ok: false, waitMs: Math.max(1, next - now) };
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
     }
+  }
+
+  async function acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult> {
+    const took = await tryUpdate(
+      `slot#${host}`,
+      'SET nextFetchAt = :next, expiresAt = :exp',
+      'attribute_not_exists(nextFetchAt) OR nextFetchAt <= :now',
+      { ':next': now + delayMs, ':now': now, ':exp': Math.floor((now + delayMs) / 1000) + 86_400 },
+    );
+    if (took) return { ok: true };
+    const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
+    const next = Number((res.Item as HostItem | undefined)?.nextFetchAt ?? now);
+    return { ok: false, waitMs: Math.max(1, next - now) };
   }
 
   return {
     acquireSlot,
     async backOff(host, until) {
-      await client
-        .send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { host: `slot#${host}` },
-            UpdateExpression: 'SET nextFetchAt = :until',
-            ConditionExpression: 'attribute_not_exists(nextFetchAt) OR nextFetchAt < :until',
-            ExpressionAttributeValues: { ':until': until },
-          }),
-        )
-        .catch((err) => {
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        });
+      await tryUpdate(
+        `slot#${host}`,
+        'SET nextFetchAt = :until',
+        'attribute_not_exists(nextFetchAt) OR nextFetchAt < :until',
+        { ':until': until },
+      );
     },
     async slotFreeAt(host) {
       const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
@@ -107,25 +113,12 @@ export function createHostTable({
       );
     },
     async lease(key, now, forMs) {
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { host: `lease#${key}` },
-            UpdateExpression: 'SET leaseUntil = :until, expiresAt = :exp',
-            ConditionExpression: 'attribute_not_exists(leaseUntil) OR leaseUntil <= :now',
-            ExpressionAttributeValues: {
-              ':until': now + forMs,
-              ':now': now,
-              ':exp': Math.floor((now + forMs) / 1000) + 3600,
-            },
-          }),
-        );
-        return true;
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) return false;
-        throw err;
-      }
+      return tryUpdate(
+        `lease#${key}`,
+        'SET leaseUntil = :until, expiresAt = :exp',
+        'attribute_not_exists(leaseUntil) OR leaseUntil <= :now',
+        { ':until': now + forMs, ':now': now, ':exp': Math.floor((now + forMs) / 1000) + 3600 },
+      );
     },
     async getValue(key) {
       const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `value#${key}` } }));
