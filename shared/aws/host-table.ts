@@ -5,6 +5,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { withKeyLock } from './key-lock.ts';
 
 export interface HostItem {
   host: string;
@@ -48,14 +49,16 @@ export function createHostTable({
     values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { host: key },
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeValues: values,
-        }),
+      await withKeyLock(`${tableName}|${key}`, () =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: key },
+            UpdateExpression: update,
+            ConditionExpression: condition,
+            ExpressionAttributeValues: values,
+          }),
+        ),
       );
       return true;
     } catch (err) {

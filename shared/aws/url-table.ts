@@ -16,6 +16,7 @@ import {
 import { mapLimit } from '../crawl/concurrency.ts';
 import { TABLES } from '../topology.ts';
 import type { ErrorKind, MetaValue, SourceName, UrlStateName, UrlTask } from '../types.ts';
+import { withKeyLock } from './key-lock.ts';
 
 export interface UrlItem {
   url: string;
@@ -130,14 +131,16 @@ export function createUrlTable({
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
       // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
-      await client.send(
-        new PutCommand({
-          TableName: tableName,
-          Item: item,
-          ConditionExpression: 'attribute_not_exists(#u) OR claimedBy = :me',
-          ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
-          ExpressionAttributeValues: { ':me': claimer },
-        }),
+      await withKeyLock(`${tableName}|${task.url}`, () =>
+        client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(#u) OR claimedBy = :me',
+            ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
+            ExpressionAttributeValues: { ':me': claimer },
+          }),
+        ),
       );
       return true;
     } catch (err) {

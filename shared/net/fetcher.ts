@@ -39,6 +39,8 @@ export interface FetchOptions {
   maxDecompressedBytes?: number;
   now?: () => number;
   method?: 'GET';
+  /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
+  sendBy?: number;
 }
 
 /** Response headers: lower-case names, repeated values joined. */
@@ -57,6 +59,8 @@ export type FetchOutcome =
   /** location: absolute; null when missing or malformed (seed 001: the caller makes it a permanent error) */
   | { kind: 'redirect'; status: number; location: string | null; headers: HeaderRecord }
   | { kind: 'skipped'; reason: 'mime-type'; mimeType: string; headers: HeaderRecord }
+  /** connecting took the request past `sendBy`: nothing was sent (the caller takes a new politeness slot) */
+  | { kind: 'late' }
   | {
       kind: 'error';
       errorKind: 'permanent' | 'temporary';
@@ -112,6 +116,8 @@ function errorOutcome(err: unknown): FetchOutcome {
 async function fetchOnce(url: string, opts: FetchOptions, signal: AbortSignal): Promise<FetchOutcome> {
   const target = parseTarget(url);
   const socket = await openConnection(target, opts, signal);
+  // The host's politeness slot is honoured when the request leaves, not when the connect started.
+  if (opts.sendBy !== undefined && (opts.now ?? Date.now)() > opts.sendBy) return { kind: 'late' };
   const remoteAddress = socket.remoteAddress ?? '';
   const res = await sendRequest(socket, target, opts, signal);
   return readResponse(res, target, opts, remoteAddress);

@@ -25,6 +25,11 @@ export interface FetchContext {
   slotLeadMs?: number;
 }
 
+/** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
+type Slot = { requeueSeconds: number } | { sendBy?: number };
+/** Slots missed because connecting took too long, before the URL goes back to its queue. */
+const MAX_LATE_SLOTS = 5;
+
 /** A host slot this close is waited for inside the invocation; a later one puts the URL back with a delay. */
 const MAX_IN_PROCESS_WAIT_MS = 5_000;
 /**
@@ -70,8 +75,11 @@ async function waitOrRequeue(ctx: FetchContext, now: number, waitMs: number): Pr
  * queue. The slot is booked for a start time ahead of the write, so the write's latency never moves
  * a request closer to another worker's; a slot that cannot be used on time is left unused.
  */
-async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Promise<number | null> {
-  if (delayMs <= 0) return backedOff(ctx, host);
+async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Promise<Slot> {
+  if (delayMs <= 0) {
+    const wait = await backedOff(ctx, host);
+    return wait === null ? {} : { requeueSeconds: wait };
+  }
   for (;;) {
     const lead = ctx.slotLeadMs ?? SLOT_JITTER_MS;
     const start = ctx.deps.now() + lead;
@@ -79,12 +87,12 @@ async function politeSlot(ctx: FetchContext, host: string, delayMs: number): Pro
     if (slot.ok) {
       const early = start - ctx.deps.now();
       if (early > 0) await sleep(early);
-      if (ctx.deps.now() <= start + SLOT_JITTER_MS) return null;
+      if (ctx.deps.now() <= start + SLOT_JITTER_MS) return { sendBy: start + SLOT_JITTER_MS };
       ctx.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, lead * 2);
       continue;
     }
     const requeue = await waitOrRequeue(ctx, ctx.deps.now(), slot.waitMs);
-    if (requeue !== null) return requeue;
+    if (requeue !== null) return { requeueSeconds: requeue };
   }
 }
 
@@ -101,6 +109,32 @@ async function backedOff(ctx: FetchContext, host: string): Promise<number | null
     ctx.backoffs.set(host, known);
   }
   return known.until > now ? waitOrRequeue(ctx, now, known.until - now) : null;
+}
+
+/** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
+async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delayMs: number) {
+  const { config, deps } = ctx;
+  for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
+    const slot = await politeSlot(ctx, host, delayMs);
+    if ('requeueSeconds' in slot) return slot.requeueSeconds;
+    const res = await fetchUrl(task.url, {
+      userAgent: config.fetch.userAgent,
+      timeoutMs: config.fetch.timeoutMs,
+      maxBytes: config.fetch.maxBytes,
+      allowPrivateNetworks: config.fetch.allowPrivateNetworks,
+      resolve: config.fetch.resolve,
+      proxy: config.fetch.proxy,
+      conditional: task.conditional,
+      ignoredMimeTypes: config.scope.ignoredMimeTypes,
+      metadataFirst: true,
+      now: deps.now,
+      sendBy: slot.sendBy,
+    });
+    if (res.kind !== 'late') return res;
+    // Connecting outlasted the slot: book further ahead next time.
+    ctx.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, (ctx.slotLeadMs ?? SLOT_JITTER_MS) * 2);
+  }
+  return null;
 }
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
@@ -128,20 +162,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
     delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
   }
-  const wait = await politeSlot(ctx, host, delayMs);
-  if (wait !== null) return { type: 'requeue', task, delaySeconds: wait, reason: 'politeness' };
-  const res = await fetchUrl(task.url, {
-    userAgent: config.fetch.userAgent,
-    timeoutMs: config.fetch.timeoutMs,
-    maxBytes: config.fetch.maxBytes,
-    allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-    resolve: config.fetch.resolve,
-    proxy: config.fetch.proxy,
-    conditional: task.conditional,
-    ignoredMimeTypes: config.scope.ignoredMimeTypes,
-    metadataFirst: true,
-    now: deps.now,
-  });
+  const res = await politeFetch(ctx, task, host, delayMs);
+  if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
+  if (typeof res === 'number') return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   const at = fetchedAt();
   switch (res.kind) {
     case 'ok':

@@ -83,7 +83,7 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
       robots = ALLOW_ALL;
     else {
       // RFC 9309 §2.3.1.3–4: a server error or an unreachable site means complete disallow, for a while.
-      const why = res.status ? `HTTP ${res.status}` : res.code;
+      const why = res.kind === 'error' ? (res.status ? `HTTP ${res.status}` : res.code) : res.kind;
       robots = { ...DISALLOW_ALL, unavailable: why } as CachedRobots;
       ttl = ROBOTS_ERROR_TTL_MS;
     }

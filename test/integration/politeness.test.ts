@@ -119,7 +119,9 @@ describe('politeness per host across concurrent fetch workers', () => {
     sites.forEach((site, i) => {
       const gap = minGap(site.requests);
       t.diagnostic(`host ${i}: ${site.requests.length} requests, min gap ${gap} ms (delay ${delays[i]} ms)`);
-      assert.ok(gap >= delays[i]!, `host ${i}: min gap ${gap} ms < ${delays[i]} ms`);
+      const t0 = site.requests[0]?.at ?? 0;
+      const timeline = site.requests.map((r) => `${r.at - t0}:${r.path}`).join(' ');
+      assert.ok(gap >= delays[i]!, `host ${i}: min gap ${gap} ms < ${delays[i]} ms (${timeline})`);
       const pages = site.requests.filter((r) => r.path.startsWith('/p/'));
       assert.equal(new Set(pages.map((r) => r.path)).size, PAGES_PER_HOST, 'every page fetched');
       // One worker fetches robots.txt under a lease in the hosts table; the others read its answer.
