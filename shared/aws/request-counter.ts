@@ -9,13 +9,10 @@ export interface RequestCounts {
   calls: Record<string, number>;
   /** SQS requests as billed: each 64 KB of payload is one request */
   sqsBilledRequests: number;
-  /** DynamoDB capacity units as billed on demand (from ReturnConsumedCapacity where the emulator gives it) */
-  dynamoReadUnits: number;
-  dynamoWriteUnits: number;
 }
 
 export function emptyCounts(): RequestCounts {
-  return { calls: {}, sqsBilledRequests: 0, dynamoReadUnits: 0, dynamoWriteUnits: 0 };
+  return { calls: {}, sqsBilledRequests: 0 };
 }
 
 /** Process-wide counter (one Lambda container, or the whole local runner). */

@@ -8,7 +8,6 @@ import {
   BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
-  GetCommand,
   PutCommand,
   ScanCommand,
   UpdateCommand,
@@ -58,17 +57,11 @@ const CLAIM_CONCURRENCY = 32;
 
 export interface UrlTable {
   claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
-  get(url: string): Promise<UrlItem | null>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
-  put(item: UrlItem): Promise<void>;
-  update(
-    url: string,
-    set: Partial<UrlItem>,
-    opts?: { ifFetchedNotAfter?: string; remove?: string[] },
-  ): Promise<boolean>;
+  /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
+  removeFields(url: string, fields: string[]): Promise<void>;
   forget(url: string): Promise<void>;
   scan(): AsyncGenerator<UrlItem>;
-  forgetKnown(url: string): void;
   /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
   markKnown(urls: string[]): void;
   /** Puts and deletes whole items, 25 a request (BatchWriteItem: unconditional, same units, far fewer calls). */
@@ -171,65 +164,20 @@ export function createUrlTable({
       });
       return fresh;
     },
-    async get(url) {
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { url } }));
-      return (res.Item as UrlItem | undefined) ?? null;
-    },
     getMany,
-    async put(item) {
-      await client.send(new PutCommand({ TableName: tableName, Item: item }));
-      remember(item.url);
-    },
-    async update(url, set, opts = {}) {
-      const names: Record<string, string> = {};
-      const values: Record<string, unknown> = {};
-      const sets: string[] = [];
-      Object.entries(set).forEach(([k, v], i) => {
-        if (v === undefined) return;
-        names[`#a${i}`] = k;
-        values[`:v${i}`] = v;
-        sets.push(`#a${i} = :v${i}`);
-      });
-      const removes = (opts.remove ?? []).map((k, i) => {
-        names[`#r${i}`] = k;
-        return `#r${i}`;
-      });
-      let condition: string | undefined;
-      if (opts.ifFetchedNotAfter) {
-        // Out-of-order deliveries: an older fetch never overwrites the state of a newer one.
-        names['#lf'] = 'lastFetched';
-        values[':lf'] = opts.ifFetchedNotAfter;
-        condition = 'attribute_not_exists(#lf) OR #lf <= :lf';
-      }
-      const expr = [
-        sets.length ? `SET ${sets.join(', ')}` : '',
-        removes.length ? `REMOVE ${removes.join(', ')}` : '',
-      ]
-        .filter(Boolean)
-        .join(' ');
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { url },
-            UpdateExpression: expr,
-            ConditionExpression: condition,
-            ExpressionAttributeNames: names,
-            ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
-          }),
-        );
-        remember(url);
-        return true;
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) return false;
-        throw err;
-      }
+    async removeFields(url, fields) {
+      const names = Object.fromEntries(fields.map((f, i) => [`#r${i}`, f]));
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { url },
+          UpdateExpression: `REMOVE ${Object.keys(names).join(', ')}`,
+          ExpressionAttributeNames: names,
+        }),
+      );
     },
     async forget(url) {
       await client.send(new DeleteCommand({ TableName: tableName, Key: { url } }));
-      known.delete(url);
-    },
-    forgetKnown(url) {
       known.delete(url);
     },
     markKnown(urls) {

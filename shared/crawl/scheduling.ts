@@ -32,14 +32,6 @@ export function pickSource(
   return open[open.length - 1] ?? null;
 }
 
-/** The source a URL's actions imply (seed 001): index+follow, index only, follow only. */
-export function queueForActions(index: boolean, follow: boolean): SourceName | null {
-  if (index && follow) return 'index_follow';
-  if (index) return 'index';
-  if (follow) return 'follow';
-  return null;
-}
-
 /** When a fetched document is due again: `maxAge` after the fetch. */
 export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
   return new Date(fetchedAtMs + maxAgeMs).toISOString();

@@ -25,7 +25,8 @@ export interface PlanContext {
   maxAgeMs: number;
 }
 
-const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
+/** The document fields of a URL item: removed together when its document is deleted. */
+export const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
 /** A URL whose first fetches failed temporarily is tried again after this long. */
 const TEMPORARY_RETRY_MS = 3_600_000;
 

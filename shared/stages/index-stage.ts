@@ -9,7 +9,6 @@ import { writeRefreshManifests } from '../aws/refresh-manifest.ts';
 import type { UrlItem } from '../aws/url-table.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import { parseDuration } from '../config.ts';
-import { nextRefreshAt } from '../crawl/scheduling.ts';
 import type { IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
@@ -182,5 +181,3 @@ function nextItem(
   for (const key of plan.remove) delete item[key];
   return item;
 }
-
-export { nextRefreshAt };

@@ -14,6 +14,7 @@ import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { DOC_FIELDS } from './index-plan.ts';
 import { type ChangeRecord, publishChanges } from './index-stage.ts';
 import { sendTasks } from './send-tasks.ts';
 
@@ -29,8 +30,6 @@ const CURSOR_KEY = 'refresh-cursor';
 const FIRST_LOOKBACK_MS = 90 * 86_400_000;
 /** Parallel manifest reads and deletions: the days are independent. */
 const QUERY_CONCURRENCY = 16;
-/** The document fields of a URL item (index-plan.ts): removed when the document is deleted. */
-const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
@@ -93,7 +92,7 @@ async function refreshOne(
   let hasDoc = Boolean(item.docBulk);
   if (hasDoc && !d.index) {
     // A rule now says noIndex: the document goes at once; a 304 must not keep it (seed 004).
-    await deps.urls.update(item.url, {}, { remove: DOC_FIELDS });
+    await deps.urls.removeFields(item.url, DOC_FIELDS);
     changes.push({ type: 'delete', url: item.url, at, reason: `not-indexed: ${d.reason}` });
     hasDoc = false;
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { queueForActions } from '../../shared/crawl/scheduling.ts';
+import { queueFor } from '../../shared/crawl/decide.ts';
 import { depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
@@ -16,8 +16,7 @@ import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 const N = 100;
 
 function tasks(base: string, dir: string, index: boolean, follow: boolean): UrlTask[] {
-  const queue = queueForActions(index, follow);
-  assert.ok(queue);
+  const queue = queueFor(index, follow);
   return Array.from({ length: N }, (_, i) => ({
     url: `${base}/${dir}/${i}.html`,
     depth: 1,

@@ -5,7 +5,6 @@ import { parseConfig } from '../../../shared/config.ts';
 import {
   nextRefreshAt,
   pickSource,
-  queueForActions,
   refreshBucket,
   refreshBuckets,
   scheduleIntervals,
@@ -100,19 +99,6 @@ describe('pickSource: weighted random choice among the sources with work', () =>
       'refresh',
     );
   });
-});
-
-describe('queueForActions: the source a URL goes to (seed 001 fifos)', () => {
-  const cases: [boolean, boolean, SourceName | null][] = [
-    [true, true, 'index_follow'],
-    [true, false, 'index'],
-    [false, true, 'follow'],
-    [false, false, null],
-  ];
-  for (const [index, follow, expected] of cases) {
-    it(`index=${index} follow=${follow} -> ${expected}`, () =>
-      assert.equal(queueForActions(index, follow), expected));
-  }
 });
 
 describe('refresh times and their GSI buckets', () => {
