@@ -5,13 +5,15 @@
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { CONFIG_KEY, createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
-import { createUrlTable, type UrlItem, type UrlTable } from '../shared/aws/url-table.ts';
+import { newestLines } from '../shared/aws/refresh-manifest.ts';
+import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/build-document.ts';
+import { resolveState } from '../shared/crawl/url-state.ts';
 import { resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { resourceNames, type StageName } from '../shared/topology.ts';
-import type { CrawlDocument } from '../shared/types.ts';
+import type { CrawlDocument, UrlItem } from '../shared/types.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
 
 export interface CrawlSession {
@@ -98,10 +100,25 @@ export async function refresh(session: CrawlSession): Promise<unknown> {
   return result;
 }
 
+/**
+ * Every known URL's current state: its table item, or for URLs kept in lines the newest line
+ * in the refresh manifests (shared/crawl/url-state.ts). Reads the whole table and every
+ * manifest: a listing, not something the pipeline does.
+ */
+export async function currentStates(session: Pick<CrawlSession, 'urls' | 'store'>): Promise<UrlItem[]> {
+  const lines = await newestLines(session.store);
+  const out: UrlItem[] = [];
+  for await (const item of session.urls.scan()) {
+    const state = resolveState(item, lines.get(item.url));
+    if (state) out.push(state);
+  }
+  return out.sort((a, b) => a.url.localeCompare(b.url));
+}
+
 /** The current index: every URL with a document, read through its bulk pointer. */
 export async function* documents(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
   const byBulk = new Map<string, UrlItem[]>();
-  for await (const item of session.urls.scan()) {
+  for (const item of await currentStates(session)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
     byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
   }
@@ -119,10 +136,7 @@ export async function* documents(session: CrawlSession): AsyncGenerator<Record<s
 
 /** Every known URL in the CONTRACT.md `trawl urls` shape. */
 export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
-  const items: UrlItem[] = [];
-  for await (const item of session.urls.scan()) items.push(item);
-  items.sort((a, b) => a.url.localeCompare(b.url));
-  for (const i of items) {
+  for (const i of await currentStates(session)) {
     yield {
       url: i.url,
       state: i.state,

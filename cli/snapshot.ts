@@ -25,10 +25,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
-import type { UrlItem } from '../shared/aws/url-table.ts';
+import { newestLines } from '../shared/aws/refresh-manifest.ts';
 import { chunkBySize, createWorkQueues } from '../shared/aws/work-queues.ts';
+import { resolveState } from '../shared/crawl/url-state.ts';
 import { FRONTIER_QUEUE, resourceNames } from '../shared/topology.ts';
-import type { UrlTask } from '../shared/types.ts';
+import type { UrlItem, UrlTask } from '../shared/types.ts';
 
 const PREFIX = 'trawl-';
 
@@ -107,6 +108,7 @@ export async function restoreSnapshot(endpoint: string, dir: string): Promise<nu
   if (!existsSync(dir)) return 0;
   const c = clientsFor(endpoint);
   let pending = 0;
+  const urlTables: { crawl: string; items: Record<string, AttributeValue>[] }[] = [];
   for (const file of filesUnder(join(dir, 'dynamodb'))) {
     const { desc, items } = JSON.parse(readFileSync(file, 'utf8')) as {
       desc: TableDescription;
@@ -118,7 +120,7 @@ export async function restoreSnapshot(endpoint: string, dir: string): Promise<nu
       await c.ddbRaw.send(new BatchWriteItemCommand({ RequestItems: { [desc.TableName as string]: batch } }));
     }
     const crawl = desc.TableName?.match(/^trawl-(.+)-urls$/)?.[1];
-    if (crawl) pending += await requeuePending(c, crawl, items);
+    if (crawl) urlTables.push({ crawl, items });
   }
   for (const bucketDir of existsSync(join(dir, 's3')) ? readdirSync(join(dir, 's3')) : []) {
     await c.s3.send(new CreateBucketCommand({ Bucket: bucketDir })).catch(() => undefined);
@@ -129,6 +131,8 @@ export async function restoreSnapshot(endpoint: string, dir: string): Promise<nu
       await c.s3.send(new PutObjectCommand({ Bucket: bucketDir, Key: key, Body: readFileSync(file) }));
     }
   }
+  // States kept in manifest lines are in S3: the buckets are back before pending URLs are sought.
+  for (const { crawl, items } of urlTables) pending += await requeuePending(c, crawl, items);
   return pending;
 }
 
@@ -139,7 +143,12 @@ async function requeuePending(
 ): Promise<number> {
   const res = await provision(c, resourceNames(crawl));
   const queues = createWorkQueues({ client: c.sqs });
-  const items = raw.map((r) => unmarshall(r) as UrlItem).filter((i) => i.state === 'pending');
+  const store = createPageStore({ client: c.s3, bucket: res.bucket });
+  const lines = await newestLines(store);
+  const items = raw
+    .map((r) => unmarshall(r) as UrlItem)
+    .map((i) => resolveState(i, lines.get(i.url)))
+    .filter((i): i is UrlItem => i?.state === 'pending');
   const tasks: UrlTask[] = items.map((i) => ({
     url: i.url,
     depth: i.depth ?? 0,

@@ -13,6 +13,42 @@ export interface MetaValue {
   value: string;
 }
 
+/**
+ * A URL's state: the item in the URL table, or a state line in S3 (shared/aws/url-state.ts).
+ * `stored` says which is the truth: `table` items are written by the index stage; `line` URLs
+ * keep only their claim in the table and their state in the refresh manifests.
+ */
+export interface UrlItem {
+  url: string;
+  state: UrlStateName;
+  depth: number;
+  queue: SourceName;
+  index?: boolean;
+  follow?: boolean;
+  priority?: number;
+  source?: string | null;
+  addMeta?: MetaValue[];
+  claimedBy?: string;
+  discoveredAt?: string;
+  lastFetched?: string | null;
+  httpStatus?: number | null;
+  errorKind?: ErrorKind | null;
+  errorCode?: string | null;
+  temporaryErrors?: number;
+  etag?: string | null;
+  lastModified?: string | null;
+  hash?: string | null;
+  docBulk?: string | null;
+  docLine?: number | null;
+  indexedAt?: string | null;
+  nextRefreshAt?: string | null;
+  note?: string | null;
+  kind?: 'page' | 'sitemap';
+  stored?: 'table' | 'line';
+  /** when a state line was written (orders two lines of one fetch time) */
+  at?: string;
+}
+
 /** One URL to fetch: the unit of work carried (in bulks) by frontier messages. */
 export interface UrlTask {
   /** normalized absolute URL */
@@ -39,6 +75,8 @@ export interface UrlTask {
   kind?: 'page' | 'sitemap';
   /** true when the URL came from a sitemap or feed (discovery: false still fetches it) */
   fromSitemap?: boolean;
+  /** the URL's state when it was queued again (refresh, seed): the index stage's delta check reads it */
+  prev?: UrlItem;
 }
 
 /** The document a search index receives (CONTRACT.md "Documents"). */
@@ -107,9 +145,13 @@ export interface PageOutcome {
   fetchedAt: string;
   etag?: string;
   lastModified?: string;
-  /** present when state is `indexed` */
+  /** the document, inline (only between extraction and the bulk write) */
   doc?: CrawlDocument;
+  /** the document in a bulk the extract stage wrote; `bulk` is absent when the delta check kept the old one */
+  docRef?: { bulk?: string; line?: number; hash: string; indexedAt: string };
   /** why a page was not indexed (meta robots, mime type, ...) */
   note?: string;
   notModified?: boolean;
+  /** an element of a compound file (archive): no task and no refresh time of its own */
+  element?: boolean;
 }

@@ -6,7 +6,7 @@ import { allowObjects, allowPutEventsDefaultBus, allowTable } from './grants.ts'
 import { type CrawlResources, consumeStageQueue, stageFunction } from './stage-function.ts';
 import { PREFIXES } from './storage.ts';
 
-/** Index stage: records each page's outcome in the URL table and publishes document changes. */
+/** Index stage: records each page's outcome (manifest lines, the URL table where needed) and publishes document changes. */
 export class IndexStage extends Construct {
   readonly fn: NodejsFunction;
 
@@ -15,15 +15,11 @@ export class IndexStage extends Construct {
     // The change feed: one EventBridge event per index batch on the default bus (plus the S3 log).
     this.fn = stageFunction(this, 'index', { environment: { ...r.environment, TRAWL_EVENT_BUS: 'default' } });
     consumeStageQueue(this.fn, r.stageQueues.index.queue, STAGE_QUEUES.index);
-    allowTable(this.fn, r.storage.urls, [
-      'GetItem',
-      'PutItem',
-      'UpdateItem',
-      'DeleteItem',
-      'BatchGetItem',
-      'BatchWriteItem',
-    ]);
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs, PREFIXES.changes], ['PutObject', 'GetObject']);
+    // Whole items only (BatchWriteItem puts and deletes); BatchGetItem reads compound elements' states.
+    allowTable(this.fn, r.storage.urls, ['BatchGetItem', 'BatchWriteItem']);
+    // docs/: spilled outcomes are read, inline documents written; changes/: the feed is only appended.
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs], ['PutObject', 'GetObject']);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.changes], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
     allowPutEventsDefaultBus(this.fn, Stack.of(this));

@@ -24,7 +24,7 @@ export class RefreshStage extends Construct {
       environment: { ...r.environment, TRAWL_EVENT_BUS: 'default' },
     });
     allowTable(this.fn, r.storage.urls, ['GetItem', 'BatchGetItem', 'UpdateItem', 'DeleteItem']);
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['GetObject']);
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['GetObject', 'PutObject']);
     allowListPrefix(this.fn, r.storage.bucket, PREFIXES.refresh);
     // The refresh cursor (where the last cycle stopped) is a key/value item of the hosts table.
     allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem']);

@@ -1,32 +1,29 @@
 /**
- * The refresh schedule without a GSI: the index stage appends `(url, nextRefreshAt)` to a gzip
- * JSON-lines manifest under `refresh/<due day>/` (one PUT per batch and due day), and the refresh
- * stage reads the manifests of the days since its last cycle. A manifest line is only a hint:
- * the URL item's own `nextRefreshAt` must still equal it (a later fetch re-schedules the URL and
- * writes a newer line), so stale and forgotten URLs drop out. Writing a GSI key costs a DynamoDB
- * write unit per page ($0.625 per million); a manifest line costs a share of one S3 PUT.
+ * The refresh schedule and the URL states that are not in the table, without a GSI: the index
+ * stage appends each fetched URL's whole state to a gzip JSON-lines manifest under
+ * `refresh/<due day>/` (one PUT per batch and due day; `refresh/never/` for compound elements,
+ * which are refreshed through their archive), and the refresh stage reads the manifests of the
+ * days since its last cycle. Which line is current is decided by shared/crawl/url-state.ts:
+ * for a URL kept in the table a line is only a hint (its time must still equal the item's).
+ * A GSI key or a second item write would cost a DynamoDB write unit per page ($0.625 per
+ * million); a manifest line costs a share of one S3 PUT.
  */
 import { randomUUID } from 'node:crypto';
 import { refreshBucket } from '../crawl/scheduling.ts';
+import { isNewerLine } from '../crawl/url-state.ts';
+import type { UrlItem } from '../types.ts';
 import type { PageStore } from './page-store.ts';
 
-export interface RefreshEntry {
-  url: string;
-  nextRefreshAt: string;
-}
-
 export const REFRESH_PREFIX = 'refresh/';
+/** The bucket of states with no refresh time of their own. */
+const NEVER = 'never';
 
-/** Appends the entries, one manifest object per due day. */
-export async function writeRefreshManifests(
-  store: PageStore,
-  entries: RefreshEntry[],
-  nowIso: string,
-): Promise<void> {
-  const byDay = new Map<string, RefreshEntry[]>();
-  for (const e of entries) {
-    const day = refreshBucket(e.nextRefreshAt);
-    byDay.set(day, [...(byDay.get(day) ?? []), e]);
+/** Appends the states, one manifest object per due day; `at` orders lines of one fetch. */
+export async function writeStateLines(store: PageStore, states: UrlItem[], nowIso: string): Promise<void> {
+  const byDay = new Map<string, UrlItem[]>();
+  for (const s of states) {
+    const day = s.nextRefreshAt ? refreshBucket(s.nextRefreshAt) : NEVER;
+    byDay.set(day, [...(byDay.get(day) ?? []), { ...s, at: nowIso }]);
   }
   const stamp = nowIso.replace(/[:.]/g, '-');
   for (const [day, list] of byDay) {
@@ -34,20 +31,31 @@ export async function writeRefreshManifests(
   }
 }
 
-/** The entries of `day` due in [from, until], the latest per URL. */
-export async function dueEntries(
+/** The lines of `day` due in [from, until], the newest per URL. */
+export async function dueLines(
   store: PageStore,
   day: string,
   from: string,
   until: string,
-): Promise<RefreshEntry[]> {
-  const latest = new Map<string, RefreshEntry>();
+): Promise<UrlItem[]> {
+  const latest = new Map<string, UrlItem>();
   for await (const key of store.list(`${REFRESH_PREFIX}${day}/`)) {
-    for (const e of await store.getLines<RefreshEntry>(key)) {
-      if (e.nextRefreshAt < from || e.nextRefreshAt > until) continue;
-      const seen = latest.get(e.url);
-      if (!seen || seen.nextRefreshAt < e.nextRefreshAt) latest.set(e.url, e);
+    for (const line of await store.getLines<UrlItem>(key)) {
+      const due = line.nextRefreshAt;
+      if (!due || due < from || due > until) continue;
+      if (isNewerLine(line, latest.get(line.url))) latest.set(line.url, line);
     }
   }
   return [...latest.values()];
+}
+
+/** Every URL's newest line across all manifests: for the CLI's listings and a snapshot restore. */
+export async function newestLines(store: PageStore): Promise<Map<string, UrlItem>> {
+  const latest = new Map<string, UrlItem>();
+  for await (const key of store.list(REFRESH_PREFIX)) {
+    for (const line of await store.getLines<UrlItem>(key)) {
+      if (isNewerLine(line, latest.get(line.url))) latest.set(line.url, line);
+    }
+  }
+  return latest;
 }

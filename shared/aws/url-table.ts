@@ -14,36 +14,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { TABLES } from '../topology.ts';
-import type { ErrorKind, MetaValue, SourceName, UrlStateName, UrlTask } from '../types.ts';
+import type { UrlItem, UrlTask } from '../types.ts';
 import { withKeyLock } from './key-lock.ts';
-
-export interface UrlItem {
-  url: string;
-  state: UrlStateName;
-  depth: number;
-  queue: SourceName;
-  index?: boolean;
-  follow?: boolean;
-  priority?: number;
-  source?: string | null;
-  addMeta?: MetaValue[];
-  claimedBy?: string;
-  discoveredAt?: string;
-  lastFetched?: string | null;
-  httpStatus?: number | null;
-  errorKind?: ErrorKind | null;
-  errorCode?: string | null;
-  temporaryErrors?: number;
-  etag?: string | null;
-  lastModified?: string | null;
-  hash?: string | null;
-  docBulk?: string | null;
-  docLine?: number | null;
-  indexedAt?: string | null;
-  nextRefreshAt?: string | null;
-  note?: string | null;
-  kind?: 'page' | 'sitemap';
-}
 
 /** BatchGetItem takes at most 100 keys, BatchWriteItem 25 requests (AWS limits). */
 const BATCH_GET_MAX = 100;

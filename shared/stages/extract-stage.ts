@@ -5,10 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { chunkBySize } from '../aws/work-queues.ts';
-import type { CrawlConfig } from '../config.ts';
+import { type CrawlConfig, parseDuration } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
-import type { ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
+import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { planOutcome, previousFromTasks } from './index-plan.ts';
 import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
 
@@ -50,6 +51,7 @@ export async function runExtractStage(
     }
   }
   try {
+    await bulkDocuments(deps, config, outcomes);
     await sendOutcomes(deps, outcomes);
   } catch (err) {
     // Without their outcomes the records are not done: all of them are retried (claims are idempotent).
@@ -88,6 +90,34 @@ async function extractRecord(
   if (fresh.length > 0) await deps.kickFetch();
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
+}
+
+/**
+ * Writes the batch's documents into one bulk (gzip JSON lines) and leaves the outcomes a pointer:
+ * the index queue then carries states, not page text (SQS bills each 64 KB). A document the
+ * delta check finds unchanged (the task carried the previous hash) is not written at all.
+ */
+async function bulkDocuments(deps: StageDeps, config: CrawlConfig, outcomes: PageOutcome[]): Promise<void> {
+  const ctx = {
+    config,
+    existing: previousFromTasks(outcomes),
+    now: deps.now(),
+    maxAgeMs: parseDuration(config.refresh.maxAge),
+  };
+  const key = `docs/bulks/${now10(deps)}/${randomUUID()}.jsonl.gz`;
+  const docs: CrawlDocument[] = [];
+  for (const o of outcomes) {
+    if (!o.doc) continue;
+    const ref: NonNullable<PageOutcome['docRef']> = { hash: o.doc.hash, indexedAt: o.doc.indexedAt };
+    if (planOutcome(o, ctx).writeDoc) {
+      ref.bulk = key;
+      ref.line = docs.length;
+      docs.push(o.doc);
+    }
+    o.docRef = ref;
+    delete o.doc;
+  }
+  if (docs.length > 0) await deps.store.putLines(key, docs);
 }
 
 async function sendOutcomes(deps: StageDeps, outcomes: PageOutcome[]): Promise<void> {

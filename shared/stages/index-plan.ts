@@ -2,10 +2,10 @@
  * What the index stage does with one outcome, decided without I/O: the state to store, whether
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
-import type { UrlItem } from '../aws/url-table.ts';
+
 import type { CrawlConfig } from '../config.ts';
 import { nextRefreshAt } from '../crawl/scheduling.ts';
-import type { PageOutcome } from '../types.ts';
+import type { PageOutcome, UrlItem } from '../types.ts';
 
 export interface OutcomePlan {
   outcome: PageOutcome;
@@ -53,10 +53,15 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     ...(o.task.kind ? { kind: o.task.kind } : {}),
     // Elements of a compound file have no URL of their own to fetch (SMILA webExtractor): refreshing
     // the archive derives them again, so they get no refresh time of their own.
-    ...(o.doc?.compoundPath?.length
-      ? {}
-      : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs))),
+    ...(o.element ? {} : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs))),
   };
+}
+
+/** The states the outcomes' tasks carried (refresh, seed); compound elements have none of their own. */
+export function previousFromTasks(outcomes: PageOutcome[]): Map<string, UrlItem> {
+  const out = new Map<string, UrlItem>();
+  for (const o of outcomes) if (o.task.prev && !o.element) out.set(o.url, o.task.prev);
+  return out;
 }
 
 /** Plans the writes for one outcome. */
@@ -90,12 +95,13 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
     plan.stat = 'not-modified';
     return plan;
   }
-  if (hadDoc && prev?.hash === o.doc?.hash) {
+  const hash = o.docRef?.hash ?? o.doc?.hash ?? null;
+  if (hadDoc && prev?.hash === hash) {
     plan.stat = 'unchanged';
     return plan; // seed 003 delta check: same hash, no new document write
   }
   plan.writeDoc = true;
-  plan.set = { ...plan.set, hash: o.doc?.hash ?? null, indexedAt: o.doc?.indexedAt ?? null };
+  plan.set = { ...plan.set, hash, indexedAt: o.docRef?.indexedAt ?? o.doc?.indexedAt ?? null };
   plan.stat = hadDoc ? 'reindexed' : 'indexed';
   return plan;
 }

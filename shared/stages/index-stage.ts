@@ -1,18 +1,20 @@
 /**
- * The index stage: delta check against the stored hash, documents written in bulks (SMILA:
- * ≤ 100 records a bulk; here one bulk object per batch), each URL's state updated, and every
- * upsert and deletion appended to the change feed a search index consumes.
+ * The index stage: delta check against the previous hash (carried by the task), documents
+ * adopted from the extract stage's bulks (SMILA: crawled records in bulks), each URL's state
+ * recorded (url-state.ts: a manifest line, or the table item), and every upsert and deletion
+ * appended to the change feed a search index consumes. No per-URL table read or write for a
+ * page fetched and indexed normally: its claim was the one write unit it costs.
  */
 import { randomUUID } from 'node:crypto';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { writeRefreshManifests } from '../aws/refresh-manifest.ts';
-import type { UrlItem } from '../aws/url-table.ts';
+import { writeStateLines } from '../aws/refresh-manifest.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import { parseDuration } from '../config.ts';
-import type { IndexMessage, PageOutcome } from '../types.ts';
+import { keepsInTable } from '../crawl/url-state.ts';
+import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
-import { type OutcomePlan, planOutcome } from './index-plan.ts';
+import { type OutcomePlan, planOutcome, previousFromTasks } from './index-plan.ts';
 
 export interface ChangeRecord {
   type: 'upsert' | 'delete';
@@ -40,13 +42,18 @@ export async function runIndexStage(
     }
   }
   const all = perRecord.flatMap((r) => r.outcomes);
-  const existing = await deps.urls.getMany(all.map((o) => o.url));
+  const existing = await previousStates(deps, all);
   const now = deps.now();
   const ctx = { config, existing, now, maxAgeMs: parseDuration(config.refresh.maxAge) };
   const plans = all.map((o) => planOutcome(o, ctx));
+  // Documents normally arrive in the extract stage's bulk; inline ones (spilled outcomes) go in one here.
   const bulk = `docs/bulks/${new Date(now).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
-  const docs = plans.filter((p) => p.writeDoc).map((p) => p.outcome.doc);
-  if (docs.length > 0) await deps.store.putLines(bulk, docs);
+  const inline = plans.filter((p) => p.writeDoc && !p.outcome.docRef?.bulk && p.outcome.doc);
+  if (inline.length > 0)
+    await deps.store.putLines(
+      bulk,
+      inline.map((p) => p.outcome.doc),
+    );
   const changes: ChangeRecord[] = [];
   try {
     await writeStates(deps, plans, existing, bulk, changes, result.stats);
@@ -112,6 +119,20 @@ export async function publishChanges(
   }
 }
 
+/**
+ * Each URL's state before this fetch: carried by its task when it was queued again (refresh,
+ * seed), none for a URL fetched the first time (its claim is all there is). Compound elements
+ * have no task of their own: their states are read from the table (one BatchGetItem).
+ */
+async function previousStates(deps: StageDeps, outcomes: PageOutcome[]): Promise<Map<string, UrlItem>> {
+  const existing = previousFromTasks(outcomes);
+  const elements = outcomes.filter((o) => o.element).map((o) => o.url);
+  if (elements.length > 0) {
+    for (const [url, item] of await deps.urls.getMany(elements)) existing.set(url, item);
+  }
+  return existing;
+}
+
 async function loadOutcomes(deps: StageDeps, record: StageRecord<IndexMessage>): Promise<PageOutcome[]> {
   const body = record.body;
   if (!body) return [];
@@ -120,10 +141,10 @@ async function loadOutcomes(deps: StageDeps, record: StageRecord<IndexMessage>):
 }
 
 /**
- * Writes every URL's new state as whole items, 25 a BatchWriteItem request (same write units as
- * one UpdateItem each, 25 times fewer calls). Guard against out-of-order deliveries: an outcome
- * fetched before the stored state was is stale and recorded nowhere; within a batch the newest
- * outcome of a URL wins.
+ * Writes every URL's new state: as a line in the refresh manifests (one S3 PUT per due day),
+ * and — only for the URLs kept in the table (url-state.ts) — as whole items, 25 a BatchWriteItem.
+ * Guard against out-of-order deliveries: an outcome fetched before the known state was is
+ * stale and recorded nowhere; within a batch the newest outcome of a URL wins.
  */
 async function writeStates(
   deps: StageDeps,
@@ -136,10 +157,13 @@ async function writeStates(
   const at = new Date(deps.now()).toISOString();
   const puts = new Map<string, UrlItem>();
   const deletes = new Set<string>();
-  let line = 0;
+  let inlineLine = 0;
   for (const plan of plans) {
     const { outcome } = plan;
-    const pointer = plan.writeDoc ? { bulk, line: line++ } : null;
+    const ref = outcome.docRef;
+    let pointer: { bulk: string; line: number } | null = null;
+    if (plan.writeDoc && ref?.bulk !== undefined) pointer = { bulk: ref.bulk, line: ref.line ?? 0 };
+    else if (plan.writeDoc && outcome.doc) pointer = { bulk, line: inlineLine++ };
     const prev = puts.get(outcome.url) ?? existing.get(outcome.url);
     if (prev?.lastFetched && prev.lastFetched > outcome.fetchedAt) {
       stats.stale = (stats.stale ?? 0) + 1;
@@ -151,18 +175,24 @@ async function writeStates(
       deletes.add(outcome.url);
     } else {
       deletes.delete(outcome.url);
-      puts.set(outcome.url, nextItem(outcome.url, prev, plan, pointer));
+      const next = nextItem(outcome.url, prev, plan, pointer);
+      next.stored = keepsInTable(outcome, next, prev) ? 'table' : 'line';
+      puts.set(outcome.url, next);
     }
     if (plan.deleteReason) changes.push({ type: 'delete', url: outcome.url, at, reason: plan.deleteReason });
     if (pointer)
       changes.push({ type: 'upsert', url: outcome.url, at, bulk: pointer.bulk, line: pointer.line });
   }
-  await deps.urls.writeMany([...puts.values()], [...deletes]);
-  const due = [...puts.values()].filter((i) => i.nextRefreshAt);
-  await writeRefreshManifests(
+  const states = [...puts.values()];
+  // Lines first: a failed table write retries the batch, and a repeated line is harmless.
+  await writeStateLines(
     deps.store,
-    due.map((i) => ({ url: i.url, nextRefreshAt: i.nextRefreshAt as string })),
+    states.filter((s) => s.stored === 'line' || s.nextRefreshAt),
     at,
+  );
+  await deps.urls.writeMany(
+    states.filter((s) => s.stored === 'table'),
+    [...deletes],
   );
 }
 
@@ -178,6 +208,6 @@ function nextItem(
     ...(pointer ? { docBulk: pointer.bulk, docLine: pointer.line } : {}),
     url,
   } as UrlItem & Record<string, unknown>;
-  for (const key of plan.remove) delete item[key];
+  for (const key of [...plan.remove, 'at']) delete item[key];
   return item;
 }

@@ -247,10 +247,16 @@ async function compound(
     // An element has no headers of its own: its type comes from its name, its date from the archive's.
     const headers: Record<string, string> = mimeType ? { 'content-type': mimeType } : {};
     if (page.headers['last-modified']) headers['last-modified'] = page.headers['last-modified'];
-    const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...page.task, url: el.url } };
+    // The archive's previous state is not the element's: the index stage reads the element's own.
+    const { prev: _archive, ...task } = page.task;
+    const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...task, url: el.url } };
     const doc = await elementDocument(el.url, el.bytes, mimeType, ctx);
     if (doc === null) skipped++;
-    else result.outcomes.push(documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }));
+    else
+      result.outcomes.push({
+        ...documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }),
+        element: true,
+      });
   }
   const notes = [`archive with ${elements.length} element(s)`];
   if (skipped) notes.push(`${skipped} not indexable`);

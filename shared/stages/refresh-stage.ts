@@ -3,16 +3,17 @@
  * are fetched again through the refresh source with If-Modified-Since / If-None-Match; URLs that
  * a changed config now rejects are deleted. Due URLs are found in the refresh manifests of the
  * days since the last cycle (refresh-manifest.ts), so a cycle costs what is due, not the size of
- * the index: one S3 LIST per day, one GET per manifest, per due URL ½ read unit (BatchGetItem), a
- * share of one frontier message and — only for deletions — one DeleteItem.
+ * the index: one S3 LIST per day, one GET per manifest, per due URL ½ read unit (BatchGetItem:
+ * is it still known?), a share of one frontier message and — only for deletions — one DeleteItem.
+ * Each task carries the URL's state, so the index stage's delta check reads nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { dueEntries } from '../aws/refresh-manifest.ts';
-import type { UrlItem } from '../aws/url-table.ts';
+import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
-import type { UrlTask } from '../types.ts';
+import { isNewerLine, isTableKept, resolveState } from '../crawl/url-state.ts';
+import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS } from './index-plan.ts';
 import { type ChangeRecord, publishChanges } from './index-stage.ts';
@@ -41,21 +42,21 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
   const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
   const buckets = refreshBuckets(Date.parse(from), now);
-  const entries = (
-    await mapLimit(buckets, QUERY_CONCURRENCY, (b) => dueEntries(deps.store, b, from, until))
+  const lines = (
+    await mapLimit(buckets, QUERY_CONCURRENCY, (b) => dueLines(deps.store, b, from, until))
   ).flat();
-  const items = await deps.urls.getMany(entries.map((e) => e.url));
-  // A line is current only while the item still carries its time (re-fetched or forgotten URLs drop out).
-  const due = entries
-    .map((e) => items.get(e.url))
-    .filter((i, n): i is UrlItem => i !== undefined && i.nextRefreshAt === entries[n]?.nextRefreshAt);
+  const items = await deps.urls.getMany(lines.map((l) => l.url));
+  const due = dueStates(lines, items);
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
   const changes: ChangeRecord[] = [];
+  const docRemoved: UrlItem[] = [];
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
-    refreshOne(deps, decider, item, starts, changes, until),
+    refreshOne(deps, decider, item, starts, { changes, docRemoved, at: until }),
   );
+  // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
+  if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
   const tasks = results.filter((t): t is UrlTask => t !== null);
   await sendTasks(deps, tasks);
   if (changes.length > 0) {
@@ -73,14 +74,39 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   };
 }
 
+/**
+ * The current state of each due URL: a line is current while its URL is still known and, for a
+ * URL kept in the table, while the item still carries the line's time (re-fetched or forgotten
+ * URLs drop out). A URL on two days' lines is refreshed once, from its newest line.
+ */
+function dueStates(lines: UrlItem[], items: Map<string, UrlItem>): UrlItem[] {
+  const newest = new Map<string, UrlItem>();
+  for (const l of lines) if (isNewerLine(l, newest.get(l.url))) newest.set(l.url, l);
+  const due: UrlItem[] = [];
+  for (const line of newest.values()) {
+    const item = items.get(line.url);
+    const state = resolveState(item, line);
+    if (!item || !state) continue;
+    if (isTableKept(item) ? item.nextRefreshAt === line.nextRefreshAt : state.stored === 'line')
+      due.push(state);
+  }
+  return due;
+}
+
+interface RefreshOutput {
+  changes: ChangeRecord[];
+  docRemoved: UrlItem[];
+  at: string;
+}
+
 async function refreshOne(
   deps: StageDeps,
   decider: UrlDecider,
   item: UrlItem,
   starts: Set<string | null>,
-  changes: ChangeRecord[],
-  at: string,
+  out: RefreshOutput,
 ): Promise<UrlTask | null> {
+  const { changes, at } = out;
   const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart: starts.has(item.url) });
   if (!d.accepted) {
     // Seed 004: a document whose link no longer applies after a config change is removed.
@@ -89,13 +115,17 @@ async function refreshOne(
       changes.push({ type: 'delete', url: item.url, at, reason: `out-of-scope: ${d.reason}` });
     return null;
   }
-  let hasDoc = Boolean(item.docBulk);
-  if (hasDoc && !d.index) {
+  let prev = item;
+  if (item.docBulk && !d.index) {
     // A rule now says noIndex: the document goes at once; a 304 must not keep it (seed 004).
-    await deps.urls.removeFields(item.url, DOC_FIELDS);
+    prev = Object.fromEntries(
+      Object.entries(item).filter(([k]) => !DOC_FIELDS.includes(k)),
+    ) as unknown as UrlItem;
+    if (item.stored === 'line') out.docRemoved.push(prev);
+    else await deps.urls.removeFields(item.url, DOC_FIELDS);
     changes.push({ type: 'delete', url: item.url, at, reason: `not-indexed: ${d.reason}` });
-    hasDoc = false;
   }
+  const hasDoc = Boolean(prev.docBulk);
   const lastModified =
     item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
   return {
@@ -111,5 +141,6 @@ async function refreshOne(
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.
     ...(hasDoc ? { conditional: { lastModified, etag: item.etag ?? undefined } } : {}),
+    prev,
   };
 }

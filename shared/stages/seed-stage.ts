@@ -6,6 +6,7 @@
 import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider } from '../crawl/decide.ts';
 import { robotsSitemaps } from '../crawl/robots.ts';
+import { isTableKept } from '../crawl/url-state.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { createRobotsCache } from './robots-cache.ts';
@@ -48,9 +49,11 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   }
   const now = new Date(deps.now()).toISOString();
   const existing = await deps.urls.getMany(tasks.map((t) => t.url));
-  // Known start URLs keep their state (seed 002) but are fetched again, conditionally.
+  // Known start URLs keep their state (seed 002) but are fetched again, conditionally. Start URLs
+  // and sitemaps keep their state in the table (url-state.ts), so the item is all there is.
   for (const t of tasks) {
     const item = existing.get(t.url);
+    if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
     if (item?.docBulk)
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
   }

@@ -149,14 +149,15 @@ export function expectedGrants(stage: StageName, names: ResourceNames): string[]
     ],
     index: [
       ...on('stage:index', CONSUME),
-      ...on('urls', ddb('GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchGetItem', 'BatchWriteItem')),
-      ...['bucket/docs/*', 'bucket/changes/*'].flatMap((r) => on(r, ['s3:PutObject', 's3:GetObject'])),
+      ...on('urls', ddb('BatchGetItem', 'BatchWriteItem')),
+      ...on('bucket/docs/*', ['s3:PutObject', 's3:GetObject']),
+      ...on('bucket/changes/*', ['s3:PutObject']),
       ...on('bucket/refresh/*', ['s3:PutObject']),
       ...on('events:event-bus/default', ['events:PutEvents']),
     ],
     refresh: [
       ...on('urls', ddb('GetItem', 'BatchGetItem', 'UpdateItem', 'DeleteItem')),
-      ...on('bucket/refresh/*', ['s3:GetObject']),
+      ...on('bucket/refresh/*', ['s3:GetObject', 's3:PutObject']),
       ...on('bucket', ['s3:ListBucket']),
       ...on('hosts', ddb('GetItem', 'PutItem')),
       ...frontier(sqs('SendMessage')),

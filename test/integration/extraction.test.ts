@@ -16,7 +16,15 @@ import {
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { type CrawlSession, crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import {
+  type CrawlSession,
+  crawl,
+  currentStates,
+  documents,
+  openSession,
+  refresh,
+  urlStates,
+} from '../../cli/session.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { type CrawlConfig, parseConfig } from '../../shared/config.ts';
 import { changeEvents } from '../../shared/stages/index-stage.ts';
@@ -41,7 +49,7 @@ const byteLength = (r: Route) =>
 /** docBulk:docLine of every URL with a document (the stable address, DESIGN-NOTES.md). */
 async function pointers(session: CrawlSession): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for await (const item of session.urls.scan())
+  for (const item of await currentStates(session))
     if (item.docBulk) out.set(item.url, `${item.docBulk}:${item.docLine}`);
   return out;
 }

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { UrlItem } from '../../../shared/aws/url-table.ts';
 import { parseConfig } from '../../../shared/config.ts';
 import { type PlanContext, planOutcome } from '../../../shared/stages/index-plan.ts';
-import type { CrawlDocument, PageOutcome, UrlTask } from '../../../shared/types.ts';
+import type { CrawlDocument, PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';
 const NOW = Date.parse('2026-03-10T12:00:00.000Z');

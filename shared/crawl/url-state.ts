@@ -1,0 +1,51 @@
+/**
+ * Where a URL's state lives, decided without I/O. Every URL has one item in the URL table: its
+ * claim (the conditional write that makes "enqueued once per crawl" true). The index stage adds
+ * one more table write only where the table must answer by key — error states (`clear-errors`,
+ * retries), start URLs and sitemaps (each discovery cycle re-reads them), compound elements, and
+ * any URL already kept there. Every other URL's state after a fetch is a line in the refresh
+ * manifests (S3), which cost a share of one PUT instead of a write unit ($0.625 per million).
+ */
+import type { PageOutcome, UrlItem } from '../types.ts';
+
+/** True when the table item is the URL's whole state (the index stage wrote it after a fetch). */
+export function isTableKept(item: UrlItem): boolean {
+  return item.stored === 'table' || (item.stored === undefined && Boolean(item.lastFetched));
+}
+
+/** Whether the index stage keeps this URL's new state in the table. */
+export function keepsInTable(outcome: PageOutcome, next: UrlItem, prev: UrlItem | undefined): boolean {
+  return (
+    next.state === 'error' ||
+    outcome.task.depth === 0 ||
+    outcome.task.kind === 'sitemap' ||
+    outcome.element === true ||
+    (prev !== undefined && isTableKept(prev))
+  );
+}
+
+/** Orders two state lines of one URL: the later fetch wins, then the later write. */
+export function isNewerLine(a: UrlItem, b: UrlItem | undefined): boolean {
+  if (!b) return true;
+  const fa = a.lastFetched ?? '';
+  const fb = b.lastFetched ?? '';
+  if (fa !== fb) return fa > fb;
+  const [wa, wb] = [a.at ?? '', b.at ?? ''];
+  return wa !== wb ? wa > wb : (a.nextRefreshAt ?? '') > (b.nextRefreshAt ?? '');
+}
+
+/**
+ * A URL's current state from its table item and its newest state line. A line older than the
+ * claim belongs to a URL forgotten since (404 on refresh, clear-errors) and found again; a line
+ * without an item belongs to a forgotten URL. The result carries `stored` so whoever queues the
+ * URL again knows where its next state goes.
+ */
+export function resolveState(item: UrlItem | undefined, line: UrlItem | undefined): UrlItem | undefined {
+  if (!item) return undefined;
+  if (isTableKept(item)) return { ...item, stored: 'table' };
+  if (line && (!item.discoveredAt || (line.lastFetched ?? '') >= item.discoveredAt)) {
+    const { claimedBy: _claim, ...claim } = item;
+    return { ...claim, ...line, stored: 'line' };
+  }
+  return item;
+}

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isNewerLine, isTableKept, keepsInTable, resolveState } from '../../../shared/crawl/url-state.ts';
+import type { PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
+
+const URL_A = 'https://www.example.com/a';
+const claim: UrlItem = {
+  url: URL_A,
+  state: 'pending',
+  depth: 2,
+  queue: 'index_follow',
+  claimedBy: 'pages/2026-03-10/b.jsonl.gz',
+  discoveredAt: '2026-03-10T10:00:00.000Z',
+  source: 'docs',
+};
+const line = (over: Partial<UrlItem> = {}): UrlItem => ({
+  url: URL_A,
+  state: 'indexed',
+  depth: 2,
+  queue: 'index_follow',
+  lastFetched: '2026-03-10T10:05:00.000Z',
+  docBulk: 'docs/bulks/2026-03-10/x.jsonl.gz',
+  docLine: 4,
+  hash: 'sha256:aa',
+  nextRefreshAt: '2026-03-12T10:05:00.000Z',
+  stored: 'line',
+  at: '2026-03-10T10:05:01.000Z',
+  ...over,
+});
+
+describe('where a URL state is kept (url-state.ts)', () => {
+  it('a claim is not a table state; an item the index stage wrote is', () => {
+    assert.equal(isTableKept(claim), false);
+    assert.equal(isTableKept({ ...claim, stored: 'table', lastFetched: '2026-03-10T10:05:00.000Z' }), true);
+    // Items written before `stored` existed carry their fetch time: they are table states.
+    assert.equal(isTableKept({ ...claim, lastFetched: '2026-03-10T10:05:00.000Z' }), true);
+  });
+
+  const task = (over: Partial<UrlTask> = {}): UrlTask => ({
+    url: URL_A,
+    depth: 2,
+    queue: 'index_follow',
+    index: true,
+    follow: true,
+    priority: 0,
+    ...over,
+  });
+  const outcome = (over: Partial<PageOutcome> = {}): PageOutcome => ({
+    url: URL_A,
+    task: task(),
+    state: 'indexed',
+    httpStatus: 200,
+    fetchedAt: '2026-03-10T10:05:00.000Z',
+    ...over,
+  });
+  const next = (state: UrlItem['state']): UrlItem => ({ ...line(), state, stored: undefined });
+  const cases: [string, PageOutcome, UrlItem, UrlItem | undefined, boolean][] = [
+    ['a page indexed the first time', outcome(), next('indexed'), undefined, false],
+    ['a page followed, not indexed', outcome({ state: 'followed' }), next('followed'), undefined, false],
+    ['a refreshed page kept in a line', outcome(), next('indexed'), line(), false],
+    [
+      'an error (clear-errors and retries find it by key)',
+      outcome({ state: 'error' }),
+      next('error'),
+      undefined,
+      true,
+    ],
+    [
+      'a start URL (the seed stage re-reads it)',
+      outcome({ task: task({ depth: 0 }) }),
+      next('indexed'),
+      undefined,
+      true,
+    ],
+    ['a sitemap', outcome({ task: task({ kind: 'sitemap' }) }), next('followed'), undefined, true],
+    ['a compound element', outcome({ element: true }), next('indexed'), undefined, true],
+    ['a URL kept in the table before', outcome(), next('indexed'), { ...line(), stored: 'table' }, true],
+  ];
+  for (const [name, o, n, prev, expected] of cases) {
+    it(`${name}: ${expected ? 'table' : 'line'}`, () => {
+      assert.equal(keepsInTable(o, n, prev), expected);
+    });
+  }
+});
+
+describe('ordering state lines', () => {
+  it('the later fetch wins, then the later write, then the later refresh time', () => {
+    assert.equal(isNewerLine(line(), undefined), true);
+    assert.equal(isNewerLine(line({ lastFetched: '2026-03-11T00:00:00.000Z' }), line()), true);
+    assert.equal(isNewerLine(line(), line({ lastFetched: '2026-03-11T00:00:00.000Z' })), false);
+    assert.equal(isNewerLine(line({ at: '2026-03-10T11:00:00.000Z' }), line()), true);
+    assert.equal(isNewerLine(line(), line()), false);
+    assert.equal(
+      isNewerLine(line({ at: undefined, nextRefreshAt: 'b' }), line({ at: undefined, nextRefreshAt: 'a' })),
+      true,
+    );
+  });
+});
+
+describe('resolving a URL state from its item and its newest line', () => {
+  it('no item: forgotten, whatever lines remain', () => {
+    assert.equal(resolveState(undefined, line()), undefined);
+  });
+  it('a claim with a line fetched after it: the line, over the claim, without the claimer', () => {
+    const s = resolveState(claim, line());
+    assert.equal(s?.state, 'indexed');
+    assert.equal(s?.stored, 'line');
+    assert.equal(s?.docLine, 4);
+    assert.equal(s?.source, 'docs');
+    assert.equal(s?.discoveredAt, claim.discoveredAt);
+    assert.equal(s?.claimedBy, undefined);
+  });
+  it('a claim newer than the line (forgotten, then found again): still pending', () => {
+    const s = resolveState({ ...claim, discoveredAt: '2026-03-11T00:00:00.000Z' }, line());
+    assert.equal(s?.state, 'pending');
+  });
+  it('a claim without a line: pending', () => {
+    assert.equal(resolveState(claim, undefined)?.state, 'pending');
+  });
+  it('a table item wins over any line', () => {
+    const item: UrlItem = {
+      ...claim,
+      state: 'error',
+      lastFetched: '2026-03-10T09:00:00.000Z',
+      stored: 'table',
+    };
+    const s = resolveState(item, line({ lastFetched: '2026-03-10T12:00:00.000Z' }));
+    assert.equal(s?.state, 'error');
+    assert.equal(s?.stored, 'table');
+  });
+});
