@@ -107,7 +107,10 @@ async function refreshOne(
   out: RefreshOutput,
 ): Promise<UrlTask | null> {
   const { changes, at } = out;
-  const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart: starts.has(item.url) });
+  // Sitemaps and feeds are read like start URLs (seeded, or listed by a sitemap index): `.xml` is
+  // an ignored extension for links, which must not make a refreshed sitemap "out of scope".
+  const isStart = starts.has(item.url) || item.kind === 'sitemap';
+  const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
   if (!d.accepted) {
     // Seed 004: a document whose link no longer applies after a config change is removed.
     await deps.urls.forget(item.url);

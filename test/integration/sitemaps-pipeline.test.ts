@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { loadConfigFile } from '../../cli/config-file.ts';
-import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { printSummary } from '../../cli/summary.ts';
 import { generateDemoSite } from '../../demo/generate-site.ts';
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
@@ -128,6 +128,19 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
       assert.equal(states.get(u('/sitemaps/more.txt'))?.note, 'text: 1 URLs');
       assert.equal(states.get(u('/feed.rss'))?.note, 'rss: 1 URLs');
       assert.equal(states.get(u('/atom.xml'))?.note, 'atom: 1 URLs');
+
+      // Three days later the refresh cycle reads every sitemap and feed again; none is dropped as
+      // out of scope (`.xml` is an ignored extension for links, not for sitemaps).
+      const later = await openSession(config, { now: new Date(Date.now() + 3 * 86_400_000) });
+      const before = site.requests.filter((r) => r.path === '/sitemap-index.xml').length;
+      await refresh(later);
+      assert.equal(site.requests.filter((r) => r.path === '/sitemap-index.xml').length, before + 1);
+      const after = new Map((await collect(urlStates(later))).map((s) => [s.url as string, s]));
+      for (const [url, state] of states) {
+        if (!String(state.note ?? '').match(/^(sitemapindex|urlset|text|rss|atom):/)) continue;
+        assert.equal(after.get(url)?.note, state.note, url);
+      }
+      assert.equal((await collect(documents(later))).length, docs.length);
     } finally {
       await site.close();
     }
