@@ -2,8 +2,7 @@
  * DynamoDB on-demand capacity estimated per call from the request and the response, as AWS
  * bills it (developer guide, "Read/write capacity mode"): a write is 1 unit per 1 KB of the
  * larger of the item before and after, a failed conditional write still costs its write, an
- * eventually consistent read is ½ unit per 4 KB, a key that is not there still costs ½ unit,
- * and every write that touches a GSI's keys (projection ALL) writes the index too.
+ * eventually consistent read is ½ unit per 4 KB, and a key that is not there still costs ½ unit.
  * moto does not report consumed capacity, so the benchmark keeps a model of item sizes.
  */
 import { TABLES } from '../shared/topology.ts';
@@ -91,13 +90,13 @@ export class DynamoUnitModel {
     const label = `${table}.${op}`;
     switch (op) {
       case 'PutItem':
-        this.write(label, table, input.Key as Item, input.Item as Item, failed, 'put');
+        this.write(label, table, input.Key as Item, input.Item as Item, failed);
         break;
       case 'UpdateItem':
-        this.write(label, table, input.Key as Item, this.applyUpdate(table, input), failed, 'update');
+        this.write(label, table, input.Key as Item, this.applyUpdate(table, input), failed);
         break;
       case 'DeleteItem':
-        this.write(label, table, input.Key as Item, undefined, failed, 'delete');
+        this.write(label, table, input.Key as Item, undefined, failed);
         break;
       case 'GetItem':
         this.add('items', label, 1);
@@ -146,8 +145,8 @@ export class DynamoUnitModel {
       for (const r of reqs) {
         if (left.has(JSON.stringify(r))) continue;
         const label = `${table}.BatchWriteItem`;
-        if (r.PutRequest) this.write(label, table, undefined, r.PutRequest.Item, false, 'put');
-        else if (r.DeleteRequest) this.write(label, table, r.DeleteRequest.Key, undefined, false, 'delete');
+        if (r.PutRequest) this.write(label, table, undefined, r.PutRequest.Item, false);
+        else if (r.DeleteRequest) this.write(label, table, r.DeleteRequest.Key, undefined, false);
       }
     }
   }
@@ -158,7 +157,6 @@ export class DynamoUnitModel {
     key: Item | undefined,
     after: Item | undefined,
     failed: boolean,
-    kind: string,
   ): void {
     const id = keyId(table, key ?? pickKey(table, after));
     const before = this.items.get(id);
@@ -170,7 +168,6 @@ export class DynamoUnitModel {
       return;
     }
     this.tally.maxItemBytes = Math.max(this.tally.maxItemBytes, itemSize(after));
-    if (table === 'urls') this.add('write', `urls.GSI(${kind})`, gsiWrites(before, after));
     if (after) this.items.set(id, after);
     else this.items.delete(id);
   }
@@ -209,18 +206,4 @@ function keyId(table: string, key: Item): string {
 function pickKey(table: string, item: Item | undefined): Item {
   const k = table === 'urls' ? TABLES.urls.partitionKey : TABLES.hosts.partitionKey;
   return item?.[k] ? { [k]: item[k] } : {};
-}
-
-/** Write units of a global secondary index keyed on `b`/`s`, for one base-table write (projection ALL).
- * Trawl's tables have none now (the refresh schedule is in S3); kept to price designs that do. */
-const GSI_KEYS: { b: string; s: string } | null = null;
-function gsiWrites(before: Item | undefined, after: Item | undefined): number {
-  if (!GSI_KEYS) return 0;
-  const { b, s } = GSI_KEYS;
-  const keyOf = (i: Item | undefined) => (i?.[b] && i[s] ? JSON.stringify([i[b], i[s]]) : null);
-  const was = keyOf(before);
-  const now = keyOf(after);
-  if (!was && !now) return 0;
-  if (was && now && was !== now) return writeUnits(itemSize(before)) + writeUnits(itemSize(after)); // delete + put
-  return writeUnits(Math.max(itemSize(before), itemSize(after)));
 }

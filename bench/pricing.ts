@@ -129,8 +129,7 @@ export function pricingAssumptions(): string[] {
     '  polls of the mappings and the 1-minute fetch tick (a fixed cost per month, not per page).',
     'DynamoDB on demand $0.625/M write units, $0.125/M read units: a write = 1 unit per KB of the larger of the item',
     '  before/after (URL items here stay under 1 KB); a failed conditional write still costs its write; an eventually',
-    '  consistent read (GetItem, each BatchGetItem key) = ½ unit per 4 KB, ½ unit for a key that is not there; a write',
-    '  that sets or changes the refresh GSI keys writes the GSI too (projection ALL: +1 unit, +2 when the key moves).',
+    '  consistent read (GetItem, each BatchGetItem key) = ½ unit per 4 KB, ½ unit for a key that is not there.',
     'S3 $0.005 per 1,000 PUT/LIST, $0.0004 per 1,000 GET; storage ($0.023/GB-month) and CloudWatch Logs not included.',
     'Cost per million pages = this run’s cost × 1,000,000 / pages crawled (pages = URLs fetched to a final state).',
   ];

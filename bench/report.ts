@@ -89,16 +89,7 @@ function unitsFor(d: TrawlResult['meter']['dynamo'], op: string): string {
   ] as const) {
     for (const [label, n] of Object.entries(map)) {
       const [table, lop] = label.split('.') as [string, string];
-      if (
-        n > 0 &&
-        (lop === op ||
-          (op === 'UpdateItem' && lop.startsWith('GSI(update')) ||
-          (op === 'PutItem' && lop.startsWith('GSI(put')))
-      ) {
-        parts.push(
-          `${table}${lop.startsWith('GSI') ? ' GSI' : ''} ${fmtNum(n)} ${kind}${lop === op ? ` / ${d.items[label] ?? 0} items` : ''}`,
-        );
-      }
+      if (n > 0 && lop === op) parts.push(`${table} ${fmtNum(n)} ${kind} / ${d.items[label] ?? 0} items`);
     }
   }
   return parts.join('; ');
