@@ -177,6 +177,12 @@ export const FetchSchema = z
     resolve: z.record(z.string(), z.string()).default({}),
     /** @default 16 — concurrent fetches in one fetch invocation */
     concurrency: z.number().int().positive().max(256).default(16),
+    /**
+     * @default 4 — requests to one host in flight at once in one fetch invocation, when the host
+     * asks for no delay (no `waitBetweenRequestsMs`, no robots.txt Crawl-delay); with a delay,
+     * requests to a host are spaced by it across all workers, one at a time
+     */
+    connectionsPerHost: z.number().int().positive().max(64).default(4),
   })
   .prefault({});
 

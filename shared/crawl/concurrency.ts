@@ -15,3 +15,26 @@ export async function mapLimit<T, R>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
 }
+
+/**
+ * A semaphore whose capacity may change between acquisitions (a host's lane: one request until
+ * its politeness delay is known, then more when it has none). Waiters re-check when one leaves.
+ */
+export class Lane {
+  private active = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(private readonly capacity: () => number) {}
+
+  /** Runs `fn` once fewer than `capacity()` runs are in flight. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      for (const wake of this.waiters.splice(0)) wake();
+    }
+  }
+}

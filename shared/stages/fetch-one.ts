@@ -23,6 +23,8 @@ export interface FetchContext {
   backoffs?: Map<string, { until: number; readAt: number }>;
   /** how far ahead politeness slots are booked (grows when DynamoDB answers slowly) */
   slotLeadMs?: number;
+  /** each host's politeness delay as the last fetch found it (config and robots.txt Crawl-delay) */
+  hostDelays?: Map<string, number>;
 }
 
 /** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
@@ -162,6 +164,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
     delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
   }
+  (ctx.hostDelays ??= new Map()).set(host, delayMs);
   const res = await politeFetch(ctx, task, host, delayMs);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };

@@ -3,7 +3,7 @@
  * concurrent fetches per invocation, one page bundle (S3) and one extract message per round.
  */
 import { randomUUID } from 'node:crypto';
-import { mapLimit } from '../crawl/concurrency.ts';
+import { Lane, mapLimit } from '../crawl/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FetchedPage, FrontierMessage, SourceName, UrlTask } from '../types.ts';
@@ -84,19 +84,24 @@ function isTask(t: unknown): t is UrlTask {
   return typeof task?.url === 'string' && typeof task.depth === 'number' && typeof task.queue === 'string';
 }
 
-/** Fetches a round's tasks concurrently; tasks of one host run one after another in this invocation. */
+/**
+ * Fetches a round's tasks concurrently. Tasks of one host share a lane: one request at a time
+ * until the host's politeness delay is known (its robots.txt read by the first), then up to
+ * `fetch.connectionsPerHost` when it asks for no delay; with a delay the slots space them anyway.
+ */
 async function fetchRound(ctx: FetchContext, tasks: UrlTask[]): Promise<TaskResult[]> {
-  const hostChains = new Map<string, Promise<unknown>>();
-  return mapLimit(tasks, ctx.config.fetch.concurrency, (task) => {
-    const host = hostOf(task.url);
-    const prev = hostChains.get(host) ?? Promise.resolve();
-    const run = prev.then(() => fetchOne(ctx, task));
-    hostChains.set(
-      host,
-      run.catch(() => undefined),
-    );
-    return run;
-  });
+  const lanes = new Map<string, Lane>();
+  const laneOf = (host: string) => {
+    let lane = lanes.get(host);
+    if (!lane) {
+      lane = new Lane(() => (ctx.hostDelays?.get(host) === 0 ? ctx.config.fetch.connectionsPerHost : 1));
+      lanes.set(host, lane);
+    }
+    return lane;
+  };
+  return mapLimit(tasks, ctx.config.fetch.concurrency, (task) =>
+    laneOf(hostOf(task.url)).run(() => fetchOne(ctx, task)),
+  );
 }
 
 function hostOf(url: string): string {

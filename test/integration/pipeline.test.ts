@@ -27,15 +27,16 @@ describe('the pipeline end to end on the emulator', () => {
     await site?.close();
     await emu?.stop();
   });
-
-  it('crawls a generated site: every reachable page indexed once, broken links in error', async () => {
-    const config = parseConfig({
-      name: uniqueCrawlName('pipe'),
+  const siteConfig = (prefix: string) =>
+    parseConfig({
+      name: uniqueCrawlName(prefix),
       startUrls: [`${site.url}/`],
       scope: { keepQueryParams: [] },
       fetch: { allowPrivateNetworks: true },
     });
-    const session = await openSession(config);
+
+  it('crawls a generated site: every reachable page indexed once, broken links in error', async () => {
+    const session = await openSession(siteConfig('pipe'));
     await crawl(session);
     const docs = [];
     for await (const d of documents(session)) docs.push(d);
@@ -62,13 +63,7 @@ describe('the pipeline end to end on the emulator', () => {
   }
 
   it('a page indexed normally costs its claim only; redelivered extract messages change no document', async () => {
-    const config = parseConfig({
-      name: uniqueCrawlName('redeliver'),
-      startUrls: [`${site.url}/`],
-      scope: { keepQueryParams: [] },
-      fetch: { allowPrivateNetworks: true },
-    });
-    const session = await openSession(config);
+    const session = await openSession(siteConfig('redeliver'));
     await crawl(session);
     const before = await hashes(session);
     assert.equal(before.size, counts.expectedIndexed);
