@@ -32,9 +32,17 @@ export function pickSource(
   return open[open.length - 1] ?? null;
 }
 
-/** When a fetched document is due again: `maxAge` after the fetch. */
-export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number): string {
-  return new Date(fetchedAtMs + maxAgeMs).toISOString();
+/**
+ * When a fetched document is due again: `maxAge` after the fetch. A refresh keeps the URL on its
+ * grid instead: its previous due time plus whole `maxAge`s, at least half a `maxAge` ahead. Two
+ * fetches of one refresh task (an SQS redelivery) then get the same due time, and the next cycle
+ * refreshes the URL once, not twice for ever.
+ */
+export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number, dueAtMs?: number): string {
+  if (dueAtMs === undefined || Number.isNaN(dueAtMs) || maxAgeMs <= 0)
+    return new Date(fetchedAtMs + maxAgeMs).toISOString();
+  const k = Math.max(1, Math.ceil((fetchedAtMs + maxAgeMs / 2 - dueAtMs) / maxAgeMs));
+  return new Date(dueAtMs + k * maxAgeMs).toISOString();
 }
 
 const DAY_MS = 86_400_000;

@@ -53,8 +53,16 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     ...(o.task.kind ? { kind: o.task.kind } : {}),
     // Elements of a compound file have no URL of their own to fetch (SMILA webExtractor): refreshing
     // the archive derives them again, so they get no refresh time of their own.
-    ...(o.element ? {} : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs))),
+    ...(o.element
+      ? {}
+      : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs, dueAt(o, ctx)))),
   };
+}
+
+/** The due time a refresh was fetched for: the next one stays on that grid. */
+function dueAt(o: PageOutcome, ctx: PlanContext): number | undefined {
+  const due = o.task.queue === 'refresh' ? ctx.existing.get(o.url)?.nextRefreshAt : undefined;
+  return due ? Date.parse(due) : undefined;
 }
 
 /** The states the outcomes' tasks carried (refresh, seed); compound elements have none of their own. */

@@ -108,6 +108,19 @@ describe('refresh times and their GSI buckets', () => {
       '2026-01-03T10:00:00.000Z',
     );
   });
+  it('keeps a refreshed URL on its grid: previous due time plus whole maxAges, at least half a maxAge ahead', () => {
+    const H = 3_600_000;
+    const due = Date.parse('2026-01-03T10:00:00.000Z');
+    const at = (iso: string) => nextRefreshAt(Date.parse(iso), 48 * H, due);
+    // Refreshed an hour late, or a redelivered copy ten minutes later: the same next due time.
+    assert.equal(at('2026-01-03T11:00:00.000Z'), '2026-01-05T10:00:00.000Z');
+    assert.equal(at('2026-01-03T11:10:00.000Z'), '2026-01-05T10:00:00.000Z');
+    // Fetched early (a discovery cycle): still the next grid point after the previous due time.
+    assert.equal(at('2026-01-02T10:00:00.000Z'), '2026-01-05T10:00:00.000Z');
+    // Far behind (the crawler was stopped for days): the first grid point half a maxAge ahead.
+    assert.equal(at('2026-01-08T09:00:00.000Z'), '2026-01-09T10:00:00.000Z');
+    assert.equal(at('2026-01-08T11:00:00.000Z'), '2026-01-11T10:00:00.000Z');
+  });
   it('buckets by UTC day', () => {
     assert.equal(refreshBucket('2026-01-03T23:59:59.999Z'), '2026-01-03');
   });
