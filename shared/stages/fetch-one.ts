@@ -164,7 +164,8 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
     delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
   }
-  (ctx.hostDelays ??= new Map()).set(host, delayMs);
+  ctx.hostDelays ??= new Map();
+  ctx.hostDelays.set(host, delayMs);
   const res = await politeFetch(ctx, task, host, delayMs);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
