@@ -5,11 +5,10 @@
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { CONFIG_KEY, createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
-import { newestLines } from '../shared/aws/refresh-manifest.ts';
+import { currentStates as currentStatesOf } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/build-document.ts';
-import { resolveState } from '../shared/crawl/url-state.ts';
 import { resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { resourceNames, type StageName } from '../shared/topology.ts';
@@ -100,19 +99,10 @@ export async function refresh(session: CrawlSession): Promise<unknown> {
   return result;
 }
 
-/**
- * Every known URL's current state: its table item, or for URLs kept in lines the newest line
- * in the refresh manifests (shared/crawl/url-state.ts). Reads the whole table and every
- * manifest: a listing, not something the pipeline does.
- */
+/** Every known URL's current state (table item or newest manifest line), sorted by URL. */
 export async function currentStates(session: Pick<CrawlSession, 'urls' | 'store'>): Promise<UrlItem[]> {
-  const lines = await newestLines(session.store);
-  const out: UrlItem[] = [];
-  for await (const item of session.urls.scan()) {
-    const state = resolveState(item, lines.get(item.url));
-    if (state) out.push(state);
-  }
-  return out.sort((a, b) => a.url.localeCompare(b.url));
+  const states = await currentStatesOf(session.store, session.urls.scan());
+  return states.sort((a, b) => a.url.localeCompare(b.url));
 }
 
 /** The current index: every URL with a document, read through its bulk pointer. */

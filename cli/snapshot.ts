@@ -25,9 +25,8 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
-import { newestLines } from '../shared/aws/refresh-manifest.ts';
+import { currentStates } from '../shared/aws/refresh-manifest.ts';
 import { chunkBySize, createWorkQueues } from '../shared/aws/work-queues.ts';
-import { resolveState } from '../shared/crawl/url-state.ts';
 import { FRONTIER_QUEUE, resourceNames } from '../shared/topology.ts';
 import type { UrlItem, UrlTask } from '../shared/types.ts';
 
@@ -144,11 +143,11 @@ async function requeuePending(
   const res = await provision(c, resourceNames(crawl));
   const queues = createWorkQueues({ client: c.sqs });
   const store = createPageStore({ client: c.s3, bucket: res.bucket });
-  const lines = await newestLines(store);
-  const items = raw
-    .map((r) => unmarshall(r) as UrlItem)
-    .map((i) => resolveState(i, lines.get(i.url)))
-    .filter((i): i is UrlItem => i?.state === 'pending');
+  const states = await currentStates(
+    store,
+    raw.map((r) => unmarshall(r) as UrlItem),
+  );
+  const items = states.filter((i) => i.state === 'pending');
   const tasks: UrlTask[] = items.map((i) => ({
     url: i.url,
     depth: i.depth ?? 0,

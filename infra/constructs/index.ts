@@ -17,8 +17,8 @@ export class IndexStage extends Construct {
     consumeStageQueue(this.fn, r.stageQueues.index.queue, STAGE_QUEUES.index);
     // Whole items only (BatchWriteItem puts and deletes); BatchGetItem reads compound elements' states.
     allowTable(this.fn, r.storage.urls, ['BatchGetItem', 'BatchWriteItem']);
-    // docs/: spilled outcomes are read, inline documents written; changes/: the feed is only appended.
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs], ['PutObject', 'GetObject']);
+    // docs/: spilled outcomes are read (the extract stage writes documents); changes/: only appended.
+    allowObjects(this.fn, r.storage.bucket, [PREFIXES.docs], ['GetObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.changes], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.refresh], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);

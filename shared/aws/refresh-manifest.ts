@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { refreshBucket } from '../crawl/scheduling.ts';
-import { isNewerLine } from '../crawl/url-state.ts';
+import { keepNewest, resolveState } from '../crawl/url-state.ts';
 import type { UrlItem } from '../types.ts';
 import type { PageStore } from './page-store.ts';
 
@@ -31,6 +31,19 @@ export async function writeStateLines(store: PageStore, states: UrlItem[], nowIs
   }
 }
 
+/** The newest line per URL under `prefix`, of the lines `keep` accepts. */
+async function newestUnder(
+  store: PageStore,
+  prefix: string,
+  keep: (line: UrlItem) => boolean = () => true,
+): Promise<Map<string, UrlItem>> {
+  const newest = new Map<string, UrlItem>();
+  for await (const key of store.list(prefix)) {
+    for (const line of await store.getLines<UrlItem>(key)) if (keep(line)) keepNewest(newest, line);
+  }
+  return newest;
+}
+
 /** The lines of `day` due in [from, until], the newest per URL. */
 export async function dueLines(
   store: PageStore,
@@ -38,24 +51,24 @@ export async function dueLines(
   from: string,
   until: string,
 ): Promise<UrlItem[]> {
-  const latest = new Map<string, UrlItem>();
-  for await (const key of store.list(`${REFRESH_PREFIX}${day}/`)) {
-    for (const line of await store.getLines<UrlItem>(key)) {
-      const due = line.nextRefreshAt;
-      if (!due || due < from || due > until) continue;
-      if (isNewerLine(line, latest.get(line.url))) latest.set(line.url, line);
-    }
-  }
-  return [...latest.values()];
+  const due = (l: UrlItem) => Boolean(l.nextRefreshAt && l.nextRefreshAt >= from && l.nextRefreshAt <= until);
+  return [...(await newestUnder(store, `${REFRESH_PREFIX}${day}/`, due)).values()];
 }
 
-/** Every URL's newest line across all manifests: for the CLI's listings and a snapshot restore. */
-export async function newestLines(store: PageStore): Promise<Map<string, UrlItem>> {
-  const latest = new Map<string, UrlItem>();
-  for await (const key of store.list(REFRESH_PREFIX)) {
-    for (const line of await store.getLines<UrlItem>(key)) {
-      if (isNewerLine(line, latest.get(line.url))) latest.set(line.url, line);
-    }
+/**
+ * The current state of each table item (`resolveState` with the URL's newest line across all
+ * manifests), forgotten URLs left out: for the CLI's listings and a snapshot restore. Reads every
+ * manifest — a listing, not something the pipeline does.
+ */
+export async function currentStates(
+  store: PageStore,
+  items: Iterable<UrlItem> | AsyncIterable<UrlItem>,
+): Promise<UrlItem[]> {
+  const lines = await newestUnder(store, REFRESH_PREFIX);
+  const out: UrlItem[] = [];
+  for await (const item of items) {
+    const state = resolveState(item, lines.get(item.url));
+    if (state) out.push(state);
   }
-  return latest;
+  return out;
 }

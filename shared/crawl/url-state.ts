@@ -14,9 +14,9 @@ export function isTableKept(item: UrlItem): boolean {
 }
 
 /** Whether the index stage keeps this URL's new state in the table. */
-export function keepsInTable(outcome: PageOutcome, next: UrlItem, prev: UrlItem | undefined): boolean {
+export function keepsInTable(outcome: PageOutcome, prev: UrlItem | undefined): boolean {
   return (
-    next.state === 'error' ||
+    outcome.state === 'error' ||
     outcome.task.depth === 0 ||
     outcome.task.kind === 'sitemap' ||
     outcome.element === true ||
@@ -32,6 +32,11 @@ export function isNewerLine(a: UrlItem, b: UrlItem | undefined): boolean {
   if (fa !== fb) return fa > fb;
   const [wa, wb] = [a.at ?? '', b.at ?? ''];
   return wa !== wb ? wa > wb : (a.nextRefreshAt ?? '') > (b.nextRefreshAt ?? '');
+}
+
+/** Keeps `line` in `newest` when it is the newest line of its URL so far. */
+export function keepNewest(newest: Map<string, UrlItem>, line: UrlItem): void {
+  if (isNewerLine(line, newest.get(line.url))) newest.set(line.url, line);
 }
 
 /**

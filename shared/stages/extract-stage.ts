@@ -5,11 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { chunkBySize } from '../aws/work-queues.ts';
-import { type CrawlConfig, parseDuration } from '../config.ts';
+import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import { planOutcome, previousFromTasks } from './index-plan.ts';
+import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
 
@@ -98,12 +98,7 @@ async function extractRecord(
  * delta check finds unchanged (the task carried the previous hash) is not written at all.
  */
 async function bulkDocuments(deps: StageDeps, config: CrawlConfig, outcomes: PageOutcome[]): Promise<void> {
-  const ctx = {
-    config,
-    existing: previousFromTasks(outcomes),
-    now: deps.now(),
-    maxAgeMs: parseDuration(config.refresh.maxAge),
-  };
+  const ctx = planContext(config, previousFromTasks(outcomes), deps.now());
   const key = `docs/bulks/${now10(deps)}/${randomUUID()}.jsonl.gz`;
   const docs: CrawlDocument[] = [];
   for (const o of outcomes) {

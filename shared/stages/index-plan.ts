@@ -2,8 +2,7 @@
  * What the index stage does with one outcome, decided without I/O: the state to store, whether
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
-
-import type { CrawlConfig } from '../config.ts';
+import { type CrawlConfig, parseDuration } from '../config.ts';
 import { nextRefreshAt } from '../crawl/scheduling.ts';
 import type { PageOutcome, UrlItem } from '../types.ts';
 
@@ -23,6 +22,11 @@ export interface PlanContext {
   existing: Map<string, UrlItem>;
   now: number;
   maxAgeMs: number;
+}
+
+/** The context both the extract stage (which documents to write) and the index stage plan with. */
+export function planContext(config: CrawlConfig, existing: Map<string, UrlItem>, now: number): PlanContext {
+  return { config, existing, now, maxAgeMs: parseDuration(config.refresh.maxAge) };
 }
 
 /** The document fields of a URL item: removed together when its document is deleted. */

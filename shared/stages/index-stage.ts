@@ -9,12 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
-import { parseDuration } from '../config.ts';
 import { keepsInTable } from '../crawl/url-state.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
-import { type OutcomePlan, planOutcome, previousFromTasks } from './index-plan.ts';
+import { type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 
 export interface ChangeRecord {
   type: 'upsert' | 'delete';
@@ -44,19 +43,11 @@ export async function runIndexStage(
   const all = perRecord.flatMap((r) => r.outcomes);
   const existing = await previousStates(deps, all);
   const now = deps.now();
-  const ctx = { config, existing, now, maxAgeMs: parseDuration(config.refresh.maxAge) };
+  const ctx = planContext(config, existing, now);
   const plans = all.map((o) => planOutcome(o, ctx));
-  // Documents normally arrive in the extract stage's bulk; inline ones (spilled outcomes) go in one here.
-  const bulk = `docs/bulks/${new Date(now).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
-  const inline = plans.filter((p) => p.writeDoc && !p.outcome.docRef?.bulk && p.outcome.doc);
-  if (inline.length > 0)
-    await deps.store.putLines(
-      bulk,
-      inline.map((p) => p.outcome.doc),
-    );
   const changes: ChangeRecord[] = [];
   try {
-    await writeStates(deps, plans, existing, bulk, changes, result.stats);
+    await writeStates(deps, plans, existing, changes, result.stats);
   } catch (err) {
     // The writes are idempotent (whole items, the same pointers): the whole batch is retried.
     deps.log.error('index writes failed', { error: err as Error });
@@ -150,20 +141,17 @@ async function writeStates(
   deps: StageDeps,
   plans: OutcomePlan[],
   existing: Map<string, UrlItem>,
-  bulk: string,
   changes: ChangeRecord[],
   stats: Record<string, number>,
 ): Promise<void> {
   const at = new Date(deps.now()).toISOString();
   const puts = new Map<string, UrlItem>();
   const deletes = new Set<string>();
-  let inlineLine = 0;
   for (const plan of plans) {
     const { outcome } = plan;
+    // The extract stage wrote the document into its bulk unless the same delta check kept the old one.
     const ref = outcome.docRef;
-    let pointer: { bulk: string; line: number } | null = null;
-    if (plan.writeDoc && ref?.bulk !== undefined) pointer = { bulk: ref.bulk, line: ref.line ?? 0 };
-    else if (plan.writeDoc && outcome.doc) pointer = { bulk, line: inlineLine++ };
+    const pointer = plan.writeDoc && ref?.bulk ? { bulk: ref.bulk, line: ref.line ?? 0 } : null;
     const prev = puts.get(outcome.url) ?? existing.get(outcome.url);
     if (prev?.lastFetched && prev.lastFetched > outcome.fetchedAt) {
       stats.stale = (stats.stale ?? 0) + 1;
@@ -176,7 +164,7 @@ async function writeStates(
     } else {
       deletes.delete(outcome.url);
       const next = nextItem(outcome.url, prev, plan, pointer);
-      next.stored = keepsInTable(outcome, next, prev) ? 'table' : 'line';
+      next.stored = keepsInTable(outcome, prev) ? 'table' : 'line';
       puts.set(outcome.url, next);
     }
     if (plan.deleteReason) changes.push({ type: 'delete', url: outcome.url, at, reason: plan.deleteReason });

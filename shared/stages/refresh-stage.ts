@@ -12,7 +12,7 @@ import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
-import { isNewerLine, isTableKept, resolveState } from '../crawl/url-state.ts';
+import { isTableKept, keepNewest, resolveState } from '../crawl/url-state.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS } from './index-plan.ts';
@@ -81,7 +81,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
  */
 function dueStates(lines: UrlItem[], items: Map<string, UrlItem>): UrlItem[] {
   const newest = new Map<string, UrlItem>();
-  for (const l of lines) if (isNewerLine(l, newest.get(l.url))) newest.set(l.url, l);
+  for (const l of lines) keepNewest(newest, l);
   const due: UrlItem[] = [];
   for (const line of newest.values()) {
     const item = items.get(line.url);

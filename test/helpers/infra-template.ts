@@ -150,7 +150,7 @@ export function expectedGrants(stage: StageName, names: ResourceNames): string[]
     index: [
       ...on('stage:index', CONSUME),
       ...on('urls', ddb('BatchGetItem', 'BatchWriteItem')),
-      ...on('bucket/docs/*', ['s3:PutObject', 's3:GetObject']),
+      ...on('bucket/docs/*', ['s3:GetObject']),
       ...on('bucket/changes/*', ['s3:PutObject']),
       ...on('bucket/refresh/*', ['s3:PutObject']),
       ...on('events:event-bus/default', ['events:PutEvents']),
