@@ -10,20 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
+import { EXPLAIN_FIELDS } from '../helpers/contract.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
-const EXPLAIN_KEYS = [
-  'normalized',
-  'domain',
-  'accepted',
-  'reason',
-  'index',
-  'follow',
-  'queue',
-  'priorityShift',
-  'source',
-  'addMeta',
-];
 const cwd = mkdtempSync(join(tmpdir(), 'trawl-cli-'));
 
 interface Run {
@@ -86,7 +75,7 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 1);
     const answer = JSON.parse(lines[0]!);
-    assert.deepEqual(Object.keys(answer), EXPLAIN_KEYS);
+    assert.deepEqual(Object.keys(answer), EXPLAIN_FIELDS);
     assert.deepEqual(answer, {
       normalized: 'https://www.example.com/a.html',
       domain: 'example.com',

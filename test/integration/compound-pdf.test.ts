@@ -4,14 +4,9 @@ import { gzipSync, strToU8, zipSync } from 'fflate';
 import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
 import { DEFAULT_IGNORED_EXTENSIONS, parseConfig } from '../../shared/config.ts';
 import { lyingZip, minimalPdf, tar } from '../fixtures/site-extraction/archives.ts';
+import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
-
-async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of gen) out.push(x);
-  return out;
-}
 
 const ZIPPED_HTML =
   '<html><head><title>Zipped page</title></head><body>zipped <b>html</b> <a href="x.html">x</a></body></html>';

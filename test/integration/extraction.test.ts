@@ -34,14 +34,9 @@ import {
   LAST_MODIFIED,
   siteRoutes,
 } from '../fixtures/site-extraction/site.ts';
+import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type Route, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
-
-async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of gen) out.push(x);
-  return out;
-}
 
 const byteLength = (r: Route) =>
   typeof r.body === 'string' ? Buffer.byteLength(r.body) : (r.body?.byteLength ?? 0);

@@ -12,6 +12,7 @@ import { handler as indexHandler } from '../../functions/index/handler.ts';
 import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
 import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -20,12 +21,6 @@ const page = (title: string, body: string, links: string[] = []) =>
   `<!doctype html><html><head><title>${title}</title></head><body><p>${body}</p>${links
     .map((l) => `<a href="${l}">${l}</a>`)
     .join('')}</body></html>`;
-
-async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of gen) out.push(x);
-  return out;
-}
 
 describe('refresh: aged documents, removed pages and changed rules (seeds 001, 002, 004)', () => {
   let emu: TestEmulator;

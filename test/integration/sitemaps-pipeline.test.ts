@@ -11,6 +11,7 @@ import { generateDemoSite } from '../../demo/generate-site.ts';
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
+import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { startSiteServer } from '../helpers/site-server.ts';
 
@@ -21,12 +22,6 @@ const FIXTURES = JSON.parse(readFileSync(join(CORPUS, 'expected.json'), 'utf8'))
   kind: string;
   expected_url_count: number;
 }[];
-
-async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of gen) out.push(x);
-  return out;
-}
 
 const html = (title: string, body = '') => ({
   body: `<html><head><title>${title}</title></head><body>${title} ${body}<a href="/linked-only.html">more</a></body></html>`,

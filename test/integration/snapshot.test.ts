@@ -11,14 +11,9 @@ import { restoreSnapshot, saveSnapshot } from '../../cli/snapshot.ts';
 import { generateDemoSite } from '../../demo/generate-site.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { resetContainerDeps } from '../../shared/stages/deps.ts';
+import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
-
-async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const x of gen) out.push(x);
-  return out;
-}
 
 describe('emulator snapshot: save, restore, re-queue what was pending', () => {
   let site: SiteServer;

@@ -12,6 +12,7 @@ import {
 } from '../../../shared/crawl/decide.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import type { SourceName } from '../../../shared/types.ts';
+import { EXPLAIN_FIELDS } from '../../helpers/contract.ts';
 
 const START = 'https://www.example.com/docs/';
 const config = (extra: Partial<CrawlConfigInput> = {}) =>
@@ -137,20 +138,8 @@ describe('queueFor and shiftQueue (seed 001 How Priorities Work)', () => {
 });
 
 describe('explainUrl (trawl explain)', () => {
-  const KEYS = [
-    'normalized',
-    'domain',
-    'accepted',
-    'reason',
-    'index',
-    'follow',
-    'queue',
-    'priorityShift',
-    'source',
-    'addMeta',
-  ];
   it('returns exactly the CONTRACT.md fields', () => {
-    assert.deepEqual(Object.keys(explainUrl(config(), 'https://www.example.com/a')), KEYS);
+    assert.deepEqual(Object.keys(explainUrl(config(), 'https://www.example.com/a')), EXPLAIN_FIELDS);
   });
   const cases: [string, Partial<CrawlConfigInput>, string, Record<string, unknown>][] = [
     [

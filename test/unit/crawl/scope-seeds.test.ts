@@ -1,25 +1,11 @@
 /** The scope examples the seeds give (002 FDSE, 003 SMILA, 004 Smartsite), verbatim where they give URLs. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CrawlConfigInput, DEFAULT_IGNORED_EXTENSIONS, parseConfig } from '../../../shared/config.ts';
-import { normalizeUrl } from '../../../shared/crawl/normalize-url.ts';
-import { createScopeFilters, runFilters, type ScopeReason } from '../../../shared/crawl/scope.ts';
+import { type CrawlConfigInput, DEFAULT_IGNORED_EXTENSIONS } from '../../../shared/config.ts';
+import type { ScopeReason } from '../../../shared/crawl/scope.ts';
+import { judgeScope } from '../../helpers/judge-scope.ts';
 
 const START = ['https://www.example.com/'];
-
-/** Runs every chain (hard limits, depth, scope) as decide() does for a URL no rule accepted. */
-function judge(
-  scope: CrawlConfigInput['scope'],
-  url: string,
-  startUrls: string[],
-  depth = 1,
-): ScopeReason | null {
-  const config = parseConfig({ name: 't', startUrls, scope });
-  const filters = createScopeFilters(config.scope, config.startUrls);
-  const normalized = normalizeUrl(url)!;
-  const candidate = { url: normalized, parsed: new URL(normalized), depth };
-  return runFilters([...filters.hardLimits, filters.depth, ...filters.scope], candidate);
-}
 
 /** The seeds' own examples, verbatim where they give URLs: [label, scope, URL, start URLs, expected]. */
 // biome-ignore format: one seed example per line
@@ -45,13 +31,13 @@ const SEED_EXAMPLES: [string, CrawlConfigInput['scope'], string, string[], Scope
 describe("scope filters: the seeds' examples", () => {
   for (const [label, scope, url, starts, expected] of SEED_EXAMPLES) {
     it(`${label}: ${url} -> ${expected ?? 'in scope'}`, () =>
-      assert.equal(judge(scope, url, starts), expected));
+      assert.equal(judgeScope(scope, url, starts), expected));
   }
   it('seed 004: every extension of the default list is ignored', () => {
     for (const ext of DEFAULT_IGNORED_EXTENSIONS) {
-      assert.equal(judge({}, `https://www.example.com/file.${ext}`, START), 'ignored-extension', ext);
+      assert.equal(judgeScope({}, `https://www.example.com/file.${ext}`, START), 'ignored-extension', ext);
       assert.equal(
-        judge({}, `https://www.example.com/FILE.${ext.toUpperCase()}`, START),
+        judgeScope({}, `https://www.example.com/FILE.${ext.toUpperCase()}`, START),
         'ignored-extension',
         ext,
       );

@@ -10,22 +10,13 @@ import {
   type ScopeReason,
 } from '../../../shared/crawl/scope.ts';
 import { ConfigError } from '../../../shared/errors.ts';
+import { judgeScope } from '../../helpers/judge-scope.ts';
 
 const START = ['https://www.example.com/docs/index.html'];
 
-/** Runs every chain (hard limits, depth, scope) as decide() does for a URL no rule accepted. */
-function judge(
-  scope: CrawlConfigInput['scope'],
-  url: string,
-  depth = 1,
-  startUrls = START,
-): ScopeReason | null {
-  const config = parseConfig({ name: 't', startUrls, scope });
-  const filters = createScopeFilters(config.scope, config.startUrls);
-  const normalized = normalizeUrl(url)!;
-  const candidate = { url: normalized, parsed: new URL(normalized), depth };
-  return runFilters([...filters.hardLimits, filters.depth, ...filters.scope], candidate);
-}
+/** The scope chains' verdict, start URLs last so the tables can leave them out. */
+const judge = (scope: CrawlConfigInput['scope'], url: string, depth = 1, startUrls = START) =>
+  judgeScope(scope, url, startUrls, depth);
 
 /** [label, scope config, URL, depth, expected reason or null (in scope)]. */
 const CASES: [string, CrawlConfigInput['scope'], string, number, ScopeReason | null][] = [

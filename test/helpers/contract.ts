@@ -1,0 +1,13 @@
+/** The fields of `trawl explain`, in CONTRACT.md's order: what the CLI and explainUrl must print. */
+export const EXPLAIN_FIELDS = [
+  'normalized',
+  'domain',
+  'accepted',
+  'reason',
+  'index',
+  'follow',
+  'queue',
+  'priorityShift',
+  'source',
+  'addMeta',
+];
