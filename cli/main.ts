@@ -14,6 +14,8 @@ import { loadConfigFile } from './config-file.ts';
 const crawlCmd = () => import('./commands/crawl.ts');
 const listing = () => import('./commands/listing.ts');
 const ops = () => import('./commands/ops.ts');
+const deploy = () => import('./commands/deploy.ts');
+const status = () => import('./commands/status.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -91,19 +93,36 @@ function program(): Command {
       const robots = parseRobotsTxt(readText(file));
       out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
     });
-  p.command('deploy')
-    .description('cdk deploy the stack in infra/ and upload the config')
-    .option('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await ops()).deployCommand('deploy', o));
-  p.command('destroy')
-    .description('cdk destroy the stack')
-    .option('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await ops()).deployCommand('destroy', o));
+  deployCommands(p);
   p.command('emulator')
     .description('the embedded emulator: start | stop | status')
     .argument('<action>')
     .action(async (a: string) => (await ops()).emulatorCommand(a));
   return p;
+}
+
+/** deploy, destroy, status (cli/commands/deploy.ts, status.ts) */
+function deployCommands(p: Command): void {
+  const local = '--local';
+  const localHelp =
+    'the local cloud (ministack, started on a free loopback port) instead of the SDK endpoint';
+  p.command('deploy')
+    .description('cdk deploy the stack, upload the config and seed the crawl')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option(local, localHelp)
+    .option('--port <port>', 'the local cloud port when it is started (default: a free one)')
+    .action(async (o) => (await deploy()).deployCommand(o));
+  p.command('destroy')
+    .description('cdk destroy the stack (the bucket is kept)')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option(local, localHelp)
+    .action(async (o) => (await deploy()).destroyCommand(o));
+  p.command('status')
+    .description("a deployed crawl's queues, URL states and documents, one JSON line")
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option('--wait', 'block until the frontier is empty and nothing is in flight')
+    .option('--timeout <seconds>', 'with --wait: give up (exit 1) after this long', '600')
+    .action(async (o) => (await status()).statusCommand(o));
 }
 
 function hostOf(url: string): string {
@@ -132,6 +151,12 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof ConfigError) {
       process.stderr.write(`trawl: ${err.message}\n`);
       return 2;
+    }
+    // A failed outside step (the CDK CLI) says what failed; its own output is already on stderr.
+    const code = (err as { exitCode?: unknown }).exitCode;
+    if (typeof code === 'number') {
+      process.stderr.write(`trawl: ${(err as Error).message}\n`);
+      return code;
     }
     process.stderr.write(`trawl: ${(err as Error).stack ?? err}\n`);
     return 1;

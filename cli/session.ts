@@ -33,6 +33,8 @@ export interface SessionOptions extends ProvisionOptions {
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   /** run the discovery and refresh schedules as timers while draining (`trawl crawl --watch`) */
   schedules?: RunnerOptions['schedules'];
+  /** a deployed stack's resources (from its outputs): nothing is created */
+  resources?: ProvisionedResources;
 }
 
 async function loadHandlers(): Promise<Record<StageName, AnyHandler>> {
@@ -57,9 +59,10 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   const clients = createAwsClients();
   const monitor = createAwsClients({ count: false });
   const names = resourceNames(config.name);
-  const resources = await provision(monitor, names, opts);
+  const resources = opts.resources ?? (await provision(monitor, names, opts));
   const store = createPageStore({ client: monitor.s3, bucket: resources.bucket });
-  await store.putJson(CONFIG_KEY, config);
+  // A deployed crawl's config is the one `trawl deploy` uploaded (demo URLs swapped): not overwritten.
+  if (!opts.resources) await store.putJson(CONFIG_KEY, config);
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,

@@ -94,6 +94,14 @@ export class CrawlerStack extends Stack {
     new CfnOutput(this, 'UrlsTableName', { value: storage.urls.tableName });
     new CfnOutput(this, 'HostsTableName', { value: storage.hosts.tableName });
     new CfnOutput(this, 'QueueUrls', { value: queueUrls });
+    // Where a message that failed every time ends (trawl status counts them).
+    new CfnOutput(this, 'DeadLetterQueueUrls', {
+      value: this.toJsonString({
+        frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, frontier[s.name].dlq.queueUrl])),
+        extract: stageQueues.extract.dlq.queueUrl,
+        index: stageQueues.index.dlq.queueUrl,
+      }),
+    });
     new CfnOutput(this, 'FunctionNames', {
       value: this.toJsonString(
         Object.fromEntries(Object.entries(this.functions).map(([k, f]) => [k, f.functionName])),

@@ -11,6 +11,7 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { crawl, openSession, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
+import { runDeployed } from './status.ts';
 
 interface RunOptions {
   config: string;
@@ -76,10 +77,13 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
 
 /** `trawl crawl -c FILE [--demo]` */
 export async function crawlCommand(opts: RunOptions): Promise<void> {
+  // A deployed crawl (trawl deploy): its seed function starts it; --demo always runs here.
+  if (!opts.demo && (await runDeployed(opts.config, 'crawl'))) return;
   await run(opts, 'crawl');
 }
 
 /** `trawl refresh -c FILE [--now ISO]` */
 export async function refreshCommand(opts: RunOptions): Promise<void> {
+  if (!opts.demo && !opts.now && (await runDeployed(opts.config, 'refresh'))) return;
   await run(opts, 'refresh');
 }

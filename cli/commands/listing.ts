@@ -2,11 +2,18 @@
 
 import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
+import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
 
 async function session(file: string) {
   const config = loadConfigFile(file);
+  // A deployed crawl: its stack's resources, where `trawl deploy` put them.
+  const deployed = loadDeployment(config.name);
+  if (deployed) {
+    await useDeployment(deployed);
+    return openSession(config, { resources: deployedResources(deployed.outputs) });
+  }
   await resolveAwsEndpoint();
   return openSession(config);
 }

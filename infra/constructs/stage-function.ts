@@ -76,6 +76,9 @@ export function stageFunction(
       minify: true,
       sourceMap: true,
       mainFields: ['module', 'main'],
+      // The AWS SDK goes into the bundle (CDK leaves @aws-sdk/* out by default): the bundle deployed
+      // is the bundle tested, whatever SDK the runtime or an emulator provides (AWS's own guidance).
+      externalModules: [],
       // CommonJS dependencies inside an ESM bundle still call require().
       banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
     },

@@ -1,0 +1,143 @@
+/**
+ * `trawl status -c FILE [--wait] [--timeout S]`: a deployed crawl's state, and `trawl crawl|refresh`
+ * on a deployed crawl (they invoke its functions instead of running the stages in this process).
+ */
+
+import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
+import { ConfigError } from '../../shared/errors.ts';
+import type { QueueUrls } from '../../shared/topology.ts';
+import { loadConfigFile } from '../config-file.ts';
+import {
+  type Deployment,
+  deployedResources,
+  functionNames,
+  loadDeployment,
+  useDeployment,
+} from '../deployment.ts';
+import { currentStates, openSession } from '../session.ts';
+import { CommandFailed } from './deploy.ts';
+
+interface Depth {
+  visible: number;
+  inFlight: number;
+}
+
+export interface CrawlStatus {
+  crawl: string;
+  stack: string;
+  endpoint: string | null;
+  queues: Record<string, Depth>;
+  deadLetters: Record<string, number>;
+  urls: Record<string, number>;
+  documents: number;
+  /** the frontier and stage queues are empty and nothing is in flight */
+  idle: boolean;
+}
+
+function flat(urls: QueueUrls): [string, string][] {
+  const frontier = Object.entries(urls.frontier ?? {}).map(
+    ([k, v]) => [`frontier/${k}`, v] as [string, string],
+  );
+  return [...frontier, ['extract', urls.extract], ['index', urls.index]].filter(([, v]) => Boolean(v)) as [
+    string,
+    string,
+  ][];
+}
+
+async function depth(clients: AwsClients, url: string): Promise<Depth> {
+  const r = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }));
+  const a = r.Attributes ?? {};
+  return {
+    visible: Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0),
+    inFlight: Number(a.ApproximateNumberOfMessagesNotVisible ?? 0),
+  };
+}
+
+async function deployedOrFail(file: string): Promise<{ d: Deployment; clients: AwsClients }> {
+  const config = loadConfigFile(file);
+  const d = loadDeployment(config.name);
+  if (!d)
+    throw new ConfigError(
+      `crawl "${config.name}" is not deployed from here: run "trawl deploy -c ${file}" first`,
+    );
+  await useDeployment(d);
+  return { d, clients: createAwsClients({ count: false }) };
+}
+
+/** One reading of a deployed crawl's queues, URL states and documents. */
+export async function readStatus(file: string): Promise<CrawlStatus> {
+  const { d, clients } = await deployedOrFail(file);
+  const resources = deployedResources(d.outputs);
+  const queues: Record<string, Depth> = {};
+  for (const [name, url] of flat(resources.queueUrls)) queues[name] = await depth(clients, url);
+  const deadLetters: Record<string, number> = {};
+  for (const [name, url] of flat(resources.dlqUrls)) deadLetters[name] = (await depth(clients, url)).visible;
+  const session = await openSession(loadConfigFile(file), { resources });
+  const urls: Record<string, number> = {};
+  let documents = 0;
+  for (const item of await currentStates(session)) {
+    const kind = item.state === 'error' && item.errorKind ? `error/${item.errorKind}` : item.state;
+    urls[kind] = (urls[kind] ?? 0) + 1;
+    if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;
+  }
+  // No URL known yet: the seed function has not run (an asynchronous invoke), so not idle.
+  const idle =
+    documents + Object.keys(urls).length > 0 &&
+    Object.values(queues).every((q) => q.visible === 0 && q.inFlight === 0);
+  return {
+    crawl: d.crawl,
+    stack: d.stackName,
+    endpoint: d.endpoint,
+    queues,
+    deadLetters,
+    urls,
+    documents,
+    idle,
+  };
+}
+
+/**
+ * Prints the status as one JSON line. --wait: until the queues are empty and nothing is in flight in
+ * three readings in a row (a function may be between receiving and sending), else exit 1 at --timeout.
+ */
+export async function statusCommand(opts: {
+  config: string;
+  wait?: boolean;
+  timeout?: string;
+}): Promise<void> {
+  const timeoutS = opts.timeout === undefined ? 600 : Number(opts.timeout);
+  if (!Number.isFinite(timeoutS) || timeoutS <= 0)
+    throw new ConfigError(`--timeout ${opts.timeout}: not a positive number of seconds`);
+  const deadline = Date.now() + timeoutS * 1000;
+  let s = await readStatus(opts.config);
+  let quiet = s.idle ? 1 : 0;
+  while (opts.wait && quiet < 3) {
+    if (Date.now() > deadline) {
+      process.stdout.write(`${JSON.stringify(s)}\n`);
+      throw new CommandFailed(`status --wait: crawl "${s.crawl}" still busy after ${timeoutS} s`);
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+    s = await readStatus(opts.config);
+    quiet = s.idle ? quiet + 1 : 0;
+  }
+  process.stdout.write(`${JSON.stringify(s)}\n`);
+}
+
+/** `trawl crawl|refresh` on a deployed crawl: invokes its seed or refresh function. False if not deployed. */
+export async function runDeployed(file: string, kind: 'crawl' | 'refresh'): Promise<boolean> {
+  const config = loadConfigFile(file);
+  const d = loadDeployment(config.name);
+  if (!d) return false;
+  await useDeployment(d);
+  const fn = functionNames(d.outputs)[kind === 'crawl' ? 'seed' : 'refresh'];
+  const r = await createAwsClients({ count: false }).lambda.send(
+    new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse' }),
+  );
+  if (r.FunctionError) {
+    throw new CommandFailed(`${fn} failed: ${Buffer.from(r.Payload ?? new Uint8Array()).toString('utf8')}`);
+  }
+  process.stdout.write(`invoked ${fn} on ${d.stackName}; follow with: trawl status -c ${file} --wait\n`);
+  return true;
+}

@@ -1,0 +1,91 @@
+/**
+ * Where a crawl was deployed: `trawl deploy` writes .trawl/deployments/<crawl>.json (endpoint,
+ * region, stack name and its outputs; never a secret), and every command reading or driving the
+ * crawl finds its resources there instead of guessing names the stack never used.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ProvisionedResources } from '../shared/aws/provision.ts';
+import { ConfigError } from '../shared/errors.ts';
+import type { QueueUrls } from '../shared/topology.ts';
+import { stateDir } from './emulator.ts';
+import { type LocalCloud, localCloudEnv, localCloudStatus } from './local-cloud.ts';
+
+export interface StackOutputs {
+  BucketName: string;
+  UrlsTableName: string;
+  HostsTableName: string;
+  /** JSON: { frontier: {source: url}, extract: url, index: url } */
+  QueueUrls: string;
+  /** JSON: { stage: function name } */
+  FunctionNames: string;
+  /** JSON, same shape as QueueUrls: each queue's dead-letter queue */
+  DeadLetterQueueUrls?: string;
+}
+
+export interface Deployment {
+  crawl: string;
+  stackName: string;
+  /** null: real AWS as the SDK's chain finds it */
+  endpoint: string | null;
+  region: string;
+  local: boolean;
+  outputs: StackOutputs;
+  deployedAt: string;
+}
+
+const file = (crawl: string, cwd?: string) => join(stateDir(cwd), 'deployments', `${crawl}.json`);
+
+export function saveDeployment(d: Deployment, cwd?: string): void {
+  mkdirSync(join(stateDir(cwd), 'deployments'), { recursive: true });
+  writeFileSync(file(d.crawl, cwd), JSON.stringify(d, null, 2));
+}
+
+export function loadDeployment(crawl: string, cwd?: string): Deployment | null {
+  return existsSync(file(crawl, cwd))
+    ? (JSON.parse(readFileSync(file(crawl, cwd), 'utf8')) as Deployment)
+    : null;
+}
+
+export function forgetDeployment(crawl: string, cwd?: string): void {
+  rmSync(file(crawl, cwd), { force: true });
+}
+
+/** The deployed stack's resources in the shape the local session uses. */
+export function deployedResources(outputs: StackOutputs): ProvisionedResources {
+  const queueUrls = JSON.parse(outputs.QueueUrls) as QueueUrls;
+  const dlqUrls = outputs.DeadLetterQueueUrls
+    ? (JSON.parse(outputs.DeadLetterQueueUrls) as QueueUrls)
+    : ({ frontier: {} } as QueueUrls);
+  return {
+    queueUrls,
+    dlqUrls,
+    bucket: outputs.BucketName,
+    urlsTable: outputs.UrlsTableName,
+    hostsTable: outputs.HostsTableName,
+  };
+}
+
+export function functionNames(outputs: StackOutputs): Record<string, string> {
+  return JSON.parse(outputs.FunctionNames) as Record<string, string>;
+}
+
+/**
+ * Points this process's AWS clients where `d` lives. A local deployment needs its local cloud running
+ * (same endpoint): its state lives in that process.
+ */
+export async function useDeployment(d: Deployment, cwd?: string): Promise<LocalCloud | null> {
+  if (!d.local) {
+    if (d.endpoint) process.env.AWS_ENDPOINT_URL = d.endpoint;
+    process.env.AWS_REGION ??= d.region;
+    return null;
+  }
+  const cloud = await localCloudStatus(cwd);
+  if (!cloud || cloud.endpoint !== d.endpoint) {
+    throw new ConfigError(
+      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint}, which is not running any more: run "trawl deploy --local" again`,
+    );
+  }
+  Object.assign(process.env, localCloudEnv(cloud));
+  return cloud;
+}
