@@ -1,13 +1,19 @@
 #!/usr/bin/env node
 // Runs the test suites with node's own test runner (TypeScript through tsx).
-// `all` = unit + infra + integration; integration suites start their own emulator and sites.
+// `all` = unit + infra + integration + deployed; integration suites start their own emulator and sites,
+// `deployed` deploys the stack to the local cloud (ministack) with the real CDK CLI.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const suites = { unit: ['test/unit'], infra: ['test/infra'], integration: ['test/integration'] };
+const suites = {
+  unit: ['test/unit'],
+  infra: ['test/infra'],
+  integration: ['test/integration'],
+  deployed: ['test/deployed'],
+};
 const which = process.argv[2] ?? 'all';
-const dirs = which === 'all' ? [...suites.unit, ...suites.infra, ...suites.integration] : suites[which];
+const dirs = which === 'all' ? Object.values(suites).flat() : suites[which];
 if (!dirs) {
   console.error(`unknown suite ${which}; use one of: all, ${Object.keys(suites).join(', ')}`);
   process.exit(2);

@@ -1,0 +1,164 @@
+/**
+ * The deployed stack is what we test (issue 12): `trawl deploy --local` runs the real CDK CLI
+ * against the local cloud (ministack), whose Lambda executor runs the esbuild bundles as Node
+ * subprocesses. The seed function starts the crawl, the fetch function is invoked by it (and by
+ * its schedule), extract and index run from their SQS event source mappings. Then the CLI reads
+ * the crawl through the stack's outputs. No handler is called in this process.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { PROJECT_ROOT } from '../../cli/emulator.ts';
+import { createAwsClients } from '../../shared/aws/clients.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
+const cwd = mkdtempSync(join(tmpdir(), 'trawl-deployed-'));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function noAwsEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+  return { ...env, POWERTOOLS_LOG_LEVEL: 'WARN' };
+}
+
+function trawl(args: string[], timeout = 300_000): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, env: noAwsEnv(), timeout, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+const lines = (s: string) =>
+  s
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+const page = (title: string, links: string[]) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><p>${title} text</p>${links
+    .map((l) => `<a href="${l}">${l}</a>`)
+    .join('')}</body></html>`;
+const html = (body: string) => ({ headers: { 'content-type': 'text/html; charset=utf-8' }, body });
+
+describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
+  let site: SiteServer;
+  const cfg = 'crawl.json';
+
+  before(async () => {
+    site = await startSiteServer({
+      routes: {
+        '/': html(page('Home', ['/a', '/b', '/missing'])),
+        '/a': html(page('Alpha', ['/b'])),
+        '/b': html(page('Beta one', ['/'])),
+        '/robots.txt': { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nAllow: /\n' },
+      },
+    });
+    writeFileSync(
+      join(cwd, cfg),
+      JSON.stringify({
+        name: 'deployedtest',
+        startUrls: [`${site.url}/`],
+        fetch: { allowPrivateNetworks: true },
+        refresh: { maxAge: '1s', discoveryInterval: '1m' },
+      }),
+    );
+  });
+
+  after(async () => {
+    await trawl(['destroy', '-c', cfg, '--local']);
+    await site.close();
+  });
+
+  it('deploys with the real CDK CLI and crawls through the deployed functions', async () => {
+    const deploy = await trawl(['deploy', '-c', cfg, '--local']);
+    assert.equal(deploy.code, 0, deploy.stderr.slice(-3000));
+    assert.match(
+      deploy.stdout,
+      /deployed Trawl-deployedtest to http:\/\/127\.0\.0\.1:\d+; crawl "deployedtest" seeded/,
+    );
+    const record = JSON.parse(readFileSync(join(cwd, '.trawl', 'deployments', 'deployedtest.json'), 'utf8'));
+    // The bucket's name is CloudFormation's, not one the CLI could guess.
+    assert.notEqual(record.outputs.BucketName, 'trawl-deployedtest-store');
+    const status = await trawl(['status', '-c', cfg, '--wait', '--timeout', '240']);
+    assert.equal(status.code, 0, status.stderr);
+    const s = JSON.parse(status.stdout);
+    assert.equal(s.idle, true);
+    assert.equal(s.documents, 3);
+    assert.equal(s.urls['error/permanent'], 1);
+  });
+
+  it('reads documents, URL states (a 404 error) and the change feed from the stack outputs', async () => {
+    const docs = lines((await trawl(['docs', '-c', cfg])).stdout);
+    assert.deepEqual(
+      docs.map((d) => d.url),
+      [`${site.url}/`, `${site.url}/a`, `${site.url}/b`],
+    );
+    assert.match(String(docs[2]?.title), /Beta one/);
+    const urls = lines((await trawl(['urls', '-c', cfg])).stdout);
+    const missing = urls.find((u) => u.url === `${site.url}/missing`);
+    assert.equal(missing?.state, 'error');
+    assert.equal(missing?.httpStatus, 404);
+    const changes = lines((await trawl(['changes', '-c', cfg])).stdout);
+    assert.deepEqual([...new Set(changes.filter((c) => c.op === 'upsert').map((c) => c.url))].sort(), [
+      `${site.url}/`,
+      `${site.url}/a`,
+      `${site.url}/b`,
+    ]);
+  });
+
+  it('a refresh cycle (the refresh function invoked) fetches a changed page again', async () => {
+    site.route('/b', html(page('Beta two', ['/'])));
+    const refresh = await trawl(['refresh', '-c', cfg]);
+    assert.equal(refresh.code, 0, refresh.stderr);
+    assert.match(refresh.stdout, /invoked .*Refresh/);
+    let title = '';
+    for (let i = 0; i < 60 && !title.includes('Beta two'); i++) {
+      await trawl(['status', '-c', cfg, '--wait', '--timeout', '120']);
+      const docs = lines((await trawl(['docs', '-c', cfg])).stdout);
+      title = String(docs.find((d) => d.url === `${site.url}/b`)?.title);
+    }
+    assert.match(title, /Beta two/);
+  });
+
+  it('a message that fails every time ends in its dead-letter queue', async () => {
+    const record = JSON.parse(readFileSync(join(cwd, '.trawl', 'deployments', 'deployedtest.json'), 'utf8'));
+    const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
+    const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
+    process.env.AWS_ACCESS_KEY_ID = cloud.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = 'test';
+    const queue = JSON.parse(record.outputs.QueueUrls).extract as string;
+    const dlq = JSON.parse(record.outputs.DeadLetterQueueUrls).extract as string;
+    // An operator's change to the deployed queue, so 5 receives take seconds, not 5 × 6 minutes.
+    await clients.sqs.send(
+      new SetQueueAttributesCommand({ QueueUrl: queue, Attributes: { VisibilityTimeout: '1' } }),
+    );
+    // A pointer to a bundle that does not exist: the extract function fails it on every receive.
+    await clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: queue,
+        MessageBody: JSON.stringify({ bundle: 'raw/none.jsonl.gz', count: 1 }),
+      }),
+    );
+    let body: string | undefined;
+    for (let i = 0; i < 90 && !body; i++) {
+      const r = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 2 }));
+      body = r.Messages?.[0]?.Body;
+    }
+    assert.deepEqual(JSON.parse(body ?? 'null'), { bundle: 'raw/none.jsonl.gz', count: 1 });
+  });
+});
