@@ -87,11 +87,31 @@ export async function ensureLocalCloud(
   await checkPortFree(port);
   mkdirSync(stateDir(opts.cwd), { recursive: true });
   const logFile = join(stateDir(opts.cwd), 'local-cloud.log');
-  const out = openSync(logFile, 'a');
+  const { pid, endpoint } = await spawnMinistack(port, { logFile, detached: true, cwd: stateDir(opts.cwd) });
+  const cloud: LocalCloud = {
+    pid,
+    endpoint,
+    accessKeyId: `LKIA${randomBytes(8).toString('hex').toUpperCase()}`,
+    region: 'us-east-1',
+    startedAt: new Date().toISOString(),
+  };
+  saveLocalCloud(cloud, opts.cwd);
+  return { cloud, started: true };
+}
+
+/**
+ * Starts ministack on `port` and waits until it answers; killed again if it does not. Not detached:
+ * it stops with this process's `stop()` (the test helper's use, TRAWL_TEST_EMULATOR=ministack).
+ */
+export async function spawnMinistack(
+  port: number,
+  opts: { logFile?: string; detached?: boolean; cwd?: string } = {},
+): Promise<{ pid: number; endpoint: string; stop(): Promise<void> }> {
+  const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
   const child = spawn(MINISTACK_BIN, [], {
-    detached: true,
+    detached: Boolean(opts.detached),
     stdio: ['ignore', out, out],
-    cwd: stateDir(opts.cwd),
+    cwd: opts.cwd,
     env: {
       ...process.env,
       BIND_HOST: '127.0.0.1',
@@ -99,24 +119,23 @@ export async function ensureLocalCloud(
       PATH: `${join(PROJECT_ROOT, 'node_modules', '.bin')}${delimiter}${process.env.PATH ?? ''}`,
     },
   });
-  child.unref();
+  if (opts.detached) child.unref();
   const endpoint = `http://127.0.0.1:${port}`;
+  const pid = child.pid as number;
   for (let i = 0; i < 300 && child.exitCode === null; i++) {
     if (await healthy(endpoint)) {
-      const cloud: LocalCloud = {
-        pid: child.pid as number,
-        endpoint,
-        accessKeyId: `LKIA${randomBytes(8).toString('hex').toUpperCase()}`,
-        region: 'us-east-1',
-        startedAt: new Date().toISOString(),
+      const stop = async () => {
+        if (alive(pid)) process.kill(pid, 'SIGTERM');
+        for (let j = 0; j < 50 && alive(pid); j++) await new Promise((r) => setTimeout(r, 100));
       };
-      saveLocalCloud(cloud, opts.cwd);
-      return { cloud, started: true };
+      return { pid, endpoint, stop };
     }
     await new Promise((r) => setTimeout(r, 100));
   }
   if (child.exitCode === null) child.kill('SIGKILL');
-  throw new ConfigError(`local cloud did not start on ${endpoint} (see ${logFile})`);
+  throw new ConfigError(
+    `local cloud did not start on ${endpoint}${opts.logFile ? ` (see ${opts.logFile})` : ''}`,
+  );
 }
 
 /** Stops the local cloud (its Lambda subprocesses are its children and go with it). */

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
@@ -114,7 +115,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     assert.equal(missing?.state, 'error');
     assert.equal(missing?.httpStatus, 404);
     const changes = lines((await trawl(['changes', '-c', cfg])).stdout);
-    assert.deepEqual([...new Set(changes.filter((c) => c.op === 'upsert').map((c) => c.url))].sort(), [
+    assert.deepEqual([...new Set(changes.filter((c) => c.type === 'upsert').map((c) => c.url))].sort(), [
       `${site.url}/`,
       `${site.url}/a`,
       `${site.url}/b`,
@@ -147,11 +148,18 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     await clients.sqs.send(
       new SetQueueAttributesCommand({ QueueUrl: queue, Attributes: { VisibilityTimeout: '1' } }),
     );
-    // A pointer to a bundle that does not exist: the extract function fails it on every receive.
+    // A pointer to a bundle that is not gzip: the extract function fails it on every receive.
+    await clients.s3.send(
+      new PutObjectCommand({
+        Bucket: record.outputs.BucketName,
+        Key: 'raw/poison.jsonl.gz',
+        Body: 'not gzip',
+      }),
+    );
     await clients.sqs.send(
       new SendMessageCommand({
         QueueUrl: queue,
-        MessageBody: JSON.stringify({ bundle: 'raw/none.jsonl.gz', count: 1 }),
+        MessageBody: JSON.stringify({ bundle: 'raw/poison.jsonl.gz', count: 1 }),
       }),
     );
     let body: string | undefined;
@@ -159,6 +167,6 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       const r = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 2 }));
       body = r.Messages?.[0]?.Body;
     }
-    assert.deepEqual(JSON.parse(body ?? 'null'), { bundle: 'raw/none.jsonl.gz', count: 1 });
+    assert.deepEqual(JSON.parse(body ?? 'null'), { bundle: 'raw/poison.jsonl.gz', count: 1 });
   });
 });

@@ -2,7 +2,8 @@
  * One moto server per integration test file, on a free loopback port, stopped after the file.
  * Every AWS client of the process is pointed at it through AWS_ENDPOINT_URL.
  */
-import { startEmulator, useEmulatorEnv } from '../../cli/emulator.ts';
+import { freePort, startEmulator, useEmulatorEnv } from '../../cli/emulator.ts';
+import { spawnMinistack } from '../../cli/local-cloud.ts';
 
 export interface TestEmulator {
   endpoint: string;
@@ -11,7 +12,11 @@ export interface TestEmulator {
 
 /** Starts the emulator and points this process at it. */
 export async function startTestEmulator(): Promise<TestEmulator> {
-  const emu = await startEmulator();
+  // TRAWL_TEST_EMULATOR=ministack: the same suite on the local cloud (README: moto or ministack).
+  const emu =
+    process.env.TRAWL_TEST_EMULATOR === 'ministack'
+      ? await spawnMinistack(await freePort())
+      : await startEmulator();
   process.env.AWS_ENDPOINT_URL = emu.endpoint;
   useEmulatorEnv(emu.endpoint);
   return emu;
