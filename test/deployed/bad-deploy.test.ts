@@ -65,4 +65,14 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
       blocker.close();
     }
   });
+
+  it('status on a crawl never deployed from here: exit 2 saying so', async () => {
+    const cwd = dir(good);
+    const r = await trawl(cwd, ['status', '-c', 'crawl.json']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(
+      r.stderr,
+      /crawl "baddeploy" is not deployed from here: run "trawl deploy -c crawl\.json" first/,
+    );
+  });
 });
