@@ -1,11 +1,11 @@
 /**
  * A bad deploy ends with a clear message and exit code and leaves no process behind: an invalid
- * config (nothing started), a taken port (nothing started); a CDK failure (the local cloud this
- * deploy started is stopped again: not tested yet, no real CDK failure found that is cheap to cause).
+ * config (nothing started), a taken port (nothing started), a CDK failure (the local cloud this
+ * deploy started is stopped again).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,15 @@ function trawl(cwd: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): P
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function dir(config: unknown): string {
@@ -74,5 +83,19 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
       r.stderr,
       /crawl "baddeploy" is not deployed from here: run "trawl deploy -c crawl\.json" first/,
     );
+  });
+
+  it('a CDK failure: exit 1 saying which cdk step failed; the local cloud it started is stopped', async () => {
+    const cwd = dir(good);
+    // A real failure inside the CDK CLI: its home folder (account cache) cannot exist.
+    const r = await trawl(cwd, ['deploy', '-c', 'crawl.json', '--local'], { CDK_HOME: '/dev/null/cdk-home' });
+    assert.equal(r.code, 1, r.stderr.slice(-2000));
+    assert.match(r.stderr, /trawl: cdk bootstrap failed \(exit \d+\); its output is above\n$/);
+    assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
+    // The local cloud had started (its log names its pid) and is gone again.
+    const log = readFileSync(join(cwd, '.trawl', 'local-cloud.log'), 'utf8');
+    const pid = Number(/\[(\d+)\] \[INFO\] Running on/.exec(log)?.[1]);
+    assert.ok(pid > 0, 'the local cloud started');
+    assert.equal(alive(pid), false);
   });
 });
