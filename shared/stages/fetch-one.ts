@@ -120,12 +120,23 @@ async function backedOff(ctx: FetchContext, host: string): Promise<number | null
   return known.until > now ? waitOrRequeue(ctx, now, known.until - now) : null;
 }
 
+/**
+ * The host is not due before `until`: this invocation's other tasks for it go back to the queue with
+ * one delay (one message) without another slot write, which would only fail.
+ */
+function deferHost(ctx: FetchContext, host: string, until: number): void {
+  ctx.deferred ??= new Map();
+  ctx.deferred.set(host, { until, delaySeconds: Math.max(1, Math.round((until - ctx.deps.now()) / 1000)) });
+}
+
 /** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
 async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delayMs: number) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
     const slot = await politeSlot(ctx, host, delayMs);
     if ('requeueSeconds' in slot) return slot.requeueSeconds;
+    if (slot.sendBy !== undefined)
+      deferHost(ctx, host, slot.sendBy - SLOT_JITTER_MS + delayMs + SLOT_MARGIN_MS);
     const res = await fetchUrl(task.url, {
       userAgent: config.fetch.userAgent,
       timeoutMs: config.fetch.timeoutMs,
@@ -180,9 +191,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   const res = await politeFetch(ctx, task, host, delayMs);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') {
-    // The host's other tasks of this round go back with the same delay, in one message, unread.
-    ctx.deferred ??= new Map();
-    ctx.deferred.set(host, { until: deps.now() + res * 1000, delaySeconds: res });
+    deferHost(ctx, host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
   const at = fetchedAt();
