@@ -15,6 +15,7 @@ import { startEmulator, useEmulatorEnv } from '../cli/emulator.ts';
 import { runCrawlee } from './crawlee-run.ts';
 import { formatExtractMicro, runExtractMicro } from './extract-micro.ts';
 import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from './pricing.ts';
+import { PROFILES, type ProfileFigures, profileConfig, profileLine, startSlowServer } from './realistic.ts';
 import {
   costTable,
   crawlTable,
@@ -25,7 +26,6 @@ import {
   targetLines,
   usd,
 } from './report.ts';
-import { PROFILES, type ProfileFigures, profileConfig, profileLine, startSlowServer } from './realistic.ts';
 import {
   type BenchSite,
   CORPUS_ROOT,
