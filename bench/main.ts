@@ -15,6 +15,7 @@ import { startEmulator, useEmulatorEnv } from '../cli/emulator.ts';
 import { runCrawlee } from './crawlee-run.ts';
 import { formatExtractMicro, runExtractMicro } from './extract-micro.ts';
 import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from './pricing.ts';
+import { PROFILES, type ProfileFigures, profileConfig, profileLine, startSlowServer } from './realistic.ts';
 import {
   costTable,
   crawlTable,
@@ -25,7 +26,14 @@ import {
   targetLines,
   usd,
 } from './report.ts';
-import { type BenchSite, comparePaths, corpusAvailable, corpusSite, generatedSite } from './sites.ts';
+import {
+  type BenchSite,
+  CORPUS_ROOT,
+  comparePaths,
+  corpusAvailable,
+  corpusSite,
+  generatedSite,
+} from './sites.ts';
 import { runTrawl, type TrawlResult } from './trawl-run.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -111,6 +119,29 @@ async function linksRuns(): Promise<LinksRow[]> {
 
 const slim = (r: TrawlResult) => ({ ...r, documentUrls: undefined });
 
+/** The realistic-network profiles (bench/realistic.ts) on the Boost docs. */
+async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {
+  heading('Realistic networks: K virtual hosts, lognormal latency (median 200 ms, σ 0.6), politeness delay');
+  const out: (ProfileFigures & { name: string })[] = [];
+  for (const p of PROFILES) {
+    const server = await startSlowServer(CORPUS_ROOT, p);
+    try {
+      const run = await runTrawl(
+        `profile ${p.name}`,
+        profileConfig(crawlName('p'), p, server.port, '/doc/html/index.html'),
+      );
+      const figures = profileLine(p, run);
+      say(figures.line);
+      out.push({ name: p.name, ...figures });
+    } finally {
+      await server.close();
+    }
+  }
+  const ratio = (out[1]?.gbSecondsPerPage ?? 0) / (out[0]?.gbSecondsPerPage ?? 1);
+  say(`Lambda GB-s a page, 8 hosts 1 s wait / no wait: ${ratio.toFixed(2)}× (target ≤ 1.5×)`);
+  return out;
+}
+
 export async function main(): Promise<void> {
   const started = Date.now();
   const host = machine();
@@ -137,6 +168,8 @@ export async function main(): Promise<void> {
     } finally {
       await site.close();
     }
+    const profiles = haveCorpus && !process.env.BENCH_SKIP_PROFILES ? await profileRuns() : [];
+    if (!haveCorpus) say('\nrealistic-network profiles skipped: they serve ../shared/corpora/site');
     let links: LinksRow[] = [];
     let spread = {
       text: '(skipped: BENCH_SKIP_LINKS=1)',
@@ -187,6 +220,7 @@ export async function main(): Promise<void> {
       extract: micro,
       links: links.map((l) => ({ linksPerPage: l.linksPerPage, run: slim(l.run) })),
       linksSpread: { requests: spread.spreadRequests, cost: spread.spreadCost },
+      profiles,
       assumptions: pricingAssumptions(),
     };
     writeFileSync(out, `${JSON.stringify(json, null, 2)}\n`);

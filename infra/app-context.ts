@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, parseDuration } from '../shared/config.ts';
+import { capacityFromContext } from './constructs/table-capacity.ts';
 import type { CrawlerStackProps } from './crawler-stack.ts';
 
 /** The crawl name when neither `-c crawl=` nor `-c config=` is given. */
@@ -14,7 +15,10 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
   const crawl = context('crawl');
   const configPath = context('config');
   if (crawl !== undefined && typeof crawl !== 'string') throw new Error('context crawl must be a string');
-  if (configPath === undefined) return { crawlName: crawl ?? DEFAULT_CRAWL };
+  // Only a provisioned choice adds a prop: an on-demand stack's props stay as they were.
+  const capacity = capacityFromContext(context('dynamoCapacity'), context('dynamoMaxWriteUnits'));
+  const extra = capacity.mode === 'provisioned' ? { dynamoCapacity: capacity } : {};
+  if (configPath === undefined) return { crawlName: crawl ?? DEFAULT_CRAWL, ...extra };
   if (typeof configPath !== 'string') throw new Error('context config must be a file path');
   const text = readFileSync(configPath, 'utf8');
   const raw: unknown = /\.json$/i.test(configPath) ? JSON.parse(text) : parseYaml(text);
@@ -24,5 +28,5 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
   }
   // Rounded up: the schedule never runs more often than the config asks.
   const minutes = Math.max(1, Math.ceil(parseDuration(config.refresh.discoveryInterval) / 60_000));
-  return { crawlName: config.name, discoveryIntervalMinutes: minutes };
+  return { crawlName: config.name, discoveryIntervalMinutes: minutes, ...extra };
 }

@@ -19,6 +19,7 @@ import { RefreshStage } from './constructs/refresh.ts';
 import { SeedStage } from './constructs/seed.ts';
 import type { CrawlResources } from './constructs/stage-function.ts';
 import { CrawlStorage } from './constructs/storage.ts';
+import type { TableCapacity } from './constructs/table-capacity.ts';
 import { WorkQueue } from './constructs/work-queue.ts';
 
 /** The S3 key the functions read the crawl config from. */
@@ -29,6 +30,8 @@ export interface CrawlerStackProps extends StackProps {
   crawlName: string;
   /** discovery schedule; @default SCHEDULES.discovery.everyMinutes */
   discoveryIntervalMinutes?: number;
+  /** DynamoDB capacity of both tables; @default on-demand */
+  dynamoCapacity?: TableCapacity;
 }
 
 /** One crawl on AWS: frontier and stage queues, URL and host tables, the bucket, five stage functions. */
@@ -41,7 +44,7 @@ export class CrawlerStack extends Stack {
   constructor(scope: Construct, id: string, props: CrawlerStackProps) {
     super(scope, id, props);
     const names = resourceNames(props.crawlName);
-    const storage = new CrawlStorage(this, 'Storage', names);
+    const storage = new CrawlStorage(this, 'Storage', names, props.dynamoCapacity);
     const frontier = frontierQueues(this, names);
     const stageQueues = {
       extract: stageQueue(this, names, 'extract'),

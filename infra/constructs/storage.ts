@@ -3,6 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { type ResourceNames, TABLES } from '../../shared/topology.ts';
+import { autoScale, billingProps, ON_DEMAND, type TableCapacity } from './table-capacity.ts';
 
 /** Object prefixes in the crawl bucket; grants are scoped to them. */
 export const PREFIXES = {
@@ -22,11 +23,11 @@ export class CrawlStorage extends Construct {
   readonly hosts: dynamodb.Table;
   readonly bucket: s3.Bucket;
 
-  constructor(scope: Construct, id: string, names: ResourceNames) {
+  constructor(scope: Construct, id: string, names: ResourceNames, capacity: TableCapacity = ON_DEMAND) {
     super(scope, id);
     const common = {
-      // On-demand: a crawl is bursty; no capacity to plan, no throttling on the first burst.
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      // On-demand by default: a crawl is bursty; no capacity to plan, no throttling on the first burst.
+      ...billingProps(capacity),
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       // DynamoDB TTL deletes expired items for free.
@@ -46,6 +47,8 @@ export class CrawlStorage extends Construct {
       // Politeness state and robots.txt cache: rebuilt on the next fetch, nothing to keep.
       removalPolicy: RemovalPolicy.DESTROY,
     });
+    autoScale(this.urls, capacity);
+    autoScale(this.hosts, capacity);
     // No bucketName: S3 names are global, CloudFormation generates a unique one.
     this.bucket = new s3.Bucket(this, 'Store', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

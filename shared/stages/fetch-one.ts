@@ -25,6 +25,10 @@ export interface FetchContext {
   slotLeadMs?: number;
   /** each host's politeness delay as the last fetch found it (config and robots.txt Crawl-delay) */
   hostDelays?: Map<string, number>;
+  /** hosts not due in this invocation: until when, and the delay their tasks go back with */
+  deferred?: Map<string, { until: number; delaySeconds: number }>;
+  /** a clean stop: tasks not started go back */
+  signal?: AbortSignal;
 }
 
 /** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
@@ -32,8 +36,11 @@ type Slot = { requeueSeconds: number } | { sendBy?: number };
 /** Slots missed because connecting took too long, before the URL goes back to its queue. */
 const MAX_LATE_SLOTS = 5;
 
-/** A host slot this close is waited for inside the invocation; a later one puts the URL back with a delay. */
-const MAX_IN_PROCESS_WAIT_MS = 5_000;
+/**
+ * A host slot this close is waited for inside the invocation; a later one puts the URL (and every
+ * other task of that host in the round) back with a delay: Lambda bills waiting like work.
+ */
+const MAX_IN_PROCESS_WAIT_MS = 50;
 /**
  * A slot is booked for a start time a little ahead (the lead) and used only if the request starts by
  * start + jitter. It is held for delay + margin: the margin beyond the jitter absorbs a stall between
@@ -113,12 +120,23 @@ async function backedOff(ctx: FetchContext, host: string): Promise<number | null
   return known.until > now ? waitOrRequeue(ctx, now, known.until - now) : null;
 }
 
+/**
+ * The host is not due before `until`: this invocation's other tasks for it go back to the queue with
+ * one delay (one message) without another slot write, which would only fail.
+ */
+function deferHost(ctx: FetchContext, host: string, until: number): void {
+  ctx.deferred ??= new Map();
+  ctx.deferred.set(host, { until, delaySeconds: Math.max(1, Math.round((until - ctx.deps.now()) / 1000)) });
+}
+
 /** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
 async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delayMs: number) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
     const slot = await politeSlot(ctx, host, delayMs);
     if ('requeueSeconds' in slot) return slot.requeueSeconds;
+    if (slot.sendBy !== undefined)
+      deferHost(ctx, host, slot.sendBy - SLOT_JITTER_MS + delayMs + SLOT_MARGIN_MS);
     const res = await fetchUrl(task.url, {
       userAgent: config.fetch.userAgent,
       timeoutMs: config.fetch.timeoutMs,
@@ -143,8 +161,12 @@ async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delay
 export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskResult> {
   const { config, deps } = ctx;
   const fetchedAt = () => new Date(deps.now()).toISOString();
-  if (deps.now() > ctx.deadline) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
+  if (deps.now() > ctx.deadline || ctx.signal?.aborted)
+    return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
   const host = new URL(task.url).host;
+  const deferred = ctx.deferred?.get(host);
+  if (deferred && deferred.until > deps.now())
+    return { type: 'requeue', task, delaySeconds: deferred.delaySeconds, reason: 'politeness' };
   let delayMs = config.fetch.waitBetweenRequestsMs;
   if (config.fetch.respectRobotsTxt) {
     // Groups match the product token ("trawl"), not the whole User-Agent string (RFC 9309 §2.2.1).
@@ -168,7 +190,10 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   ctx.hostDelays.set(host, delayMs);
   const res = await politeFetch(ctx, task, host, delayMs);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
-  if (typeof res === 'number') return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
+  if (typeof res === 'number') {
+    deferHost(ctx, host, deps.now() + res * 1000);
+    return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
+  }
   const at = fetchedAt();
   switch (res.kind) {
     case 'ok':

@@ -1,23 +1,27 @@
 /**
  * The fetch stage: weighted polling across the six frontier sources (seed 001), many
- * concurrent fetches per invocation, one page bundle (S3) and one extract message per round.
+ * concurrent fetches per invocation; frontier messages are leased briefly (fetch-leases.ts) and
+ * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
-import { randomUUID } from 'node:crypto';
+import type { ReceivedMessage } from '../aws/work-queues.ts';
 import { Lane, mapLimit } from '../crawl/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
-import type { FetchedPage, FrontierMessage, SourceName, UrlTask } from '../types.ts';
+import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { RoundFlusher } from './fetch-flush.ts';
+import { LEASE_SECONDS, Leases } from './fetch-leases.ts';
 import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { createRobotsCache } from './robots-cache.ts';
-import { sendDelayedTasks } from './send-tasks.ts';
 
 export interface FetchRunOptions {
   /** epoch ms after which no new fetch starts (Lambda: remaining time minus a margin) */
   deadline: number;
   /** stop after this many receive rounds (tests, the local runner's fairness) */
   maxRounds?: number;
+  /** a clean stop (Ctrl-C, SIGTERM): no new fetch starts, held messages go back at once */
+  signal?: AbortSignal;
 }
 
 export interface FetchRunSummary {
@@ -30,7 +34,7 @@ export interface FetchRunSummary {
   order: { url: string; source: SourceName }[];
 }
 
-/** Polls the frontier until it is empty or the deadline passes. */
+/** Polls the frontier until it is empty, the deadline passes or `signal` aborts. */
 export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Promise<FetchRunSummary> {
   const config = await deps.loadConfig();
   const weights = sourceWeights(config.weights);
@@ -40,43 +44,103 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     config,
     robots: createRobotsCache(deps.hosts, config, deps.now),
     deadline: opts.deadline,
+    signal: opts.signal,
   };
   const summary: FetchRunSummary = { rounds: 0, fetched: 0, requeued: 0, drained: false, order: [] };
-  while (deps.now() < opts.deadline && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
-    const source = pickSource(weights, exhausted, deps.random);
-    if (!source) {
-      summary.drained = true;
-      break;
-    }
-    const messages = await deps.queues.receive<FrontierMessage>(
-      deps.queueUrls.frontier[source],
-      FRONTIER_QUEUE.receiveBatch,
-    );
-    if (messages.length === 0) {
-      exhausted.add(source);
-      continue;
-    }
-    summary.rounds++;
-    const tasks = messages.flatMap((m) => (Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : []));
-    const results = await fetchRound(ctx, tasks);
-    await flushRound(deps, results);
-    await deps.queues.delete(
-      deps.queueUrls.frontier[source],
-      messages.map((m) => m.receiptHandle),
-    );
-    for (const r of results) {
-      if (r.type === 'page') {
-        summary.fetched++;
-        bump('fetched');
-        bump(`fetched:${source}`);
-        summary.order.push({ url: r.page.url, source });
-      } else {
-        summary.requeued++;
-        bump(`requeued:${r.reason}`);
+  const leases = new Leases(deps.queues, (err) => deps.log.warn('lease heartbeat failed', { err }));
+  leases.start();
+  try {
+    while (!stopped(ctx) && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
+      const source = pickSource(weights, exhausted, deps.random);
+      if (!source) {
+        summary.drained = true;
+        break;
       }
+      const queueUrl = deps.queueUrls.frontier[source];
+      const messages = await deps.queues.receive<FrontierMessage>(
+        queueUrl,
+        FRONTIER_QUEUE.receiveBatch,
+        0,
+        LEASE_SECONDS,
+      );
+      if (messages.length === 0) {
+        exhausted.add(source);
+        continue;
+      }
+      summary.rounds++;
+      leases.hold(
+        queueUrl,
+        messages.map((m) => m.receiptHandle),
+      );
+      const flusher = new RoundFlusher(deps, leases, (results) => count(summary, source, results));
+      await fetchMessages(ctx, queueUrl, messages, flusher);
+      await flusher.flush();
     }
+  } finally {
+    await leases.stop();
+    // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
+    await leases.giveBack().catch((err) => deps.log.warn('giving leases back failed', { err }));
   }
   return summary;
+}
+
+function stopped(ctx: FetchContext): boolean {
+  return ctx.deps.now() >= ctx.deadline || ctx.signal?.aborted === true;
+}
+
+function count(summary: FetchRunSummary, source: SourceName, results: TaskResult[]): void {
+  for (const r of results) {
+    if (r.type === 'page') {
+      summary.fetched++;
+      bump('fetched');
+      bump(`fetched:${source}`);
+      summary.order.push({ url: r.page.url, source });
+    } else {
+      summary.requeued++;
+      bump(`requeued:${r.reason}`);
+    }
+  }
+}
+
+/** Fetches a round's tasks; each message is handed to the flusher as soon as its last task is done. */
+async function fetchMessages(
+  ctx: FetchContext,
+  queueUrl: string,
+  messages: ReceivedMessage<FrontierMessage>[],
+  flusher: RoundFlusher,
+): Promise<void> {
+  const perMessage = messages.map((m) => (Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : []));
+  const results: TaskResult[][] = messages.map(() => []);
+  const left = perMessage.map((t) => t.length);
+  const done = (i: number) =>
+    flusher.complete({
+      queueUrl,
+      receiptHandle: messages[i]?.receiptHandle ?? '',
+      results: results[i] ?? [],
+    });
+  for (const [i, n] of left.entries()) if (n === 0) done(i);
+  const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
+  await fetchRound(ctx, entries, (entry, result) => {
+    results[entry.msg]?.push(result);
+    left[entry.msg] = (left[entry.msg] ?? 1) - 1;
+    if (left[entry.msg] === 0) done(entry.msg);
+  });
+}
+
+/**
+ * Orders tasks so that each host's first task comes before any host's second: a message is 50 URLs
+ * of one source, often one host, and workers queued on one host's lane would leave the others idle.
+ */
+function interleaveByHost<T extends { task: UrlTask }>(entries: T[]): T[] {
+  const seen = new Map<string, number>();
+  const ranked = entries.map((e, i) => {
+    const host = hostOf(e.task.url);
+    const rank = seen.get(host) ?? 0;
+    seen.set(host, rank + 1);
+    return { e, rank, i };
+  });
+  ranked.sort((a, b) => a.rank - b.rank || a.i - b.i);
+  return ranked.map((r) => r.e);
 }
 
 function isTask(t: unknown): t is UrlTask {
@@ -89,7 +153,11 @@ function isTask(t: unknown): t is UrlTask {
  * until the host's politeness delay is known (its robots.txt read by the first), then up to
  * `fetch.connectionsPerHost` when it asks for no delay; with a delay the slots space them anyway.
  */
-async function fetchRound(ctx: FetchContext, tasks: UrlTask[]): Promise<TaskResult[]> {
+async function fetchRound<T extends { task: UrlTask }>(
+  ctx: FetchContext,
+  entries: T[],
+  onResult: (entry: T, result: TaskResult) => void,
+): Promise<void> {
   const lanes = new Map<string, Lane>();
   const laneOf = (host: string) => {
     let lane = lanes.get(host);
@@ -99,8 +167,8 @@ async function fetchRound(ctx: FetchContext, tasks: UrlTask[]): Promise<TaskResu
     }
     return lane;
   };
-  return mapLimit(tasks, ctx.config.fetch.concurrency, (task) =>
-    laneOf(hostOf(task.url)).run(() => fetchOne(ctx, task)),
+  await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) =>
+    onResult(entry, await laneOf(hostOf(entry.task.url)).run(() => fetchOne(ctx, entry.task))),
   );
 }
 
@@ -110,20 +178,4 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-/** Writes the round's pages as one bundle, sends one extract message, puts requeued tasks back. */
-async function flushRound(deps: StageDeps, results: TaskResult[]): Promise<void> {
-  const pages: FetchedPage[] = [];
-  const requeue: { task: UrlTask; delaySeconds: number }[] = [];
-  for (const r of results) {
-    if (r.type === 'page') pages.push(r.page);
-    else requeue.push(r);
-  }
-  if (pages.length > 0) {
-    const key = `pages/${new Date(deps.now()).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
-    await deps.store.putLines(key, pages);
-    await deps.queues.send(deps.queueUrls.extract, [{ body: { bundle: key, count: pages.length } }]);
-  }
-  await sendDelayedTasks(deps, requeue);
 }

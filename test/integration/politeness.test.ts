@@ -113,7 +113,10 @@ describe('politeness per host across concurrent fetch workers', () => {
       Math.max(...spans.map((s) => s.start)) < Math.min(...spans.map((s) => s.end)),
       'workers overlapped',
     );
-    for (const s of spans) assert.ok(s.fetched >= 1, `every worker fetched (${spans.map((x) => x.fetched)})`);
+    // A worker that finds a host not due hands its tasks back with a delay instead of waiting (issue
+    // 13), so which worker fetches what is up to the slot races; the runner's drain does the rest.
+    const byWorkers = spans.reduce((n, s) => n + s.fetched, 0);
+    assert.ok(byWorkers >= 1, `the workers fetched ${spans.map((x) => x.fetched)}`);
 
     const delays = [WAIT_MS, WAIT_MS, WAIT_MS, CRAWL_DELAY_S * 1000];
     sites.forEach((site, i) => {

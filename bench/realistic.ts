@@ -1,0 +1,155 @@
+/**
+ * Realistic-network profiles (issue 13): the bench site served on K virtual hosts (names that
+ * `fetch.resolve` points at loopback), every response delayed by a lognormal latency (median
+ * 200 ms, σ 0.6), crawled with a politeness delay. Each profile crawls the start page and the
+ * pages it links to (scope.maxDepth 1: 31 pages a host on the Boost docs) so `npm run bench`
+ * stays short; the figures are per page, so the page count only sets their noise.
+ */
+import { promises as fsp } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { PRICES } from './pricing.ts';
+import type { TrawlResult } from './trawl-run.ts';
+
+export interface Profile {
+  name: string;
+  hosts: number;
+  medianMs: number;
+  sigma: number;
+  waitMs: number;
+}
+
+export const PROFILES: Profile[] = [
+  { name: '8 hosts, 200 ms, no wait', hosts: 8, medianMs: 200, sigma: 0.6, waitMs: 0 },
+  { name: '8 hosts, 200 ms, 1 s wait', hosts: 8, medianMs: 200, sigma: 0.6, waitMs: 1000 },
+  { name: '1 host, 200 ms, 1 s wait', hosts: 1, medianMs: 200, sigma: 0.6, waitMs: 1000 },
+];
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.htm': 'text/html',
+  '.css': 'text/css',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
+
+/** A seeded generator (mulberry32): the same latencies on every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+/** Lognormal latency: median × e^(σ·z), z standard normal (Box–Muller). */
+function lognormal(random: () => number, medianMs: number, sigma: number): number {
+  const z = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  return medianMs * Math.exp(sigma * z);
+}
+
+export interface SlowServer {
+  port: number;
+  requests: number;
+  close(): Promise<void>;
+}
+
+/** Serves `root` for any Host name, each response after a lognormal delay; robots.txt is 404. */
+export async function startSlowServer(root: string, p: Profile): Promise<SlowServer> {
+  const random = seeded(42);
+  const state = { requests: 0 };
+  const server = http.createServer((req, res) => {
+    state.requests++;
+    const delay = lognormal(random, p.medianMs, p.sigma);
+    setTimeout(async () => {
+      const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
+      const file = path.join(root, path.normalize(rel));
+      try {
+        if (!file.startsWith(root) || rel === '/robots.txt') throw new Error('not found');
+        const body = await fsp.readFile(file);
+        res
+          .writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' })
+          .end(body);
+      } catch {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      }
+    }, delay);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** The crawl config of a profile: K host names resolved to loopback, each crawled from `startPath`. */
+export function profileConfig(name: string, p: Profile, port: number, startPath: string) {
+  const hosts = Array.from({ length: p.hosts }, (_, i) => `h${i}.bench.test`);
+  return {
+    name,
+    startUrls: hosts.map((h) => `http://${h}:${port}${startPath}`),
+    scope: { underStartPath: true, maxDepth: 1 },
+    fetch: {
+      allowPrivateNetworks: true,
+      waitBetweenRequestsMs: p.waitMs,
+      resolve: Object.fromEntries(hosts.map((h) => [h, '127.0.0.1'])),
+    },
+  };
+}
+
+/** Provisioned capacity at 70% utilisation: $0.00065 per WCU-hour, $0.00013 per RCU-hour (FACTS.md). */
+const PROVISIONED = {
+  writeUnit: 0.00065 / 3600 / 0.7,
+  readUnit: 0.00013 / 3600 / 0.7,
+};
+
+export interface ProfileFigures {
+  line: string;
+  pagesPerSecond: number;
+  boundShare: number;
+  gbSecondsPerPage: number;
+  writeUnitsPerPage: number;
+  provisionedTotal: number;
+}
+
+const d = (x: number) => `$${x.toFixed(2)}`;
+
+/** The issue's one line per profile, plus the same total with provisioned DynamoDB capacity. */
+export function profileLine(p: Profile, r: TrawlResult): ProfileFigures {
+  const m = r.cost.perMillion;
+  const u = r.usage;
+  const scale = 1e6 / Math.max(1, u.pages);
+  const dynamo = m.dynamoWrite + m.dynamoRead;
+  const provisionedDynamo =
+    (u.dynamoWriteUnits * PROVISIONED.writeUnit + u.dynamoReadUnits * PROVISIONED.readUnit) * scale;
+  const provisionedTotal = m.total - dynamo + provisionedDynamo;
+  const bound = p.hosts / ((p.waitMs + p.medianMs) / 1000);
+  const boundShare = r.pagesPerSecond / bound;
+  const line =
+    `profile ${p.name}: ${d(m.total)} per million pages (Lambda ${d(m.lambda)}, DynamoDB ${d(dynamo)}, ` +
+    `S3 ${d(m.s3)}, SQS ${d(m.sqs)}), ${r.pagesPerSecond.toFixed(1)} pages/s, ${(boundShare * 100).toFixed(0)}% of the politeness bound` +
+    `\n  provisioned DynamoDB at 70%: ${d(provisionedTotal)} (DynamoDB ${d(provisionedDynamo)}); ${r.pages} pages, ` +
+    `${(u.dynamoWriteUnits / Math.max(1, u.pages)).toFixed(2)} write units a page, fetch invocations ${u.stages.fetch.invocations}, ` +
+    `Lambda GB-s a page ${(r.cost.lambdaGbSeconds / Math.max(1, u.pages)).toFixed(4)}`;
+  return {
+    line,
+    pagesPerSecond: r.pagesPerSecond,
+    boundShare,
+    gbSecondsPerPage: r.cost.lambdaGbSeconds / Math.max(1, u.pages),
+    writeUnitsPerPage: u.dynamoWriteUnits / Math.max(1, u.pages),
+    provisionedTotal,
+  };
+}
+
+export const PROVISIONED_PRICES = { ...PROVISIONED, onDemandWrite: PRICES.dynamoWriteUnit };
