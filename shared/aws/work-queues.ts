@@ -3,6 +3,7 @@
  * sends and deletes go in batches of 10 (the AWS limit), so one request moves many URLs.
  */
 import {
+  ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -33,9 +34,17 @@ export interface ReceivedMessage<T> {
 
 export interface WorkQueues {
   send(queueUrl: string, messages: OutgoingMessage[]): Promise<void>;
-  receive<T>(queueUrl: string, max: number, waitSeconds?: number): Promise<ReceivedMessage<T>[]>;
+  /** `visibilitySeconds`: the lease on what is received (the queue's visibility timeout when absent) */
+  receive<T>(
+    queueUrl: string,
+    max: number,
+    waitSeconds?: number,
+    visibilitySeconds?: number,
+  ): Promise<ReceivedMessage<T>[]>;
   delete(queueUrl: string, receiptHandles: string[]): Promise<void>;
   delay(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
+  /** Extends (heartbeat) or ends (0: give back) leases, 10 per request. */
+  changeVisibility(queueUrl: string, entries: { receiptHandle: string; seconds: number }[]): Promise<void>;
   depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }>;
 }
 
@@ -109,12 +118,13 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
         }
       }
     },
-    async receive<T>(queueUrl: string, max: number, waitSeconds = 0) {
+    async receive<T>(queueUrl: string, max: number, waitSeconds = 0, visibilitySeconds?: number) {
       const res = await client.send(
         new ReceiveMessageCommand({
           QueueUrl: queueUrl,
           MaxNumberOfMessages: Math.min(MAX_BATCH_ENTRIES, max),
           WaitTimeSeconds: waitSeconds,
+          VisibilityTimeout: visibilitySeconds,
           MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         }),
       );
@@ -144,6 +154,21 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
           VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
         }),
       );
+    },
+    async changeVisibility(queueUrl, entries) {
+      for (let i = 0; i < entries.length; i += MAX_BATCH_ENTRIES) {
+        const slice = entries.slice(i, i + MAX_BATCH_ENTRIES);
+        await client.send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: slice.map((e, j) => ({
+              Id: String(j),
+              ReceiptHandle: e.receiptHandle,
+              VisibilityTimeout: Math.max(0, Math.ceil(e.seconds)),
+            })),
+          }),
+        );
+      }
     },
     async depth(queueUrl) {
       const res = await client.send(

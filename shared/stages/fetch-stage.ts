@@ -18,6 +18,8 @@ export interface FetchRunOptions {
   deadline: number;
   /** stop after this many receive rounds (tests, the local runner's fairness) */
   maxRounds?: number;
+  /** raised when the caller stops (the local runner on Ctrl-C): no new round starts */
+  signal?: AbortSignal;
 }
 
 export interface FetchRunSummary {
@@ -42,7 +44,11 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     deadline: opts.deadline,
   };
   const summary: FetchRunSummary = { rounds: 0, fetched: 0, requeued: 0, drained: false, order: [] };
-  while (deps.now() < opts.deadline && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
+  const more = () =>
+    deps.now() < opts.deadline &&
+    summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY) &&
+    !opts.signal?.aborted;
+  while (more()) {
     const source = pickSource(weights, exhausted, deps.random);
     if (!source) {
       summary.drained = true;
