@@ -9,7 +9,7 @@ import { startDemoSite } from '../demo-site.ts';
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
-import { type CrawlSession, crawl, openSession, refresh } from '../session.ts';
+import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
 import { onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 
@@ -19,6 +19,7 @@ interface RunOptions {
   progress?: boolean;
   now?: string;
   watch?: boolean;
+  dryRun?: boolean;
 }
 
 async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: () => Promise<void> }> {
@@ -89,5 +90,23 @@ export async function crawlCommand(opts: RunOptions): Promise<void> {
 
 /** `trawl refresh -c FILE [--now ISO]` */
 export async function refreshCommand(opts: RunOptions): Promise<void> {
-  await run(opts, 'refresh');
+  if (opts.dryRun) await dryRun(opts);
+  else await run(opts, 'refresh');
+}
+
+/** `trawl refresh --dry-run`: one JSON line per URL the cycle would refresh or delete; no writes. */
+async function dryRun(opts: RunOptions): Promise<void> {
+  const now = opts.now === undefined ? undefined : new Date(opts.now);
+  if (now && Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
+  const { config, close } = await prepare(opts);
+  try {
+    const plan = await planRefresh(await openSession(config, { now }));
+    for (const p of plan) process.stdout.write(`${JSON.stringify(p)}\n`);
+    const count = (a: string) => plan.filter((p) => p.action === a).length;
+    process.stderr.write(
+      `trawl: dry run: ${count('refresh')} to refresh, ${count('delete')} to delete, ${count('forget')} to forget; nothing changed\n`,
+    );
+  } finally {
+    await close();
+  }
 }
