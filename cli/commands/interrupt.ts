@@ -13,7 +13,7 @@ export interface StopRequest {
 }
 
 /** Running handlers may finish within this long after the signal (their output is then kept). */
-const GRACE_MS = 2500;
+const GRACE_MS = 2000;
 /** The process exits by this time after the first signal whatever it is doing (the promise is 5 s). */
 const FORCE_EXIT_MS = 4500;
 
