@@ -37,6 +37,7 @@ function program(): Command {
     .requiredOption('-c, --config <file>', 'crawl config')
     .option('--now <iso-time>', 'pretend the clock says this time')
     .option('--demo', 'serve the bundled demo site while refreshing')
+    .option('--dry-run', 'list what the cycle would refresh and delete, with reasons; change nothing')
     .option('--no-progress', 'plain log lines even on a terminal')
     .action(async (o) => (await crawlCmd()).refreshCommand(o));
   p.command('docs')

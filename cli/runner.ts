@@ -2,8 +2,12 @@
  * The local runner: Lambda's event sources emulated in-process. It invokes the real handlers
  * with SQS- and EventBridge-shaped events, using the batch sizes, batching windows and
  * concurrency of the topology; honours ReportBatchItemFailures (only successful records are
- * deleted; failed ones come back after the queue's visibility timeout and go to the DLQ after
+ * deleted; failed ones come back when their lease ends and go to the DLQ after
  * maxReceiveCount, as SQS does it) and runs until the frontier drains.
+ *
+ * Leases: a stage batch is received with a short lease (LEASE_SECONDS) that a heartbeat extends
+ * while its handler runs, so a batch held by a killed process comes back within ~30 s instead of
+ * the queue's 6 × timeout; `stop()` gives back every held batch at once (visibility 0).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -55,10 +59,19 @@ export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/sched
 
 const region = process.env.AWS_REGION ?? 'us-east-1';
 
+/** A stage batch's lease: what a killed process makes the next run wait at most. */
+export const LEASE_SECONDS = 30;
+/** The heartbeat extends held leases this often (a third of the lease: two beats may fail). */
+const HEARTBEAT_MS = (LEASE_SECONDS * 1000) / 3;
+
+/** The local context also carries the runner's stop signal (`trawlStop`), which a stage may honour. */
+export type LocalContext = Context & { trawlStop?: AbortSignal };
+
 /** A Lambda-like context with the stage's timeout. */
-export function lambdaContext(stage: StageName): Context {
+export function lambdaContext(stage: StageName, stop?: AbortSignal): LocalContext {
   const deadline = Date.now() + FUNCTIONS[stage].timeoutSeconds * 1000;
   return {
+    trawlStop: stop,
     callbackWaitsForEmptyEventLoop: false,
     functionName: `trawl-local-${stage}`,
     functionVersion: '$LATEST',
@@ -132,6 +145,10 @@ export class LocalRunner {
   private stopped = false;
   private latest: QueueDepths = {};
   private stopTimers: (() => void) | null = null;
+  /** raised by `stop()`: no new work is taken, held leases are given back */
+  private readonly halt = new AbortController();
+  /** leases held by the event-source pollers: queue URL → receipt handles */
+  private readonly held = new Map<string, Set<string>>();
   /** Scheduled invocations the timers started, per stage. */
   readonly fired: Record<'seed' | 'refresh', number> = { seed: 0, refresh: 0 };
 
@@ -147,7 +164,7 @@ export class LocalRunner {
     const started = performance.now();
     this.running++;
     try {
-      return await this.opts.handlers[stage](event, lambdaContext(stage));
+      return await this.opts.handlers[stage](event, lambdaContext(stage, this.halt.signal));
     } finally {
       this.running--;
       const ms = performance.now() - started;
@@ -169,8 +186,8 @@ export class LocalRunner {
     let depths: QueueDepths = {};
     let quietTicks = 0;
     try {
-      while (Date.now() < deadline && !until?.()) {
-        depths = await this.depths();
+      while (Date.now() < deadline && !until?.() && !this.halted) {
+        depths = await this.queueDepths();
         this.latest = depths;
         this.opts.onTick?.(depths, this.stats);
         const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
@@ -194,6 +211,32 @@ export class LocalRunner {
     return depths;
   }
 
+  /** True once `stop()` was called. */
+  get halted(): boolean {
+    return this.halt.signal.aborted;
+  }
+
+  /**
+   * Ctrl-C: take no more work, tell running stages to stop (the signal in their context), and
+   * give back every batch the pollers hold (visibility 0) so the next run takes it at once.
+   */
+  async stop(): Promise<void> {
+    this.halt.abort();
+    this.stopped = true;
+    this.stopSchedules();
+    await this.giveBack();
+  }
+
+  /** Gives back every held lease (visibility 0). */
+  async giveBack(): Promise<void> {
+    const all = [...this.held].map(([url, handles]) => {
+      const entries = [...handles].map((receiptHandle) => ({ receiptHandle, seconds: 0 }));
+      handles.clear();
+      return this.pollQueues.changeVisibility(url, entries).catch(() => undefined);
+    });
+    await Promise.all(all);
+  }
+
   /**
    * Drains again and again with the schedule timers on, until `until()` says stop: a crawl kept
    * fresh as the deployed stack keeps it (discovery cycles, refresh cycles). Needs `schedules`.
@@ -202,7 +245,7 @@ export class LocalRunner {
     if (!this.opts.schedules) throw new Error('watch needs the schedules option');
     const ownTimers = this.startSchedules();
     try {
-      while (!until()) {
+      while (!until() && !this.halted) {
         await this.drain(until);
         if (!until()) await sleep(200);
       }
@@ -249,7 +292,8 @@ export class LocalRunner {
       .finally(() => this.fetchRunning--);
   }
 
-  private async depths(): Promise<QueueDepths> {
+  /** Every queue's depth (an uncounted client). */
+  async queueDepths(): Promise<QueueDepths> {
     const entries = await Promise.all(
       flatQueues(this.opts.queueUrls).map(
         async ([q, url]) => [q, await this.monitorQueues.depth(url)] as const,
@@ -267,7 +311,7 @@ export class LocalRunner {
     const spec = STAGE_QUEUES[queue];
     const url = this.opts.queueUrls[queue];
     let full = false;
-    while (!this.stopped) {
+    while (!this.stopped && !this.halted) {
       // Lambda's pollers long-poll for free-ish; here we look at the (uncounted) depth first so the
       // crawl's request counts hold only receives that return work.
       if (!full && (this.latest[`stage:${queue}`]?.visible ?? 0) <= index * spec.batchSize) {
@@ -280,18 +324,42 @@ export class LocalRunner {
         await sleep(50);
         continue;
       }
-      let failed = new Set<string>();
-      try {
-        const res = (await this.invoke(spec.consumer, sqsEvent(url, batch))) as SQSBatchResponse | undefined;
-        failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-      } catch (err) {
-        // A thrown handler fails the whole batch, as on Lambda.
-        process.stderr.write(`${queue} invocation failed: ${(err as Error).message}\n`);
-        failed = new Set(batch.map((m) => m.id));
-      }
+      const failed = await this.runLeased(queue, url, batch);
       this.stats[spec.consumer].failedRecords += failed.size;
       const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.receiptHandle);
+      // Finished after stop() gave it back: still deleted, so the next run does not do it again.
       if (done.length) await this.pollQueues.delete(url, done);
+    }
+  }
+
+  /** Invokes the consumer on a batch while a heartbeat keeps its lease; resolves with the failed ids. */
+  private async runLeased(
+    queue: 'extract' | 'index',
+    url: string,
+    batch: ReceivedMessage<unknown>[],
+  ): Promise<Set<string>> {
+    const handles = this.held.get(url) ?? new Set<string>();
+    this.held.set(url, handles);
+    for (const m of batch) handles.add(m.receiptHandle);
+    const beat = setInterval(() => {
+      const entries = batch
+        .filter((m) => handles.has(m.receiptHandle))
+        .map((m) => ({ receiptHandle: m.receiptHandle, seconds: LEASE_SECONDS }));
+      // A missed beat is not fatal: the lease has two more beats' worth of time left.
+      if (entries.length) this.pollQueues.changeVisibility(url, entries).catch(() => undefined);
+    }, HEARTBEAT_MS);
+    try {
+      const res = (await this.invoke(STAGE_QUEUES[queue].consumer, sqsEvent(url, batch))) as
+        | SQSBatchResponse
+        | undefined;
+      return new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      // A thrown handler fails the whole batch, as on Lambda.
+      process.stderr.write(`${queue} invocation failed: ${(err as Error).message}\n`);
+      return new Set(batch.map((m) => m.id));
+    } finally {
+      clearInterval(beat);
+      for (const m of batch) handles.delete(m.receiptHandle);
     }
   }
 
@@ -300,12 +368,17 @@ export class LocalRunner {
     size: number,
     windowMs: number,
   ): Promise<ReceivedMessage<unknown>[]> {
-    const batch = await this.pollQueues.receive<unknown>(url, size);
+    const batch = await this.pollQueues.receive<unknown>(url, size, 0, LEASE_SECONDS);
     if (batch.length === 0) return batch;
     // The batching window: one long poll for the rest of the batch, as the event source mapping waits.
     if (batch.length < size && windowMs > 0 && !this.stopped) {
       batch.push(
-        ...(await this.pollQueues.receive<unknown>(url, size - batch.length, Math.ceil(windowMs / 1000))),
+        ...(await this.pollQueues.receive<unknown>(
+          url,
+          size - batch.length,
+          Math.ceil(windowMs / 1000),
+          LEASE_SECONDS,
+        )),
       );
     }
     return batch;

@@ -9,8 +9,9 @@ import { currentStates as currentStatesOf } from '../shared/aws/refresh-manifest
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/build-document.ts';
-import { resetContainerDeps } from '../shared/stages/deps.ts';
+import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
+import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { resourceNames, type StageName } from '../shared/topology.ts';
 import type { CrawlDocument, UrlItem } from '../shared/types.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
@@ -100,6 +101,11 @@ export async function refresh(session: CrawlSession): Promise<unknown> {
   const result = await session.runner.invoke('refresh', scheduledEvent());
   await session.runner.drain();
   return result;
+}
+
+/** `trawl refresh --dry-run`: what one cycle would refresh and delete, changing nothing. */
+export async function planRefresh(_session: CrawlSession): Promise<PlannedAction[]> {
+  return planRefreshCycle(containerDeps());
 }
 
 /** Every known URL's current state (table item or newest manifest line), sorted by URL. */

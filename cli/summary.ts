@@ -51,6 +51,6 @@ export function printSummary({ kind, config, session, seconds, stats, counts }: 
     .map(([stage, s]) => `${stage} ${s.invocations} (avg ${(s.totalMs / s.invocations).toFixed(0)} ms)`);
   out(`  Lambda invocations: ${inv.join(', ')}`);
   const failed = Object.entries(session.runner.stats).reduce((s, [, v]) => s + v.failedRecords, 0);
-  if (failed) out(`  failed SQS records (retried after the visibility timeout): ${failed}`);
+  if (failed) out(`  failed SQS records (retried when their lease ends): ${failed}`);
   out(`  next: trawl docs -c … | trawl urls -c … | trawl explain -c … URL`);
 }

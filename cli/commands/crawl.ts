@@ -9,9 +9,10 @@ import { startDemoSite } from '../demo-site.ts';
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
-import { crawl, openSession, refresh } from '../session.ts';
+import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
 import { runDeployed } from './status.ts';
+import { onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 
 interface RunOptions {
   config: string;
@@ -19,6 +20,7 @@ interface RunOptions {
   progress?: boolean;
   now?: string;
   watch?: boolean;
+  dryRun?: boolean;
 }
 
 async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: () => Promise<void> }> {
@@ -48,31 +50,38 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     for (const k of Object.keys(stageStats)) delete stageStats[k];
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
-    if (kind === 'crawl') await crawl(session);
-    else await refresh(session);
-    if (opts.watch) {
-      // As the deployed stack does: discovery and refresh cycles on their schedules, until Ctrl-C.
-      let stop = false;
-      process.once('SIGINT', () => {
-        stop = true;
-      });
-      process.stderr.write('trawl: watching (discovery and refresh schedules running); Ctrl-C to stop\n');
-      await session.runner.watch(() => stop);
-    }
+    const signals = onStopSignal(session.runner);
+    if (kind === 'crawl') await reportResume(session);
+    const work = (async () => {
+      if (kind === 'crawl') await crawl(session);
+      else await refresh(session);
+      if (opts.watch && !session.runner.halted) {
+        // As the deployed stack does: discovery and refresh cycles on their schedules, until Ctrl-C.
+        process.stderr.write('trawl: watching (discovery and refresh schedules running); Ctrl-C to stop\n');
+        await session.runner.watch(() => session.runner.halted);
+      }
+    })();
+    const stop = await signals.settle(work);
     progress.stop();
-    printSummary({
-      kind,
-      config,
-      session,
-      seconds: (Date.now() - started) / 1000,
-      stats: stageStats,
-      counts: requestCounts,
-    });
+    const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
+    printSummary({ ...summary, stats: stageStats, counts: requestCounts });
+    if (stop) await finishInterrupted(session, stop, opts);
+    signals.dispose();
     await persistEmbeddedState();
   } finally {
     progress.stop();
     await close();
   }
+}
+
+/** After Ctrl-C: what was held is given back, the state saved, and the exit code is 130 / 143. */
+async function finishInterrupted(session: CrawlSession, stop: StopRequest, opts: RunOptions): Promise<never> {
+  await session.runner.giveBack();
+  process.stdout.write(
+    `trawl: interrupted (${stop.signal}); nothing is lost. Resume with: trawl crawl -c ${opts.config}\n`,
+  );
+  await persistEmbeddedState().catch(() => undefined);
+  process.exit(stop.exitCode);
 }
 
 /** `trawl crawl -c FILE [--demo]` */
@@ -84,6 +93,24 @@ export async function crawlCommand(opts: RunOptions): Promise<void> {
 
 /** `trawl refresh -c FILE [--now ISO]` */
 export async function refreshCommand(opts: RunOptions): Promise<void> {
+  if (opts.dryRun) return dryRun(opts);
   if (!opts.demo && !opts.now && (await runDeployed(opts.config, 'refresh'))) return;
   await run(opts, 'refresh');
+}
+
+/** `trawl refresh --dry-run`: one JSON line per URL the cycle would refresh or delete; no writes. */
+async function dryRun(opts: RunOptions): Promise<void> {
+  const now = opts.now === undefined ? undefined : new Date(opts.now);
+  if (now && Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
+  const { config, close } = await prepare(opts);
+  try {
+    const plan = await planRefresh(await openSession(config, { now }));
+    for (const p of plan) process.stdout.write(`${JSON.stringify(p)}\n`);
+    const count = (a: string) => plan.filter((p) => p.action === a).length;
+    process.stderr.write(
+      `trawl: dry run: ${count('refresh')} to refresh, ${count('delete')} to delete, ${count('forget')} to forget; nothing changed\n`,
+    );
+  } finally {
+    await close();
+  }
 }

@@ -4,11 +4,14 @@ import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { DEADLINE_MARGIN_MS, scheduledHandler } from '../../shared/stages/handler-kit.ts';
 
 export const handler = scheduledHandler('fetch', async (deps, context) => {
+  const stop = (context as { trawlStop?: AbortSignal }).trawlStop;
   const summary = await runFetchStage(deps, {
     deadline: deps.now() + context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS,
+    // The local runner's Ctrl-C (cli/runner.ts); absent on Lambda.
+    signal: stop,
   });
   // Work left when the time ran out: start the next fetcher now instead of waiting for the tick.
-  if (!summary.drained) await deps.kickFetch();
+  if (!summary.drained && !stop?.aborted) await deps.kickFetch();
   return {
     rounds: summary.rounds,
     fetched: summary.fetched,

@@ -32,8 +32,34 @@ const FIRST_LOOKBACK_MS = 90 * 86_400_000;
 /** Parallel manifest reads and deletions: the days are independent. */
 const QUERY_CONCURRENCY = 16;
 
-/** Runs one refresh cycle. */
-export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
+/** What one cycle would do to a URL (`trawl refresh --dry-run`). */
+export interface PlannedAction {
+  url: string;
+  action: 'refresh' | 'delete' | 'forget';
+  reason: string;
+}
+
+/**
+ * One cycle's plan, read only: the due URLs and what the cycle would do to each before fetching
+ * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
+ */
+export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
+  const { due, decider, starts } = await findDue(deps);
+  return due.map((item) => {
+    const isStart = starts.has(item.url) || item.kind === 'sitemap';
+    const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
+    if (!d.accepted) {
+      const action = item.docBulk ? 'delete' : 'forget';
+      return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
+    }
+    if (item.docBulk && !d.index)
+      return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason}` };
+    return { url: item.url, action: 'refresh', reason: `due since ${item.nextRefreshAt ?? '?'}` };
+  });
+}
+
+/** The cycle's window and its due URLs (reads only). */
+async function findDue(deps: StageDeps) {
   const config = await deps.loadConfig();
   const decider = createUrlDecider(config);
   const now = deps.now();
@@ -50,6 +76,12 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
+  return { due, decider, starts, until, buckets };
+}
+
+/** Runs one refresh cycle. */
+export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
+  const { due, decider, starts, until, buckets } = await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>

@@ -1,0 +1,75 @@
+/**
+ * Ctrl-C and SIGTERM for `trawl crawl` / `trawl refresh`: the first signal stops taking work and
+ * gives back what is held; running handlers get a short grace period to finish what they write;
+ * the command then prints its summary and exits 130 (SIGINT) or 143 (SIGTERM). A second signal,
+ * or the deadline, exits at once: nothing is lost either way, since every lease ends by itself.
+ */
+import type { LocalRunner } from '../runner.ts';
+import { type CrawlSession, currentStates } from '../session.ts';
+
+export interface StopRequest {
+  signal: 'SIGINT' | 'SIGTERM';
+  exitCode: number;
+}
+
+/** Running handlers may finish within this long after the signal (their output is then kept). */
+const GRACE_MS = 2000;
+/** The process exits by this time after the first signal whatever it is doing (the promise is 5 s). */
+const FORCE_EXIT_MS = 4500;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Installs the handlers; `settle(work)` resolves when the work ends or a signal's grace is over. */
+export function onStopSignal(runner: LocalRunner) {
+  let request: StopRequest | null = null;
+  let wake = () => {};
+  const signalled = new Promise<void>((r) => {
+    wake = r;
+  });
+  const handler = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (request) {
+      process.stderr.write(`trawl: ${signal} again: exiting now\n`);
+      process.exit(request.exitCode);
+    }
+    request = { signal, exitCode: signal === 'SIGINT' ? 130 : 143 };
+    process.stderr.write(
+      `trawl: ${signal}: stopping, giving back held work (Ctrl-C again to exit at once)\n`,
+    );
+    const code = request.exitCode;
+    setTimeout(() => process.exit(code), FORCE_EXIT_MS).unref();
+    runner.stop().catch(() => undefined);
+    wake();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    async settle(work: Promise<void>): Promise<StopRequest | null> {
+      // An error after a stop request is the stop's doing (an aborted handler): not reported.
+      const guarded = work.catch((err) => {
+        if (!request) throw err;
+      });
+      await Promise.race([guarded, signalled.then(() => Promise.race([guarded, sleep(GRACE_MS)]))]);
+      return request;
+    },
+    dispose() {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+/** On a crawl that was interrupted (work still queued), says so before carrying on. */
+export async function reportResume(session: CrawlSession): Promise<void> {
+  const depths = await session.runner.queueDepths();
+  const queued = Object.values(depths).reduce((n, d) => n + d.visible + d.inFlight + d.delayed, 0);
+  if (queued === 0) return;
+  let pending = 0;
+  let errors = 0;
+  let documents = 0;
+  for (const item of await currentStates(session)) {
+    if (item.state === 'pending') pending++;
+    else if (item.state === 'error') errors++;
+    if (item.docBulk) documents++;
+  }
+  process.stderr.write(`trawl: resuming: ${pending} pending, ${errors} in error, ${documents} documents\n`);
+}

@@ -1,0 +1,155 @@
+/**
+ * Ctrl-C, SIGTERM and kill -9 of a real `trawl crawl` child process on a loopback site, then the
+ * same `trawl crawl` again: exit codes, nothing lost, none twice, completed pages not fetched
+ * again (requests counted at the server), and the resumed run finishing (its duration printed).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { requestsPerPath, startChainSite } from '../helpers/chain-site.ts';
+import type { SiteServer } from '../helpers/site-server.ts';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const BIN = join(ROOT, 'bin', 'trawl.mjs');
+const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+const PAGES = 90;
+
+function cliEnv(cwd: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: cwd };
+  for (const k of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE'])
+    delete env[k];
+  return env;
+}
+
+function trawlSync(cwd: string, ...args: string[]) {
+  const r = spawnSync(NODE, [BIN, ...args], { cwd, env: cliEnv(cwd), encoding: 'utf8', timeout: 240_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+interface Run {
+  child: ChildProcess;
+  out: string;
+  err: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function trawlAsync(cwd: string, ...args: string[]): Run {
+  const child = spawn(NODE, [BIN, ...args], { cwd, env: cliEnv(cwd) });
+  const run: Run = {
+    child,
+    out: '',
+    err: '',
+    exited: new Promise((r) => child.on('exit', (code, signal) => r({ code, signal }))),
+  };
+  child.stdout?.on('data', (d) => {
+    run.out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    run.err += d;
+  });
+  return run;
+}
+
+async function waitFor(cond: () => boolean, what: string, limitMs = 120_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const lines = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+/** Paths of the URLs whose state says they were fetched. */
+function fetchedPaths(cwd: string, config: string): Set<string> {
+  const r = trawlSync(cwd, 'urls', '-c', config);
+  assert.equal(r.code, 0, r.err);
+  return new Set(
+    lines(r.out)
+      .filter((u) => u.lastFetched)
+      .map((u) => new URL(u.url as string).pathname),
+  );
+}
+
+function assertComplete(cwd: string, config: string): void {
+  const docs = lines(trawlSync(cwd, 'docs', '-c', config).out);
+  const urls = docs.map((d) => d.url as string);
+  assert.equal(new Set(urls).size, urls.length, 'a URL twice in trawl docs');
+  assert.equal(urls.length, PAGES, 'every page indexed');
+}
+
+/** Starts a crawl, lets it fetch `pagesFirst` pages, stops it with `signal`; then resumes it. */
+async function interruptAndResume(site: SiteServer, cwd: string, name: string, signal: NodeJS.Signals) {
+  const config = join(cwd, `${name}.json`);
+  writeFileSync(
+    config,
+    JSON.stringify({ name, startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+  );
+  const from = site.requests.length;
+  const first = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress');
+  await waitFor(() => requestsPerPath(site, from).size >= 30, '30 pages fetched');
+  const signalled = Date.now();
+  first.child.kill(signal);
+  const exit = await first.exited;
+  process.stdout.write(`# ${signal}: exited after ${Date.now() - signalled} ms (${JSON.stringify(exit)})\n`);
+  const done = fetchedPaths(cwd, config);
+  const mid = site.requests.length;
+  const resumed = Date.now();
+  // Not spawnSync: the site is served by this process, whose event loop must keep running.
+  const run2 = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress');
+  const second = { code: (await run2.exited).code, out: run2.out, err: run2.err };
+  process.stdout.write(`# resumed run after ${signal}: ${Date.now() - resumed} ms\n`);
+  assert.equal(
+    second.code,
+    0,
+    `first run:\n${first.out}\n${first.err}\nsecond run:\n${second.out}\n${second.err.slice(-3000)}`,
+  );
+  assert.match(second.err, /resuming: \d+ pending, \d+ in error, \d+ documents/);
+  assert.match(second.out, /finished in/);
+  assertComplete(cwd, config);
+  // The start URL is read again by design: every `trawl crawl` is a discovery cycle (seed 002).
+  const again = [...requestsPerPath(site, mid).keys()].filter((p) => done.has(p) && p !== '/');
+  return { first, exit, done, again };
+}
+
+describe('interrupting and resuming a real trawl crawl', () => {
+  let cwd: string;
+  let site: SiteServer;
+  before(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'trawl-resume-'));
+    site = await startChainSite(PAGES, 15);
+  });
+  after(async () => {
+    trawlSync(cwd, 'emulator', 'stop');
+    await site.close();
+  });
+
+  it('Ctrl-C: exit 130 with the summary and how to resume; the next run fetches no completed page again', async () => {
+    const r = await interruptAndResume(site, cwd, 'sigint', 'SIGINT');
+    assert.equal(r.exit.code, 130, r.first.err);
+    assert.match(r.first.out, /Trawl crawl "sigint" finished in/);
+    assert.match(r.first.out, /Resume with: trawl crawl -c /);
+    assert.ok(r.done.size > 0, 'some pages completed before the signal');
+    assert.deepEqual(r.again, [], 'completed pages fetched again');
+  });
+
+  it('SIGTERM: exit 143, same guarantees', async () => {
+    const r = await interruptAndResume(site, cwd, 'sigterm', 'SIGTERM');
+    assert.equal(r.exit.code, 143, r.first.err);
+    assert.deepEqual(r.again, [], 'completed pages fetched again');
+  });
+
+  it('kill -9: the next run finishes with every page once, fetching no completed page again', async () => {
+    const r = await interruptAndResume(site, cwd, 'sigkill', 'SIGKILL');
+    assert.equal(r.exit.signal, 'SIGKILL');
+    assert.deepEqual(r.again, [], 'completed pages fetched again');
+  });
+});

@@ -1,0 +1,75 @@
+/**
+ * `trawl refresh --dry-run` (planRefresh): lists what one maintenance cycle would refresh and
+ * delete, with reasons, and changes nothing — URL states, documents, change feed, queues and the
+ * refresh cursor are the same before and after, and the real cycle then does what was listed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { readChanges } from '../../cli/change-feed.ts';
+import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { collect } from '../helpers/collect.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const page = (title: string, links: string[] = []) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><p>${title}</p>${links
+    .map((l) => `<a href="${l}">${l}</a>`)
+    .join('')}</body></html>`;
+
+describe('refresh --dry-run', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  before(async () => {
+    emu = await startTestEmulator();
+    site = await startSiteServer({
+      routes: {
+        '/': { body: page('Home', ['/a', '/b', '/private/c']) },
+        '/a': { body: page('A') },
+        '/b': { body: page('B') },
+        '/private/c': { body: page('C') },
+        '/robots.txt': { status: 404, body: '' },
+      },
+    });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('lists refreshes and deletions with reasons and changes nothing', async () => {
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('dryrun'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '48h' },
+    };
+    await crawl(await openSession(parseConfig(input)));
+    // Three days later, with a rule that now excludes /private/.
+    const now = new Date(Date.now() + 3 * 86_400_000);
+    const changed = parseConfig({ ...input, scope: { exclude: ['/private/'] } });
+    const session = await openSession(changed, { now });
+    const look = async () => ({
+      urls: await collect(urlStates(session)),
+      docs: await collect(documents(session)),
+      changes: await readChanges(session),
+      depths: await session.runner.queueDepths(),
+      objects: await collect(session.store.list('')),
+    });
+    const before = await look();
+    const plan = await planRefresh(session);
+    assert.deepEqual(await look(), before, 'the dry run changed something');
+    const byPath = Object.fromEntries(plan.map((p) => [new URL(p.url).pathname, p]));
+    assert.deepEqual(Object.keys(byPath).sort(), ['/', '/a', '/b', '/private/c']);
+    for (const p of ['/', '/a', '/b']) assert.equal(byPath[p]?.action, 'refresh', p);
+    assert.equal(byPath['/private/c']?.action, 'delete');
+    assert.match(byPath['/private/c']?.reason ?? '', /^out-of-scope: /);
+    // The real cycle deletes what the dry run listed, with the same reason.
+    await refresh(session);
+    const deletes = (await readChanges(session)).filter((c) => c.type === 'delete');
+    assert.deepEqual(
+      deletes.map((d) => [d.url, d.reason]),
+      [[byPath['/private/c']?.url, byPath['/private/c']?.reason]],
+    );
+  });
+});
