@@ -16,7 +16,8 @@ import { extractHtml } from '../shared/crawl/extract-html.ts';
 import { processPage } from '../shared/stages/page-outcome.ts';
 import type { FetchedPage } from '../shared/types.ts';
 
-export const BOOST_DOC_ROOT = '/work/shared/corpora/site/doc';
+/** The optional Boost.Math corpus beside the repository (see bench/README.md); give another root as argv[2]. */
+export const BOOST_DOC_ROOT = resolve(import.meta.dirname, '../../shared/corpora/site/doc');
 
 export interface ExtractMicroResult {
   pages: number;

@@ -1,5 +1,5 @@
 /**
- * The `trawl` command line (CONTRACT.md). User errors exit 2 with the file, field and reason,
+ * The `trawl` command line (docs/commands.md). User errors exit 2 with the file, field and reason,
  * never a stack trace.
  */
 import { readFileSync } from 'node:fs';
@@ -63,7 +63,7 @@ function program(): Command {
     .argument('<url>')
     .action((url: string, opts: { config: string }) => {
       const answer = explainUrl(loadConfigFile(opts.config), url);
-      // CONTRACT.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
+      // docs/commands.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
       // well-formed and get an answer: accepted false, reason opaque-url, as the crawl drops them.
       if (answer.reason === 'malformed-url') {
         throw new ConfigError(

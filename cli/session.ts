@@ -133,7 +133,7 @@ export async function* documents(session: CrawlSession): AsyncGenerator<Record<s
   for (const doc of out) yield applyMapping(doc, session.config.index.mapping);
 }
 
-/** Every known URL in the CONTRACT.md `trawl urls` shape. */
+/** Every known URL in the `trawl urls` shape (docs/documents.md). */
 export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
   for (const i of await currentStates(session)) {
     yield {

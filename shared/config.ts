@@ -1,6 +1,6 @@
 /**
  * The crawl config: one strict zod schema (unknown keys are errors), defaults for every
- * field but `name` and `startUrls`. The names are fixed by CONTRACT.md.
+ * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
 import { compileRules } from './crawl/rules.ts';

@@ -4,7 +4,7 @@
 export const SOURCES = ['user', 'redir', 'index', 'index_follow', 'follow', 'refresh'] as const;
 export type SourceName = (typeof SOURCES)[number];
 
-/** CONTRACT.md URL states (`trawl urls`). */
+/** URL states (`trawl urls`, docs/documents.md). */
 export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error';
 export type ErrorKind = 'permanent' | 'temporary';
 
@@ -79,7 +79,7 @@ export interface UrlTask {
   prev?: UrlItem;
 }
 
-/** The document a search index receives (CONTRACT.md "Documents"). */
+/** The document a search index receives (docs/documents.md). */
 export interface CrawlDocument {
   url: string;
   title: string;

@@ -1,5 +1,5 @@
 /**
- * Builds the document a search index receives (CONTRACT.md "Documents") from an extraction and
+ * Builds the document a search index receives (docs/documents.md) from an extraction and
  * the response headers, and renames its fields as `index.mapping` says (SMILA's job `mapping`,
  * e.g. httpUrl → Path, httpContent → Content in seed 003's sample job).
  */

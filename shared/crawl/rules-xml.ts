@@ -1,6 +1,6 @@
 /**
  * Seed 001's XML form of crawl rules (`<Rules><Rule>…</Rule></Rules>`, Exalead CrawlConfig.xml),
- * converted to the JSON form of CONTRACT.md so one compiler serves both. Namespace prefixes
+ * converted to the JSON form (docs/rules.md) so one compiler serves both. Namespace prefixes
  * (`ar:Atom`, namespace exa:com.exalead.actionrules.v21) are dropped; element names are matched
  * case-insensitively; `val` and `value` are synonyms; `litteral="true"` makes an atom value literal.
  */

@@ -1,6 +1,6 @@
 /**
  * Crawl rules (seed 001, Exalead "Crawl Rules" and "Crawl Rule Actions"), compiled once from the
- * JSON form of CONTRACT.md or the seed's XML form, then matched against the parts of a URL.
+ * JSON form (docs/rules.md) or the seed's XML form, then matched against the parts of a URL.
  *
  * - Atom values are regular expressions, anchored as the kind says: exact ^…$, prefix ^…,
  *   suffix …$, inside unanchored; `length` compares the field's length with a range `[a:b]`.

@@ -1,4 +1,4 @@
-/** The fields of `trawl explain`, in CONTRACT.md's order: what the CLI and explainUrl must print. */
+/** The fields of `trawl explain`, in docs/commands.md's order: what the CLI and explainUrl must print. */
 export const EXPLAIN_FIELDS = [
   'normalized',
   'domain',

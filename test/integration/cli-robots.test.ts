@@ -1,4 +1,4 @@
-// `trawl robots ROBOTS_FILE USER_AGENT URL` as a user runs it (CONTRACT.md): the real bin, a temp
+// `trawl robots ROBOTS_FILE USER_AGENT URL` as a user runs it (docs/commands.md): the real bin, a temp
 // robots.txt; prints allowed/disallowed and exits 0 either way; a missing file exits 2.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The real `trawl` CLI (bin/trawl.mjs) for issue #3: `explain` and `domain` as CONTRACT.md says
+ * The real `trawl` CLI (bin/trawl.mjs) for issue #3: `explain` and `domain` as docs/commands.md says
  * (no AWS, no network), and bad input exiting 2 with the file and field path and no stack trace.
  * The `trawl crawl` summary and `trawl urls` are checked in scope-rules.test.ts (it has the emulator).
  */
@@ -64,7 +64,7 @@ const base = { name: 'cli-test', startUrls: [START] };
 const withRules = (rules: unknown) => ({ ...base, rules });
 
 describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2 }, () => {
-  it('explain prints one JSON object with exactly the CONTRACT.md fields', async () => {
+  it('explain prints one JSON object with exactly the documented fields', async () => {
     const r = await trawl([
       'explain',
       '-c',

@@ -36,7 +36,7 @@ function input(more: Partial<BuildDocumentInput> = {}): BuildDocumentInput {
 }
 
 describe('buildDocument', () => {
-  it('fills every CONTRACT.md field', () => {
+  it('fills every documented field (docs/documents.md)', () => {
     assert.deepEqual(buildDocument(input()), {
       url: 'https://example.com/a',
       title: 'Page A',
@@ -97,7 +97,7 @@ describe('buildDocument', () => {
   });
 });
 
-describe('applyMapping (SMILA job mapping, CONTRACT.md index.mapping)', () => {
+describe('applyMapping (SMILA job mapping, config index.mapping)', () => {
   const doc = buildDocument(input());
   it('renames mapped fields and keeps the others', () => {
     const out = applyMapping(doc, { url: 'Path', content: 'Content' });

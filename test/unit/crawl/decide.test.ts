@@ -138,7 +138,7 @@ describe('queueFor and shiftQueue (seed 001 How Priorities Work)', () => {
 });
 
 describe('explainUrl (trawl explain)', () => {
-  it('returns exactly the CONTRACT.md fields', () => {
+  it('returns exactly the documented fields', () => {
     assert.deepEqual(Object.keys(explainUrl(config(), 'https://www.example.com/a')), EXPLAIN_FIELDS);
   });
   const cases: [string, Partial<CrawlConfigInput>, string, Record<string, unknown>][] = [

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { normalizeUrl, normalizeUrlDetailed, stripFragment } from '../../../shared/crawl/normalize-url.ts';
 
 /**
- * crawler-commons BasicURLNormalizer cases (/work/shared/corpora/url_normalization/cases.jsonl,
+ * crawler-commons BasicURLNormalizer cases (its url_normalization cases.jsonl,
  * config "default") whose expectation fits seed 003's normalization: [input, expected].
  */
 // biome-ignore format: one corpus case per line

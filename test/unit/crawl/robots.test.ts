@@ -20,9 +20,8 @@ import {
   userAgentToken,
 } from '../../../shared/crawl/robots.ts';
 
-// Google's robots_test.cc expectations (see SOURCE.txt next to the corpus): a fixture copy in the
-// repo wins, else the shared corpus the project was seeded with.
-const CORPUS_DIRS = [join(import.meta.dirname, '../../fixtures/robotstxt'), '/work/shared/corpora/robotstxt'];
+// Google's robots_test.cc expectations, copied into the repository (see SOURCE.txt beside them).
+const CORPUS_DIRS = [join(import.meta.dirname, '../../fixtures/robotstxt')];
 const corpusDir = CORPUS_DIRS.find((d) => existsSync(join(d, 'cases.jsonl')));
 if (corpusDir === undefined) throw new Error(`robots corpus not found in ${CORPUS_DIRS.join(', ')}`);
 

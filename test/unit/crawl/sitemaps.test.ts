@@ -5,12 +5,11 @@ import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { MAX_SITEMAP_BYTES, parseSitemap } from '../../../shared/crawl/sitemaps.ts';
 
-// crawler-commons sitemap fixtures and expected.json (see SOURCE.txt next to the corpus): a fixture
-// copy in the repo wins, else the shared corpus the project was seeded with (as robots.test.ts does).
+// crawler-commons sitemap fixtures and expected.json, copied into the repository (see SOURCE.txt
+// beside them); TRAWL_SITEMAPS_CORPUS may point at another copy.
 const CORPUS_DIRS = [
   process.env['TRAWL_SITEMAPS_CORPUS'],
   join(import.meta.dirname, '../../fixtures/sitemaps'),
-  '/work/shared/corpora/sitemaps',
 ];
 const corpusDir = CORPUS_DIRS.find((d): d is string => !!d && existsSync(join(d, 'expected.json')));
 if (corpusDir === undefined) throw new Error(`sitemap corpus not found in ${CORPUS_DIRS.join(', ')}`);
