@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { ConfigError } from '../../../shared/errors.ts';
 import { compileRules, MAX_RULE_DEPTH } from '../../../shared/crawl/rules.ts';
+import { ConfigError } from '../../../shared/errors.ts';
 
 function nested(depth: number): unknown {
   let match: unknown = { path: '/a' };
