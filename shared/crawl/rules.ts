@@ -95,7 +95,11 @@ export function firstMatchingRule(rules: CompiledRule[], parts: UrlParts): Compi
   return rules.find((rule) => matchRule(rule, parts)) ?? null;
 }
 
-function compileMatch(match: unknown, path: string): Matcher {
+/** and/or/not nesting beyond this is a config error, not a RangeError from the recursion below. */
+export const MAX_RULE_DEPTH = 64;
+
+function compileMatch(match: unknown, path: string, depth = 0): Matcher {
+  if (depth > MAX_RULE_DEPTH) fail(path, `nested deeper than ${MAX_RULE_DEPTH} levels`);
   if (!isObject(match)) fail(path, 'must be an object such as {"path": "/docs"}');
   const keys = Object.keys(match);
   if (keys.length !== 1)
@@ -107,11 +111,11 @@ function compileMatch(match: unknown, path: string): Matcher {
     case 'and':
     case 'or': {
       if (!Array.isArray(value) || value.length === 0) fail(at, 'must be a non-empty list of rules');
-      const subs = value.map((sub, i) => compileMatch(sub, `${at}.${i}`));
+      const subs = value.map((sub, i) => compileMatch(sub, `${at}.${i}`, depth + 1));
       return key === 'and' ? (p, n) => subs.every((m) => m(p, n)) : (p, n) => subs.some((m) => m(p, n));
     }
     case 'not': {
-      const sub = compileMatch(value, at);
+      const sub = compileMatch(value, at, depth + 1);
       return (p, n) => !sub(p, n);
     }
     case 'atom':

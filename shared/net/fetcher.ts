@@ -72,13 +72,20 @@ export type FetchOutcome =
 
 type HeaderSource = http.IncomingHttpHeaders | Iterable<[string, string]>;
 
-/** Lower-cased header names to values; repeated headers are joined with ", " (RFC 9110 §5.3). */
+/** Response headers that carry secrets: kept out of page bundles (S3) and logs. */
+const SECRET_HEADERS = new Set(['set-cookie', 'set-cookie2', 'authorization', 'proxy-authorization']);
+
+/**
+ * Lower-cased header names to values; repeated headers are joined with ", " (RFC 9110 §5.3).
+ * Secret headers are dropped here, so nothing downstream can store or log them.
+ */
 export function headersToRecord(headers: HeaderSource): HeaderRecord {
   const out: HeaderRecord = {};
   const entries = Symbol.iterator in headers ? headers : Object.entries(headers);
   for (const [name, value] of entries as Iterable<[string, string | string[] | undefined]>) {
     if (value === undefined) continue;
     const key = name.toLowerCase();
+    if (SECRET_HEADERS.has(key)) continue;
     const text = Array.isArray(value) ? value.join(', ') : String(value);
     out[key] = key in out ? `${out[key]}, ${text}` : text;
   }
