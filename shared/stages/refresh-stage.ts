@@ -7,12 +7,14 @@
  * is it still known?), a share of one frontier message and — only for deletions — one DeleteItem.
  * Each task carries the URL's state, so the index stage's delta check reads nothing.
  */
+
 import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
 import { isTableKept, keepNewest, resolveState } from '../crawl/url-state.ts';
+import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS } from './index-plan.ts';
@@ -63,6 +65,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
     await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
     await publishChanges(deps, changes, {});
+    // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
+    await sinkChanges(deps.store, config, changes);
   }
   await deps.hosts.putValue(CURSOR_KEY, until);
   if (tasks.length > 0) await deps.kickFetch();
