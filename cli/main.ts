@@ -14,6 +14,7 @@ import { loadConfigFile } from './config-file.ts';
 const crawlCmd = () => import('./commands/crawl.ts');
 const listing = () => import('./commands/listing.ts');
 const ops = () => import('./commands/ops.ts');
+const search = () => import('./commands/search.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -99,6 +100,20 @@ function program(): Command {
     .description('cdk destroy the stack')
     .option('-c, --config <file>', 'crawl config')
     .action(async (o) => (await ops()).deployCommand('destroy', o));
+  p.command('search')
+    .description("search the crawl's index: one JSON line per hit {url, title, score, snippet}")
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option('--limit <n>', 'hits', '10')
+    .argument('<query>')
+    .action(async (q: string, o) => (await search()).searchCommand(q, o));
+  p.command('reindex')
+    .description('rebuild the search index from the stored documents')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await search()).reindexCommand(o));
+  p.command('search-engine')
+    .description('the embedded search engine: start | stop | status')
+    .argument('<action>')
+    .action(async (a: string) => (await search()).searchEngineCommand(a));
   p.command('emulator')
     .description('the embedded emulator: start | stop | status')
     .argument('<action>')

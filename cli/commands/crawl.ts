@@ -11,6 +11,7 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { crawl, openSession, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
+import { prepareSearchSink } from './search.ts';
 
 interface RunOptions {
   config: string;
@@ -30,6 +31,7 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
     process.stderr.write(`trawl: serving the demo site (${demo.pages} pages) at ${demo.url}\n`);
   }
   await resolveAwsEndpoint();
+  config = await prepareSearchSink(config, { demo: opts.demo });
   return { config, close };
 }
 

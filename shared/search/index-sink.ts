@@ -31,20 +31,6 @@ export interface SinkChange {
  */
 export const changeVersions = new WeakMap<SinkChange, number>();
 
-/** Undoes `index.mapping`'s renames so the engine always sees url/title/content. */
-export function unmapDocument(raw: Record<string, unknown>, mapping: Record<string, string>): CrawlDocument {
-  const doc: Record<string, unknown> = { ...raw };
-  const meta = { ...((raw.meta as Record<string, unknown> | undefined) ?? {}) };
-  for (const [from, to] of Object.entries(mapping)) {
-    if (!Object.hasOwn(raw, to)) continue;
-    if (from.startsWith('meta.')) meta[from.slice('meta.'.length)] = raw[to];
-    else doc[from] = raw[to];
-    if (to !== from) delete doc[to];
-  }
-  doc.meta = meta;
-  return doc as unknown as CrawlDocument;
-}
-
 /** Sends the batch's changes to the search engine; a no-op with the feed sink. */
 export async function sinkChanges(
   store: PageStore,
@@ -73,7 +59,8 @@ export async function sinkChanges(
     }
     const raw = c.bulk ? bulks.get(c.bulk)?.[c.line ?? 0] : undefined;
     if (!raw) throw new Error(`document ${c.bulk}#${c.line} of ${c.url} not found`);
-    upserts.push({ doc: { ...unmapDocument(raw, config.index.mapping), url: c.url }, version });
+    // The bulks hold documents with their own field names (index.mapping renames only on output).
+    upserts.push({ doc: { ...(raw as unknown as CrawlDocument), url: c.url }, version });
   }
   const client = searchClient(endpoint);
   const index = indexName(config);

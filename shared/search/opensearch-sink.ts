@@ -67,8 +67,8 @@ export function searchClient(endpoint: string): Client {
 const ready = new Set<string>();
 
 /** Creates the index with its mapping once per container (an existing index is kept). */
-export async function ensureIndex(client: Client, index: string): Promise<void> {
-  if (ready.has(index)) return;
+export async function ensureIndex(client: Client, index: string, force = false): Promise<void> {
+  if (ready.has(index) && !force) return;
   const exists = await client.indices.exists({ index });
   if (!exists.body) {
     try {
