@@ -11,7 +11,7 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { crawl, openSession, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
-import { prepareSearchSink } from './search.ts';
+import { demoSearch, prepareSearchSink } from './search.ts';
 
 interface RunOptions {
   config: string;
@@ -70,6 +70,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       counts: requestCounts,
     });
     await persistEmbeddedState();
+    if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
   } finally {
     progress.stop();
     await close();

@@ -127,3 +127,14 @@ export async function searchEngineCommand(action: string): Promise<void> {
   } else
     throw new ConfigError(`search-engine: unknown action ${JSON.stringify(action)} (start | stop | status)`);
 }
+
+/** The demo's last step: a search of the site it just crawled, and the command that did it. */
+export async function demoSearch(config: CrawlConfig, file: string): Promise<void> {
+  if (config.index.sink !== 'opensearch') return;
+  const query = 'redirect timeout';
+  const client = searchClient(await endpointFor(config));
+  await client.indices.refresh({ index: indexName(config) });
+  process.stderr.write(`\n$ npx trawl search -c ${file} '${query}' --limit 3\n`);
+  for (const hit of await search(client, indexName(config), query, 3))
+    process.stderr.write(`${JSON.stringify(hit)}\n`);
+}
