@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -27,6 +27,7 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'trawl-search-'));
+    mkdirSync(join(dir, 'site'));
     chmodSync(dir, 0o755); // the engine runs as an unprivileged user when we are root
     [emu, engine, site] = await Promise.all([
       startTestEmulator(),
