@@ -99,7 +99,7 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
         title: 'P',
         content,
         meta: {},
-        indexedAt: new Date().toISOString(),
+        indexedAt: '2026-01-01T00:00:00.000Z',
       }) as CrawlDocument;
     await writeBulk(client, index, [{ doc: doc('first ocelot'), version: 1000 }], []);
     const get = async () => (await client.get({ index, id: docId('http://x.test/p') })).body;
