@@ -16,6 +16,7 @@ const listing = () => import('./commands/listing.ts');
 const ops = () => import('./commands/ops.ts');
 const deploy = () => import('./commands/deploy.ts');
 const status = () => import('./commands/status.ts');
+const search = () => import('./commands/search.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -95,6 +96,20 @@ function program(): Command {
       out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
     });
   deployCommands(p);
+  p.command('search')
+    .description("search the crawl's index: one JSON line per hit {url, title, score, snippet}")
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option('--limit <n>', 'hits', '10')
+    .argument('<query>')
+    .action(async (q: string, o) => (await search()).searchCommand(q, o));
+  p.command('reindex')
+    .description('rebuild the search index from the stored documents')
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .action(async (o) => (await search()).reindexCommand(o));
+  p.command('search-engine')
+    .description('the embedded search engine: start | stop | status')
+    .argument('<action>')
+    .action(async (a: string) => (await search()).searchEngineCommand(a));
   p.command('emulator')
     .description('the embedded emulator: start | stop | status')
     .argument('<action>')

@@ -235,7 +235,25 @@ export const ConfigSchema = z.strictObject({
   fetch: FetchSchema,
   extract: ExtractSchema,
   refresh: RefreshSchema,
-  index: z.strictObject({ mapping: z.record(z.string(), z.string()).default({}) }).prefault({}),
+  index: z
+    .strictObject({
+      mapping: z.record(z.string(), z.string()).default({}),
+      /** "feed": S3 documents + change feed only; "opensearch": also a search index */
+      sink: z.enum(['feed', 'opensearch']).default('feed'),
+      opensearch: z
+        .strictObject({
+          /** null: the embedded engine locally, the stack's collection on AWS */
+          endpoint: z.url().nullable().default(null),
+          /** null: trawl-<crawl name> */
+          indexName: z
+            .string()
+            .regex(/^[a-z0-9][a-z0-9_-]*$/, 'lowercase letters, digits, - and _')
+            .nullable()
+            .default(null),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   /** @default {} — source weights for weighted polling (seed 001) */
   weights: z
     .strictObject({

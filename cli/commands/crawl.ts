@@ -13,6 +13,7 @@ import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../
 import { printSummary } from '../summary.ts';
 import { runDeployed } from './status.ts';
 import { onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
+import { demoSearch, prepareSearchSink } from './search.ts';
 
 interface RunOptions {
   config: string;
@@ -33,6 +34,7 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
     process.stderr.write(`trawl: serving the demo site (${demo.pages} pages) at ${demo.url}\n`);
   }
   await resolveAwsEndpoint();
+  config = await prepareSearchSink(config, { demo: opts.demo });
   return { config, close };
 }
 
@@ -68,6 +70,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     if (stop) await finishInterrupted(session, stop, opts);
     signals.dispose();
     await persistEmbeddedState();
+    if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
   } finally {
     progress.stop();
     await close();

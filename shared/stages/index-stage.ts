@@ -10,6 +10,7 @@ import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-ev
 import { writeStateLines } from '../aws/refresh-manifest.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import { keepsInTable } from '../crawl/url-state.ts';
+import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
@@ -59,6 +60,14 @@ export async function runIndexStage(
       changes,
     );
     await publishChanges(deps, changes, result.stats);
+    // The search sink (index.sink): a failure retries the batch, which yields the same changes.
+    try {
+      const sunk = await sinkChanges(deps.store, config, changes);
+      if (sunk) result.stats['search:written'] = sunk.written;
+    } catch (err) {
+      deps.log.error('search sink failed', { error: err as Error });
+      return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
+    }
   }
   return result;
 }
@@ -167,9 +176,11 @@ async function writeStates(
       next.stored = keepsInTable(outcome, prev) ? 'table' : 'line';
       puts.set(outcome.url, next);
     }
+    const version = Date.parse(outcome.fetchedAt);
     if (plan.deleteReason) changes.push({ type: 'delete', url: outcome.url, at, reason: plan.deleteReason });
     if (pointer)
       changes.push({ type: 'upsert', url: outcome.url, at, bulk: pointer.bulk, line: pointer.line });
+    for (const c of changes.slice(-2)) if (c.url === outcome.url) changeVersions.set(c, version);
   }
   const states = [...puts.values()];
   // Lines first: a failed table write retries the batch, and a repeated line is harmless.

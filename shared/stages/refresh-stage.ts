@@ -13,6 +13,7 @@ import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
 import { isTableKept, keepNewest, resolveState } from '../crawl/url-state.ts';
+import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS } from './index-plan.ts';
@@ -76,12 +77,12 @@ async function findDue(deps: StageDeps) {
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
-  return { due, decider, starts, until, buckets };
+  return { due, decider, starts, until, buckets, config };
 }
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets } = await findDue(deps);
+  const { due, decider, starts, until, buckets, config } = await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
@@ -95,6 +96,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
     await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
     await publishChanges(deps, changes, {});
+    // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
+    await sinkChanges(deps.store, config, changes);
   }
   await deps.hosts.putValue(CURSOR_KEY, until);
   if (tasks.length > 0) await deps.kickFetch();

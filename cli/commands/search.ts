@@ -1,0 +1,140 @@
+/** `trawl search`, `trawl reindex`, `trawl search-engine`: the search index behind index.sink "opensearch". */
+
+import type { CrawlConfig } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
+import {
+  ensureIndex,
+  indexName,
+  search,
+  searchClient,
+  searchEndpoint,
+  writeBulk,
+} from '../../shared/search/opensearch-sink.ts';
+import type { CrawlDocument, UrlItem } from '../../shared/types.ts';
+import { loadConfigFile } from '../config-file.ts';
+import { resolveAwsEndpoint } from '../emulator.ts';
+import {
+  ENGINE_HELP,
+  engineInstalled,
+  ensureSearchEngine,
+  searchEngineStatus,
+  stopSearchEngine,
+} from '../search-engine.ts';
+import { currentStates, openSession } from '../session.ts';
+
+/**
+ * Before a crawl: with the opensearch sink and no endpoint, the embedded engine is started.
+ * A demo crawl uses the engine when it is installed, else stays on the feed and says why.
+ */
+export async function prepareSearchSink(
+  config: CrawlConfig,
+  opts: { demo?: boolean } = {},
+): Promise<CrawlConfig> {
+  if (opts.demo && config.index.sink === 'feed') {
+    if (!engineInstalled() && !searchEndpoint(config)) {
+      process.stderr.write(`trawl: no search index for this demo: ${ENGINE_HELP}\n`);
+      return config;
+    }
+    config = { ...config, index: { ...config.index, sink: 'opensearch' } };
+  }
+  if (config.index.sink !== 'opensearch' || searchEndpoint(config)) return config;
+  if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
+  const engine = await ensureSearchEngine();
+  process.stderr.write(
+    `trawl: using the embedded search engine at ${engine.endpoint} (data in .trawl/search-engine/)\n`,
+  );
+  return config;
+}
+
+async function endpointFor(config: CrawlConfig): Promise<string> {
+  const configured = searchEndpoint(config);
+  if (configured) return configured;
+  if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
+  return (await ensureSearchEngine()).endpoint;
+}
+
+/** One JSON line per hit, best first. */
+export async function searchCommand(query: string, opts: { config: string; limit?: string }): Promise<void> {
+  const config = loadConfigFile(opts.config);
+  const limit = opts.limit === undefined ? 10 : Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new ConfigError(`--limit: a whole number from 1 to 10000, not ${opts.limit}`);
+  const client = searchClient(await endpointFor(config));
+  const index = indexName(config);
+  if (!(await client.indices.exists({ index })).body)
+    throw new ConfigError(
+      `no search index ${index}: crawl with index.sink "opensearch", or run trawl reindex`,
+    );
+  for (const hit of await search(client, index, query, limit))
+    process.stdout.write(`${JSON.stringify(hit)}\n`);
+}
+
+/** Documents per bulk request while reindexing; one S3 document bulk is read at a time. */
+const REINDEX_BULK = 500;
+
+/**
+ * Rebuilds the index from the stored documents: drops it, creates it with the current mapping,
+ * and sends every current document with its fetch time as version. Memory holds the URL states
+ * and one document bulk at a time.
+ */
+export async function reindexCommand(opts: { config: string }): Promise<void> {
+  const config = loadConfigFile(opts.config);
+  await resolveAwsEndpoint();
+  const session = await openSession(config);
+  const client = searchClient(await endpointFor(config));
+  const index = indexName(config);
+  await client.indices.delete({ index, ignore_unavailable: true });
+  await ensureIndex(client, index, true);
+  const byBulk = new Map<string, UrlItem[]>();
+  for (const item of await currentStates(session)) {
+    if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
+    byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
+  }
+  let written = 0;
+  for (const [bulk, items] of byBulk) {
+    const lines = await session.store.getLines<CrawlDocument>(bulk);
+    const upserts = items.flatMap((item) => {
+      const doc = lines[item.docLine as number];
+      return doc
+        ? [{ doc: { ...doc, url: item.url }, version: Date.parse(item.lastFetched ?? doc.indexedAt) }]
+        : [];
+    });
+    for (let i = 0; i < upserts.length; i += REINDEX_BULK)
+      written += (await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [])).written;
+  }
+  await client.indices.refresh({ index });
+  process.stdout.write(`reindexed ${written} document(s) into ${index}\n`);
+}
+
+/** `trawl search-engine start|stop|status` */
+export async function searchEngineCommand(action: string): Promise<void> {
+  if (action === 'start') {
+    if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
+    const s = await ensureSearchEngine();
+    process.stdout.write(`search engine running at ${s.endpoint} (pid ${s.pid})\n`);
+  } else if (action === 'stop') {
+    process.stdout.write(
+      (await stopSearchEngine()) ? 'search engine stopped\n' : 'search engine not running\n',
+    );
+  } else if (action === 'status') {
+    const s = await searchEngineStatus();
+    if (s)
+      process.stdout.write(`search engine running at ${s.endpoint} (pid ${s.pid}, since ${s.startedAt})\n`);
+    else
+      process.stdout.write(
+        engineInstalled() ? 'search engine not running\n' : `search engine: ${ENGINE_HELP}\n`,
+      );
+  } else
+    throw new ConfigError(`search-engine: unknown action ${JSON.stringify(action)} (start | stop | status)`);
+}
+
+/** The demo's last step: a search of the site it just crawled, and the command that did it. */
+export async function demoSearch(config: CrawlConfig, file: string): Promise<void> {
+  if (config.index.sink !== 'opensearch') return;
+  const query = 'redirect timeout';
+  const client = searchClient(await endpointFor(config));
+  await client.indices.refresh({ index: indexName(config) });
+  process.stderr.write(`\n$ npx trawl search -c ${file} '${query}' --limit 3\n`);
+  for (const hit of await search(client, indexName(config), query, 3))
+    process.stderr.write(`${JSON.stringify(hit)}\n`);
+}

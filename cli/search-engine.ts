@@ -1,0 +1,173 @@
+/**
+ * The embedded search engine (index.sink "opensearch" with no endpoint): the OpenSearch that
+ * scripts/setup.sh installs under .emulator/, started on a free loopback port with its data
+ * under .trawl/search-engine/. OpenSearch refuses to run as root, so as root it runs as the
+ * unprivileged system user setup creates.
+ */
+import { spawn } from 'node:child_process';
+import {
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { userInfo } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { ConfigError } from '../shared/errors.ts';
+import { freePort, PROJECT_ROOT, stateDir } from './emulator.ts';
+
+export const OPENSEARCH_HOME = join(PROJECT_ROOT, '.emulator', 'opensearch-2.19.1');
+const RUN_AS = 'trawl-search';
+export const ENGINE_HELP =
+  'the search engine is not installed: it needs Java 11..23 and Maven on the PATH (e.g. apt-get install openjdk-17-jre-headless maven), then `npm run setup`; or set index.opensearch.endpoint to a running OpenSearch';
+
+export interface SearchEngine {
+  endpoint: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export function engineInstalled(): boolean {
+  return existsSync(join(OPENSEARCH_HOME, 'bin', 'opensearch'));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function healthy(endpoint: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${endpoint}/_cluster/health`, { signal: AbortSignal.timeout(2000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** The system Java's home (the integ-test zip bundles no JDK): JAVA_HOME, else `java` on the PATH. */
+function javaHome(): string {
+  if (process.env.JAVA_HOME) return process.env.JAVA_HOME;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const bin = join(dir, 'java');
+    if (existsSync(bin)) return dirname(dirname(realpathSync(bin)));
+  }
+  throw new ConfigError(ENGINE_HELP);
+}
+
+/** uid/gid of the unprivileged user when running as root, else null (run as ourselves). */
+function runAs(): { uid: number; gid: number } | null {
+  if (userInfo().uid !== 0) return null;
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${RUN_AS}:`));
+  if (!line) throw new ConfigError(`running as root and no user ${RUN_AS}: run \`npm run setup\``);
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** Starts OpenSearch in dataDir and waits for its health; `detached` leaves it running. */
+export async function startSearchEngine(
+  dataDir: string,
+  opts: { detached?: boolean } = {},
+): Promise<SearchEngine> {
+  if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
+  const user = runAs();
+  for (const d of [dataDir, join(dataDir, 'data'), join(dataDir, 'logs')]) {
+    mkdirSync(d, { recursive: true });
+    if (user) chownSync(d, user.uid, user.gid);
+  }
+  // Its own config folder: the engine writes its keystore there at start.
+  const conf = join(dataDir, 'config');
+  if (!existsSync(conf)) cpSync(join(OPENSEARCH_HOME, 'config'), conf, { recursive: true });
+  if (user)
+    for (const f of readdirSync(conf, { recursive: true }))
+      chownSync(join(conf, String(f)), user.uid, user.gid);
+  if (user) chownSync(conf, user.uid, user.gid);
+  const [port, transport] = [await freePort(), await freePort()];
+  const endpoint = `http://127.0.0.1:${port}`;
+  const out = openSync(join(dataDir, 'engine.log'), 'a');
+  const child = spawn(
+    join(OPENSEARCH_HOME, 'bin', 'opensearch'),
+    [
+      '-Ediscovery.type=single-node',
+      '-Enetwork.host=127.0.0.1',
+      `-Ehttp.port=${port}`,
+      `-Etransport.port=${transport}`,
+      `-Epath.data=${join(dataDir, 'data')}`,
+      `-Epath.logs=${join(dataDir, 'logs')}`,
+    ],
+    {
+      cwd: dataDir, // jvm.options writes logs/gc.log relative to here
+      detached: Boolean(opts.detached),
+      stdio: ['ignore', out, out],
+      env: {
+        ...process.env,
+        OPENSEARCH_JAVA_HOME: javaHome(),
+        OPENSEARCH_PATH_CONF: conf,
+        OPENSEARCH_JAVA_OPTS: '-Xms256m -Xmx256m',
+        ...(user ? { HOME: dataDir } : {}),
+      },
+      ...(user ?? {}),
+    },
+  );
+  if (opts.detached) child.unref();
+  const pid = child.pid as number;
+  const stop = async () => {
+    if (alive(pid)) process.kill(pid, 'SIGTERM');
+    for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+  };
+  for (let i = 0; i < 600; i++) {
+    if (await healthy(endpoint)) return { endpoint, pid, stop };
+    if (!alive(pid) || child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await stop();
+  throw new Error(`the search engine did not start: see ${join(dataDir, 'engine.log')}`);
+}
+
+interface EngineState {
+  pid: number;
+  endpoint: string;
+  startedAt: string;
+}
+
+const engineDir = (cwd?: string) => join(stateDir(cwd), 'search-engine');
+const engineFile = (cwd?: string) => join(stateDir(cwd), 'search-engine.json');
+
+export async function searchEngineStatus(cwd?: string): Promise<EngineState | null> {
+  if (!existsSync(engineFile(cwd))) return null;
+  const state = JSON.parse(readFileSync(engineFile(cwd), 'utf8')) as EngineState;
+  return alive(state.pid) && (await healthy(state.endpoint)) ? state : null;
+}
+
+/** The background engine of this working directory, started if needed; sets TRAWL_SEARCH_ENDPOINT. */
+export async function ensureSearchEngine(cwd?: string): Promise<EngineState> {
+  let state = await searchEngineStatus(cwd);
+  if (!state) {
+    const engine = await startSearchEngine(engineDir(cwd), { detached: true });
+    state = { pid: engine.pid, endpoint: engine.endpoint, startedAt: new Date().toISOString() };
+    writeFileSync(engineFile(cwd), `${JSON.stringify(state)}\n`);
+  }
+  process.env.TRAWL_SEARCH_ENDPOINT = state.endpoint;
+  return state;
+}
+
+export async function stopSearchEngine(cwd?: string): Promise<boolean> {
+  const state = await searchEngineStatus(cwd);
+  rmSync(engineFile(cwd), { force: true });
+  if (!state) return false;
+  process.kill(state.pid, 'SIGTERM');
+  for (let i = 0; i < 100 && alive(state.pid); i++) await new Promise((r) => setTimeout(r, 100));
+  return true;
+}

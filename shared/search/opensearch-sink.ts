@@ -1,0 +1,170 @@
+/**
+ * The search sink: the index stage's upserts and deletions, one bulk request per index batch,
+ * into OpenSearch. Idempotent by URL (document id = sha256 of the URL) and ordered by an
+ * external version (the fetch time in ms): a late, redelivered upsert loses against a newer
+ * document or a deletion, because a deletion is kept as a tombstone document carrying its own
+ * version (a real delete would forget the version and let the late upsert back in).
+ */
+import { createHash } from 'node:crypto';
+import { Client } from '@opensearch-project/opensearch';
+import type { CrawlConfig } from '../config.ts';
+import type { CrawlDocument } from '../types.ts';
+
+export interface SinkUpsert {
+  doc: CrawlDocument;
+  version: number;
+}
+export interface SinkDelete {
+  url: string;
+  version: number;
+  reason: string;
+}
+
+export interface SearchHit {
+  url: string;
+  title: string;
+  score: number;
+  snippet: string;
+}
+
+/** The engine's endpoint: the config's, else the one the CLI or the stack put in the environment. */
+export function searchEndpoint(config: CrawlConfig): string | null {
+  return config.index.opensearch.endpoint ?? process.env.TRAWL_SEARCH_ENDPOINT ?? null;
+}
+
+export function indexName(config: CrawlConfig): string {
+  return config.index.opensearch.indexName ?? `trawl-${config.name}`;
+}
+
+export function docId(url: string): string {
+  return createHash('sha256').update(url).digest('hex');
+}
+
+/** english analyzer for the text, keyword url, dates; mapped metadata stays dynamic text. */
+export const INDEX_BODY = {
+  settings: { number_of_shards: 1, number_of_replicas: 0 },
+  mappings: {
+    properties: {
+      url: { type: 'keyword' },
+      title: { type: 'text', analyzer: 'english' },
+      content: { type: 'text', analyzer: 'english' },
+      contentType: { type: 'keyword' },
+      mimeType: { type: 'keyword' },
+      lastModified: { type: 'date', ignore_malformed: true },
+      indexedAt: { type: 'date' },
+      depth: { type: 'integer' },
+      deleted: { type: 'boolean' },
+      deleteReason: { type: 'keyword' },
+      meta: { type: 'object', dynamic: true },
+    },
+  },
+} as const;
+
+export function searchClient(endpoint: string): Client {
+  return new Client({ node: endpoint, requestTimeout: 30_000 });
+}
+
+const ready = new Set<string>();
+
+/** Creates the index with its mapping once per container (an existing index is kept). */
+export async function ensureIndex(client: Client, index: string, force = false): Promise<void> {
+  if (ready.has(index) && !force) return;
+  const exists = await client.indices.exists({ index });
+  if (!exists.body) {
+    try {
+      await client.indices.create({ index, body: INDEX_BODY as unknown as Record<string, never> });
+    } catch (err) {
+      // Two workers creating it at once: the loser finds it there.
+      if (!String((err as Error).message).includes('resource_already_exists')) throw err;
+    }
+  }
+  ready.add(index);
+}
+
+function source(doc: CrawlDocument): Record<string, unknown> {
+  return {
+    url: doc.url,
+    title: doc.title,
+    content: doc.content,
+    contentType: doc.contentType,
+    mimeType: doc.mimeType,
+    lastModified: doc.lastModified,
+    indexedAt: doc.indexedAt,
+    depth: doc.depth,
+    meta: doc.meta,
+    deleted: false,
+  };
+}
+
+/**
+ * One bulk for the batch. A version conflict (409) means the engine already holds this or a
+ * newer state of the URL: that is success. Any other item error fails the batch (it is retried).
+ */
+export async function writeBulk(
+  client: Client,
+  index: string,
+  upserts: SinkUpsert[],
+  deletes: SinkDelete[],
+): Promise<{ written: number; stale: number }> {
+  const body: Record<string, unknown>[] = [];
+  for (const u of upserts) {
+    body.push({
+      index: { _index: index, _id: docId(u.doc.url), version: u.version, version_type: 'external_gte' },
+    });
+    body.push(source(u.doc));
+  }
+  for (const d of deletes) {
+    body.push({
+      index: { _index: index, _id: docId(d.url), version: d.version, version_type: 'external_gte' },
+    });
+    body.push({ url: d.url, deleted: true, deleteReason: d.reason });
+  }
+  if (body.length === 0) return { written: 0, stale: 0 };
+  const res = await client.bulk({ body });
+  let written = 0;
+  let stale = 0;
+  for (const item of res.body.items as Record<string, { status: number; error?: { reason?: string } }>[]) {
+    const r = Object.values(item)[0];
+    if (!r) continue;
+    if (r.status === 409) stale++;
+    else if (r.status >= 300)
+      throw new Error(`search bulk item failed: ${r.status} ${r.error?.reason ?? ''}`);
+    else written++;
+  }
+  return { written, stale };
+}
+
+/** Best hits first; tombstones are filtered out. */
+export async function search(
+  client: Client,
+  index: string,
+  query: string,
+  limit: number,
+): Promise<SearchHit[]> {
+  const res = await client.search({
+    index,
+    body: {
+      size: limit,
+      query: {
+        bool: {
+          must: { multi_match: { query, fields: ['title^2', 'content'] } },
+          must_not: { term: { deleted: true } },
+        },
+      },
+      highlight: { fields: { content: { fragment_size: 160, number_of_fragments: 1 } } },
+      _source: ['url', 'title', 'content'],
+    },
+  });
+  return (res.body.hits.hits as unknown as RawHit[]).map((h) => ({
+    url: h._source.url,
+    title: h._source.title,
+    score: h._score,
+    snippet: h.highlight?.content?.[0] ?? h._source.content.slice(0, 160),
+  }));
+}
+
+interface RawHit {
+  _score: number;
+  _source: { url: string; title: string; content: string };
+  highlight?: { content?: string[] };
+}
