@@ -11,9 +11,9 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
-import { runDeployed } from './status.ts';
 import { onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
+import { runDeployed } from './status.ts';
 
 interface RunOptions {
   config: string;
