@@ -5,8 +5,11 @@
  * unprivileged system user setup creates.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
+  accessSync,
   chownSync,
+  constants,
   cpSync,
   existsSync,
   mkdirSync,
@@ -14,7 +17,9 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { userInfo } from 'node:os';
@@ -76,20 +81,61 @@ function runAs(): { uid: number; gid: number } | null {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
+/** Where the unprivileged user keeps its data when it cannot reach the asked-for folder. */
+const FALLBACK_ROOT = '/var/lib/trawl-search';
+
+/** True when every folder above dir lets others through (mkdtemp makes 0700 folders). */
+function othersCanReach(dir: string): boolean {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    if (existsSync(d) && (statSync(d).mode & 0o001) === 0) return false;
+    if (d === dirname(d)) return true;
+  }
+}
+
+/**
+ * The folder the engine really uses: dataDir, or — as root, when the unprivileged user cannot
+ * traverse a folder above it — one under /var/lib/trawl-search named after dataDir (the
+ * user's folders' permissions are left as they are).
+ */
+function engineHome(dataDir: string, user: { uid: number; gid: number } | null): string {
+  if (!user || othersCanReach(dataDir)) return dataDir;
+  mkdirSync(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
+  accessSync(FALLBACK_ROOT, constants.W_OK);
+  return join(FALLBACK_ROOT, createHash('sha256').update(dataDir).digest('hex').slice(0, 16));
+}
+
+/**
+ * The engine's install folder as the unprivileged user can read it: the one under .emulator/, or
+ * — when a folder above the project is closed to others — a copy under /var/lib/trawl-search.
+ */
+function readableInstall(user: { uid: number; gid: number } | null): string {
+  if (!user || othersCanReach(join(OPENSEARCH_HOME, 'bin'))) return OPENSEARCH_HOME;
+  const copy = join(FALLBACK_ROOT, 'opensearch-2.19.1');
+  if (!existsSync(join(copy, 'bin', 'opensearch'))) {
+    mkdirSync(FALLBACK_ROOT, { recursive: true, mode: 0o755 });
+    cpSync(OPENSEARCH_HOME, `${copy}.tmp`, { recursive: true });
+    rmSync(copy, { recursive: true, force: true });
+    renameSync(`${copy}.tmp`, copy);
+  }
+  return copy;
+}
+
 /** Starts OpenSearch in dataDir and waits for its health; `detached` leaves it running. */
 export async function startSearchEngine(
-  dataDir: string,
+  asked: string,
   opts: { detached?: boolean } = {},
 ): Promise<SearchEngine> {
   if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
   const user = runAs();
+  const dataDir = engineHome(asked, user);
+  const home = readableInstall(user);
   for (const d of [dataDir, join(dataDir, 'data'), join(dataDir, 'logs')]) {
     mkdirSync(d, { recursive: true });
     if (user) chownSync(d, user.uid, user.gid);
   }
   // Its own config folder: the engine writes its keystore there at start.
   const conf = join(dataDir, 'config');
-  if (!existsSync(conf)) cpSync(join(OPENSEARCH_HOME, 'config'), conf, { recursive: true });
+  if (!existsSync(conf)) cpSync(join(home, 'config'), conf, { recursive: true });
   if (user)
     for (const f of readdirSync(conf, { recursive: true }))
       chownSync(join(conf, String(f)), user.uid, user.gid);
@@ -98,7 +144,7 @@ export async function startSearchEngine(
   const endpoint = `http://127.0.0.1:${port}`;
   const out = openSync(join(dataDir, 'engine.log'), 'a');
   const child = spawn(
-    join(OPENSEARCH_HOME, 'bin', 'opensearch'),
+    join(home, 'bin', 'opensearch'),
     [
       '-Ediscovery.type=single-node',
       '-Enetwork.host=127.0.0.1',

@@ -33,8 +33,13 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
     close = demo.close;
     process.stderr.write(`trawl: serving the demo site (${demo.pages} pages) at ${demo.url}\n`);
   }
-  await resolveAwsEndpoint();
-  config = await prepareSearchSink(config, { demo: opts.demo });
+  try {
+    await resolveAwsEndpoint();
+    config = await prepareSearchSink(config, { demo: opts.demo });
+  } catch (err) {
+    await close(); // the demo site must not keep the process alive after the error
+    throw err;
+  }
   return { config, close };
 }
 

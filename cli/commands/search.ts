@@ -35,15 +35,26 @@ export async function prepareSearchSink(
       process.stderr.write(`trawl: no search index for this demo: ${ENGINE_HELP}\n`);
       return config;
     }
-    config = { ...config, index: { ...config.index, sink: 'opensearch' } };
+    const withSearch = { ...config, index: { ...config.index, sink: 'opensearch' as const } };
+    if (searchEndpoint(config)) return withSearch;
+    try {
+      await startEmbedded();
+      return withSearch;
+    } catch (err) {
+      // The demo's point is the crawl: without a working engine it stays on the feed.
+      process.stderr.write(`trawl: no search index for this demo: ${(err as Error).message}\n`);
+      return config;
+    }
   }
   if (config.index.sink !== 'opensearch' || searchEndpoint(config)) return config;
   if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
-  const engine = await ensureSearchEngine();
-  process.stderr.write(
-    `trawl: using the embedded search engine at ${engine.endpoint} (data in .trawl/search-engine/)\n`,
-  );
+  await startEmbedded();
   return config;
+}
+
+async function startEmbedded(): Promise<void> {
+  const engine = await ensureSearchEngine();
+  process.stderr.write(`trawl: using the embedded search engine at ${engine.endpoint}\n`);
 }
 
 async function endpointFor(config: CrawlConfig): Promise<string> {

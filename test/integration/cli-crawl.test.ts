@@ -9,6 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { engineInstalled } from '../../cli/search-engine.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'trawl.mjs');
@@ -36,6 +37,7 @@ describe('trawl CLI on the embedded emulator', () => {
   });
   after(() => {
     trawl(cwd, 'emulator', 'stop');
+    trawl(cwd, 'search-engine', 'stop'); // the demo ends with a search when the engine is installed
   });
 
   it('crawl --demo drains, prints a summary and starts the emulator in the background', () => {
@@ -46,6 +48,9 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.match(r.out, /documents: 293 new/);
     assert.match(r.out, /S3 PUTs per indexed page: 0\.0\d\d/);
     assert.doesNotMatch(r.err, /^\s+at /m);
+    // The demo ends by searching its own site in the embedded engine (when setup installed one).
+    if (engineInstalled())
+      assert.match(r.err, /npx trawl search .*--limit 3\n\{"url":"http:\/\/127\.0\.0\.1:\d+\//);
   });
 
   it('docs prints one JSON document per line with the contract fields', () => {
