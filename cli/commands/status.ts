@@ -6,7 +6,9 @@
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
+import { createHostTable } from '../../shared/aws/host-table.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { scheduleRunKey } from '../../shared/stages/handler-kit.ts';
 import type { QueueUrls } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import {
@@ -32,6 +34,8 @@ export interface CrawlStatus {
   deadLetters: Record<string, number>;
   urls: Record<string, number>;
   documents: number;
+  /** when each EventBridge schedule last started its function (ISO), null before its first run */
+  lastScheduleRuns: Record<'discovery' | 'fetchTick' | 'refresh', string | null>;
   /** the frontier and stage queues are empty and nothing is in flight */
   idle: boolean;
 }
@@ -82,6 +86,13 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     urls[kind] = (urls[kind] ?? 0) + 1;
     if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;
   }
+  const hosts = createHostTable({ client: clients.ddb, tableName: resources.hostsTable });
+  const lastRun = (stage: string) => hosts.getValue(scheduleRunKey(stage));
+  const [discovery, fetchTick, refresh] = [
+    await lastRun('seed'),
+    await lastRun('fetch'),
+    await lastRun('refresh'),
+  ];
   // No URL known yet: the seed function has not run (an asynchronous invoke), so not idle.
   const idle =
     documents + Object.keys(urls).length > 0 &&
@@ -94,6 +105,7 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     deadLetters,
     urls,
     documents,
+    lastScheduleRuns: { discovery, fetchTick, refresh },
     idle,
   };
 }

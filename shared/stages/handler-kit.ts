@@ -50,10 +50,21 @@ export function sqsBatchHandler<T>(
 export function scheduledHandler<R>(stage: string, run: (deps: StageDeps, context: Context) => Promise<R>) {
   return middy<unknown, R>()
     .use(injectLambdaContext(logger))
-    .handler(async (_event, context) => {
+    .handler(async (event, context) => {
       const deps = containerDeps();
+      const started = new Date(deps.now()).toISOString();
       const result = await run(deps, context);
       deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
+      // `trawl status` shows when each schedule last ran: one write per scheduled run.
+      if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
       return result;
     });
+}
+
+/** The hosts-table value holding when `stage`'s EventBridge schedule last started it. */
+export const scheduleRunKey = (stage: string) => `schedule-run#${stage}`;
+
+/** An EventBridge schedule's event (direct invokes and the CLI's kicks are not). */
+function isScheduledEvent(event: unknown): boolean {
+  return (event as { 'detail-type'?: unknown } | null)?.['detail-type'] === 'Scheduled Event';
 }

@@ -169,4 +169,23 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     }
     assert.deepEqual(JSON.parse(body ?? 'null'), { bundle: 'raw/poison.jsonl.gz', count: 1 });
   });
+
+  it('the EventBridge schedules start the deployed functions: status shows their last runs', async () => {
+    // The fetch tick and the discovery cycle (discoveryInterval 1m) are rate(1 minute) rules.
+    let runs: Record<string, string | null> = {};
+    for (let i = 0; i < 45 && !(runs.fetchTick && runs.discovery); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 2000));
+      const status = await trawl(['status', '-c', cfg]);
+      assert.equal(status.code, 0, status.stderr);
+      runs = JSON.parse(status.stdout).lastScheduleRuns;
+    }
+    const deployedAt = Date.parse(
+      JSON.parse(readFileSync(join(cwd, '.trawl', 'deployments', 'deployedtest.json'), 'utf8')).deployedAt ??
+        '1970-01-01T00:00:00Z',
+    );
+    for (const rule of ['fetchTick', 'discovery']) {
+      assert.ok(runs[rule], `${rule} never ran: ${JSON.stringify(runs)}`);
+      assert.ok(Date.parse(String(runs[rule])) >= deployedAt - 60_000, `${rule} ran before the deploy`);
+    }
+  });
 });
