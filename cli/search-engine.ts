@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   accessSync,
+  chmodSync,
   chownSync,
   constants,
   cpSync,
@@ -117,6 +118,8 @@ function readableInstall(user: { uid: number; gid: number } | null): string {
     rmSync(copy, { recursive: true, force: true });
     renameSync(`${copy}.tmp`, copy);
   }
+  // As setup does for the original: jvm.options writes logs/gc.log under the install, whoever runs it.
+  chmodSync(join(copy, 'logs'), 0o1777);
   return copy;
 }
 
