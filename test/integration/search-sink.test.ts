@@ -29,11 +29,10 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     dir = mkdtempSync(join(tmpdir(), 'trawl-search-'));
     mkdirSync(join(dir, 'site'));
     chmodSync(dir, 0o755); // the engine runs as an unprivileged user when we are root
-    [emu, engine, site] = await Promise.all([
-      startTestEmulator(),
-      startSearchEngine(join(dir, 'engine')),
-      startSiteServer({ root: join(dir, 'site') }),
-    ]);
+    // One at a time: if one fails to start, after() still stops the ones that did.
+    emu = await startTestEmulator();
+    site = await startSiteServer({ root: join(dir, 'site') });
+    engine = await startSearchEngine(join(dir, 'engine'));
     process.env.TRAWL_SEARCH_ENDPOINT = engine.endpoint;
   });
   after(async () => {
