@@ -83,7 +83,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     monitor,
     pollers: clients,
     onTick: opts.onTick,
-    fetchConcurrency: opts.fetchConcurrency,
+    fetchConcurrency: opts.fetchConcurrency ?? config.fetch.maxInvocations,
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });

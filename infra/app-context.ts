@@ -28,5 +28,10 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
   }
   // Rounded up: the schedule never runs more often than the config asks.
   const minutes = Math.max(1, Math.ceil(parseDuration(config.refresh.discoveryInterval) / 60_000));
-  return { crawlName: config.name, discoveryIntervalMinutes: minutes, ...extra };
+  return {
+    crawlName: config.name,
+    discoveryIntervalMinutes: minutes,
+    fetchReservedConcurrency: config.fetch.maxInvocations,
+    ...extra,
+  };
 }

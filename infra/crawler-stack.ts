@@ -30,6 +30,8 @@ export interface CrawlerStackProps extends StackProps {
   crawlName: string;
   /** discovery schedule; @default SCHEDULES.discovery.everyMinutes */
   discoveryIntervalMinutes?: number;
+  /** the fetch function's reserved concurrency (config fetch.maxInvocations); @default FUNCTIONS.fetch */
+  fetchReservedConcurrency?: number;
   /** DynamoDB capacity of both tables; @default on-demand */
   dynamoCapacity?: TableCapacity;
 }
@@ -81,7 +83,7 @@ export class CrawlerStack extends Stack {
         resources,
         discoveryIntervalMinutes: props.discoveryIntervalMinutes ?? SCHEDULES.discovery.everyMinutes,
       }),
-      fetch: new FetchStage(this, 'Fetch', resources),
+      fetch: new FetchStage(this, 'Fetch', resources, props.fetchReservedConcurrency),
       extract: new ExtractStage(this, 'Extract', resources),
       index: new IndexStage(this, 'Index', resources),
       refresh: new RefreshStage(this, 'Refresh', resources),

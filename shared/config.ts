@@ -183,6 +183,13 @@ export const FetchSchema = z
      * requests to a host are spaced by it across all workers, one at a time
      */
     connectionsPerHost: z.number().int().positive().max(64).default(4),
+    /**
+     * @default 4 — fetch invocations running at once: the deployed fetch function's reserved
+     * concurrency (`cdk deploy` with this config) and the local runner's parallel fetchers. With
+     * `concurrency` it bounds the requests in flight (maxInvocations × concurrency); raise it for
+     * many hosts, since politeness is per host and an invocation with no due host ends at once
+     */
+    maxInvocations: z.number().int().min(1).max(1000).default(4),
   })
   .prefault({});
 

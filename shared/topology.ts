@@ -21,7 +21,7 @@ export interface FunctionSpec {
   /** Lambda timeout; the queues a function consumes have visibility ≥ 6× this (AWS guidance). */
   timeoutSeconds: number;
   memoryMb: number;
-  /** caps parallel invocations (politeness and cost); undefined = account limit */
+  /** caps parallel invocations (politeness and cost); undefined = account limit; fetch: the config's fetch.maxInvocations */
   reservedConcurrency?: number;
 }
 

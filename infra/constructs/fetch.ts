@@ -10,12 +10,13 @@ import { PREFIXES } from './storage.ts';
 export class FetchStage extends Construct {
   readonly fn: NodejsFunction;
 
-  constructor(scope: Construct, id: string, r: CrawlResources) {
+  constructor(scope: Construct, id: string, r: CrawlResources, reservedConcurrency?: number) {
     super(scope, id);
     // Fixed name: every stage (fetch included, to chain itself) invokes it by name without a token cycle.
     this.fn = stageFunction(this, 'fetch', {
       environment: r.environment,
       functionName: r.names.function('fetch'),
+      reservedConcurrency,
     });
     // No event source mapping on the frontier: mappings cannot weigh queues against each other.
     allowQueues(this.fn, r.frontier, [

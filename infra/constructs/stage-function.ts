@@ -33,6 +33,8 @@ export interface StageFunctionOptions {
   environment: Record<string, string>;
   /** only the fetch function gets a fixed name (it is invoked by name) */
   functionName?: string;
+  /** overrides the topology's reserved concurrency (fetch: the config's fetch.maxInvocations) */
+  reservedConcurrency?: number;
 }
 
 /** A stage's Lambda function: arm64, ESM bundle from functions/<stage>/handler.ts, sizes from topology. */
@@ -61,7 +63,7 @@ export function stageFunction(
     architecture: lambda.Architecture.ARM_64,
     memorySize: spec.memoryMb,
     timeout: Duration.seconds(spec.timeoutSeconds),
-    reservedConcurrentExecutions: spec.reservedConcurrency,
+    reservedConcurrentExecutions: options.reservedConcurrency ?? spec.reservedConcurrency,
     tracing: lambda.Tracing.DISABLED,
     logGroup,
     role,

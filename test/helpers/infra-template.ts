@@ -20,6 +20,7 @@ export interface BuildOptions {
   /** false skips esbuild (CDK's `aws:cdk:bundling-stacks` context); @default true */
   bundle?: boolean;
   discoveryIntervalMinutes?: number;
+  fetchReservedConcurrency?: number;
 }
 
 /** One synthesized stack; with bundling this runs esbuild five times, so build it once per file. */
@@ -29,6 +30,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
   const stack = new CrawlerStack(app, resourceNames(crawl).stack, {
     crawlName: crawl,
     discoveryIntervalMinutes: options.discoveryIntervalMinutes,
+    fetchReservedConcurrency: options.fetchReservedConcurrency,
   });
   return { stack, template: Template.fromStack(stack), labels: stackLabels(stack) };
 }

@@ -50,8 +50,22 @@ describe('crawlerPropsFromContext', () => {
       const props = crawlerPropsFromContext(contextOf({ config: configFile(c.file, c.text) }));
       assert.equal(props.crawlName, c.name);
       assert.equal(props.discoveryIntervalMinutes, c.minutes);
+      assert.equal(props.fetchReservedConcurrency, 4, 'fetch.maxInvocations default');
     });
   }
+
+  it('takes the fetch function reserved concurrency from fetch.maxInvocations', () => {
+    const file = configFile(
+      'many.json',
+      '{"name":"many","startUrls":["https://x.test/"],"fetch":{"maxInvocations":25}}',
+    );
+    assert.equal(crawlerPropsFromContext(contextOf({ config: file })).fetchReservedConcurrency, 25);
+    const zero = configFile(
+      'zero.json',
+      '{"name":"zero","startUrls":["https://x.test/"],"fetch":{"maxInvocations":0}}',
+    );
+    assert.throws(() => crawlerPropsFromContext(contextOf({ config: zero })), /maxInvocations/);
+  });
 
   it('rejects an invalid config and a crawl name that contradicts the config', () => {
     const bad = configFile('bad.json', '{"name":"Bad Name","startUrls":[]}');
@@ -73,6 +87,17 @@ describe('CrawlerStack discovery schedule', () => {
       });
       assert.equal(stack.stackName, resourceNames('sched').stack);
     }
+  });
+
+  it('gives the fetch function the reserved concurrency asked for, the others none', () => {
+    const { stack, template } = buildStack('reserved', { bundle: false, fetchReservedConcurrency: 25 });
+    const fns = template.findResources('AWS::Lambda::Function');
+    assert.equal(fns[logicalId(stack.functions.fetch)]?.Properties.ReservedConcurrentExecutions, 25);
+    for (const stage of ['seed', 'extract', 'index', 'refresh'] as const)
+      assert.equal(
+        fns[logicalId(stack.functions[stage])]?.Properties.ReservedConcurrentExecutions,
+        undefined,
+      );
   });
 
   it('refuses a rate EventBridge cannot express', () => {
