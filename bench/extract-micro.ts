@@ -15,9 +15,10 @@ import { createUrlDecider } from '../shared/crawl/decide.ts';
 import { extractHtml } from '../shared/crawl/extract-html.ts';
 import { processPage } from '../shared/stages/page-outcome.ts';
 import type { FetchedPage } from '../shared/types.ts';
+import { CORPUS_ROOT, corpusAvailable } from './sites.ts';
 
-/** The optional Boost.Math corpus beside the repository (see bench/README.md); give another root as argv[2]. */
-export const BOOST_DOC_ROOT = resolve(import.meta.dirname, '../../shared/corpora/site/doc');
+/** The Boost.Math docs (bench/fixtures/boost-math, unpacked by bench/sites.ts); another root as argv[2]. */
+export const BOOST_DOC_ROOT = join(CORPUS_ROOT, 'doc');
 
 export interface ExtractMicroResult {
   pages: number;
@@ -127,6 +128,7 @@ export function formatExtractMicro(r: ExtractMicroResult): string[] {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  if (!process.argv[2]) corpusAvailable();
   for (const line of formatExtractMicro(await runExtractMicro(process.argv[2] ?? BOOST_DOC_ROOT)))
     console.log(line);
 }

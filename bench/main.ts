@@ -1,6 +1,6 @@
 /**
- * `npm run bench` (issue #7): crawls the Boost.Math docs (or a generated 10,000-page site when
- * ../shared is absent) with Trawl's local pipeline on the embedded emulator and with Crawlee's
+ * `npm run bench` (issue #7): crawls the Boost.Math docs (bench/fixtures/boost-math; a generated
+ * 10,000-page site when the fixture is absent) with Trawl's local pipeline on the embedded emulator and with Crawlee's
  * CheerioCrawler on the same server and scope; prices the Trawl run at us-east-1 list prices;
  * runs the extraction micro benchmark; compares AWS requests per page at 10 and 100 links per
  * page. Prints the tables and writes bench/results/latest.json.
@@ -155,7 +155,7 @@ export async function main(): Promise<void> {
     const haveCorpus = corpusAvailable();
     if (!haveCorpus)
       say(
-        `../shared/corpora/site is absent: crawling a generated ${FALLBACK_PAGES.toLocaleString('en-US')}-page site instead`,
+        `bench/fixtures/boost-math is absent: crawling a generated ${FALLBACK_PAGES.toLocaleString('en-US')}-page site instead`,
       );
     const site = haveCorpus ? await corpusSite() : await generatedSite(FALLBACK_PAGES);
     let main: Awaited<ReturnType<typeof mainSiteRun>>;
@@ -169,7 +169,7 @@ export async function main(): Promise<void> {
       await site.close();
     }
     const profiles = haveCorpus && !process.env.BENCH_SKIP_PROFILES ? await profileRuns() : [];
-    if (!haveCorpus) say('\nrealistic-network profiles skipped: they serve ../shared/corpora/site');
+    if (!haveCorpus) say('\nrealistic-network profiles skipped: they serve bench/fixtures/boost-math');
     let links: LinksRow[] = [];
     let spread = {
       text: '(skipped: BENCH_SKIP_LINKS=1)',

@@ -1,17 +1,20 @@
 /**
- * The sites the benchmark crawls: the Boost.Math documentation corpus (../shared/corpora/site,
- * SOURCE.txt) when it is there, generated demo sites otherwise and for the links-per-page
- * comparison. Each is served by the test site server, so Trawl and Crawlee see the same server.
+ * The sites the benchmark crawls: the Boost.Math documentation (bench/fixtures/boost-math,
+ * SOURCE.txt there), and generated demo sites for the links-per-page comparison. Each is served
+ * by the test site server, so Trawl and Crawlee see the same server.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../cli/emulator.ts';
 import { type DemoSiteCounts, generateDemoSite } from '../demo/generate-site.ts';
 import { type CrawlConfigInput, DEFAULT_IGNORED_EXTENSIONS } from '../shared/config.ts';
 import { type SiteServer, startSiteServer } from '../test/helpers/site-server.ts';
 
-export const CORPUS_ROOT = resolve(PROJECT_ROOT, '../shared/corpora/site');
+const FIXTURE = join(PROJECT_ROOT, 'bench/fixtures/boost-math');
+/** Where the fixture's archive is unpacked: the web root the corpus is served from. */
+export const CORPUS_ROOT = join(PROJECT_ROOT, '.bench-cache/boost-math');
 const START_PATH = '/doc/html/index.html';
 
 export interface BenchSite {
@@ -37,8 +40,24 @@ export interface BenchSite {
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ignoredExt = `(?!.*\\.(?:${DEFAULT_IGNORED_EXTENSIONS.join('|')})(?:[?#]|$))`;
 
+/**
+ * Unpacks the Boost docs once (the archive is 1.3 MB in git, 13.6 MB of HTML unpacked) into a
+ * temporary folder renamed into place, so an interrupted unpack is never mistaken for the corpus.
+ * False when the fixture is missing (a trimmed checkout): the bench falls back to a generated site.
+ */
 export function corpusAvailable(): boolean {
-  return existsSync(join(CORPUS_ROOT, 'crawl_expectations.json'));
+  if (existsSync(join(CORPUS_ROOT, 'crawl_expectations.json'))) return true;
+  const archive = join(FIXTURE, 'doc-html.tar.gz');
+  if (!existsSync(archive)) return false;
+  mkdirSync(dirname(CORPUS_ROOT), { recursive: true });
+  const partial = mkdtempSync(`${CORPUS_ROOT}.partial-`);
+  execFileSync('tar', ['-xzf', archive, '-C', partial]);
+  writeFileSync(
+    join(partial, 'crawl_expectations.json'),
+    readFileSync(join(FIXTURE, 'crawl_expectations.json')),
+  );
+  renameSync(partial, CORPUS_ROOT);
+  return true;
 }
 
 /**
@@ -54,7 +73,7 @@ export async function corpusSite(): Promise<BenchSite> {
   const startUrl = `${server.url}${START_PATH}`;
   return {
     kind: 'corpus',
-    description: `Boost.Math docs (../shared/corpora/site), start ${START_PATH}, scope under /doc/html/`,
+    description: `Boost.Math docs (bench/fixtures/boost-math), start ${START_PATH}, scope under /doc/html/`,
     server,
     htmlRoot: join(CORPUS_ROOT, 'doc'),
     startUrl,
