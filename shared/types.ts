@@ -123,11 +123,13 @@ export interface FrontierMessage {
   tasks: UrlTask[];
 }
 
-/** An extract-queue message: a bundle of fetched pages in S3. */
-export interface ExtractMessage {
-  bundle: string;
-  count: number;
-}
+/**
+ * An extract-queue message: the fetched pages themselves (gzip JSON lines, base64) when they are
+ * small, else a pointer to a page bundle in S3. `id` names the inline pages as the key names a bundle.
+ */
+export type ExtractMessage =
+  | { bundle: string; count: number }
+  | { inline: string; id: string; count: number };
 
 /** An index-queue message: outcomes, or a pointer to them in S3 when they are too large for SQS. */
 export interface IndexMessage {

@@ -14,6 +14,21 @@ import {
 
 export const CONFIG_KEY = 'config/crawl.json';
 
+/** A bound on unpacked inline pages: a message is ≤ 1 MiB, so more than this is not ours. */
+const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
+
+/** Records as gzip JSON lines in base64: pages carried in an SQS message instead of an S3 object. */
+export function packLines(records: unknown[]): string {
+  return gzipSync(records.map((r) => JSON.stringify(r)).join('\n')).toString('base64');
+}
+
+export function unpackLines<T>(packed: string): T[] {
+  const text = gunzipSync(Buffer.from(packed, 'base64'), { maxOutputLength: MAX_UNPACKED_BYTES }).toString(
+    'utf8',
+  );
+  return text ? text.split('\n').map((l) => JSON.parse(l) as T) : [];
+}
+
 export interface PageStore {
   putLines(key: string, records: unknown[]): Promise<void>;
   getLines<T>(key: string): Promise<T[]>;

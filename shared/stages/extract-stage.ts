@@ -1,9 +1,10 @@
 /**
- * The extract stage: reads page bundles, decides each page's outcome, enqueues new links
+ * The extract stage: reads fetched pages (inline or a page bundle), decides each page's outcome, enqueues new links
  * exactly once per crawl (read before write, then a conditional put), and hands the outcomes
  * to the index stage. Each SQS record succeeds or fails on its own (ReportBatchItemFailures).
  */
 import { randomUUID } from 'node:crypto';
+import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
@@ -68,11 +69,14 @@ async function extractRecord(
   record: StageRecord<ExtractMessage>,
   stats: Record<string, number>,
 ): Promise<PageOutcome[]> {
-  if (!record.body || typeof record.body.bundle !== 'string') {
+  const source = pagesOf(record.body);
+  if (!source) {
     deps.log.warn('dropping malformed extract message', { messageId: record.messageId });
     return [];
   }
-  const pages = await deps.store.getLines<FetchedPage>(record.body.bundle);
+  const pages = source.inline
+    ? unpackLines<FetchedPage>(source.inline)
+    : await deps.store.getLines<FetchedPage>(source.claimer);
   const now = new Date(deps.now()).toISOString();
   const outcomes: PageOutcome[] = [];
   const tasks = [];
@@ -83,13 +87,22 @@ async function extractRecord(
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
-  // The claimer is the bundle: a redelivery of this record re-sends what it claimed before a crash.
-  const fresh = await deps.urls.claim(tasks, record.body.bundle, now);
+  // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
+  const fresh = await deps.urls.claim(tasks, source.claimer, now);
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
+}
+
+/** Where a message's pages are: inline (named by the message's id) or a bundle key; null when malformed. */
+function pagesOf(body: ExtractMessage | null): { claimer: string; inline?: string } | null {
+  if (!body) return null;
+  if ('inline' in body && typeof body.inline === 'string' && typeof body.id === 'string')
+    return { claimer: `inline/${body.id}`, inline: body.inline };
+  if ('bundle' in body && typeof body.bundle === 'string') return { claimer: body.bundle };
+  return null;
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * Writes a fetch round message by message: a frontier message is deleted as soon as its URLs are
  * done and their pages written, so a crash loses at most the pages in flight and the few not yet
- * flushed, never a whole round. Completed messages are written together (one page bundle, one
- * extract message) once FLUSH_PAGES pages or FLUSH_MS have gathered, so S3 PUTs stay far below one a page.
+ * flushed, never a whole round. Completed messages are written together (one extract message) once
+ * FLUSH_PAGES pages or FLUSH_MS have gathered. The pages ride in that message when they pack small
+ * (a polite crawl's few pages a pass: no S3 object per pass), else in one page bundle in S3.
  */
 import { randomUUID } from 'node:crypto';
-import type { FetchedPage, UrlTask } from '../types.ts';
+import { packLines } from '../aws/page-store.ts';
+import type { ExtractMessage, FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { Leases } from './fetch-leases.ts';
 import type { TaskResult } from './fetch-one.ts';
@@ -13,6 +15,11 @@ import { sendDelayedTasks } from './send-tasks.ts';
 
 const FLUSH_PAGES = 200;
 const FLUSH_MS = 3_000;
+/**
+ * Packed pages up to this size go inline: SQS bills 64 KB chunks sent and received ($0.40/M each),
+ * so 4 chunks twice cost less than a bundle's PUT and GET ($5.40/M); SQS caps a message at 1 MiB.
+ */
+const INLINE_BYTES = 256 * 1024;
 
 export interface DoneMessage {
   queueUrl: string;
@@ -82,7 +89,7 @@ export class RoundFlusher {
   }
 }
 
-/** Writes the pages as one bundle, sends one extract message, puts requeued tasks back. */
+/** Sends the pages in one extract message (inline or as a bundle), puts requeued tasks back. */
 async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void> {
   const pages: FetchedPage[] = [];
   const requeue: { task: UrlTask; delaySeconds: number }[] = [];
@@ -91,9 +98,14 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
     else requeue.push(r);
   }
   if (pages.length > 0) {
-    const key = `pages/${new Date(deps.now()).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
-    await deps.store.putLines(key, pages);
-    await deps.queues.send(deps.queueUrls.extract, [{ body: { bundle: key, count: pages.length } }]);
+    const packed = packLines(pages);
+    let body: ExtractMessage = { inline: packed, id: randomUUID(), count: pages.length };
+    if (packed.length > INLINE_BYTES) {
+      const key = `pages/${new Date(deps.now()).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
+      await deps.store.putLines(key, pages);
+      body = { bundle: key, count: pages.length };
+    }
+    await deps.queues.send(deps.queueUrls.extract, [{ body }]);
   }
   await sendDelayedTasks(deps, requeue);
 }
