@@ -142,6 +142,8 @@ export class LocalRunner {
   private readonly monitorQueues: WorkQueues;
   private running = 0;
   private fetchRunning = 0;
+  /** how many depth readings `drain` has taken: pollers wait for a fresh one after an empty receive */
+  private depthReads = 0;
   private stopped = false;
   private latest: QueueDepths = {};
   private stopTimers: (() => void) | null = null;
@@ -189,6 +191,7 @@ export class LocalRunner {
       while (Date.now() < deadline && !until?.() && !this.halted) {
         depths = await this.queueDepths();
         this.latest = depths;
+        this.depthReads++;
         this.opts.onTick?.(depths, this.stats);
         const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
         const maxFetch = this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
@@ -318,10 +321,13 @@ export class LocalRunner {
         await sleep(30);
         continue;
       }
-      const batch = await this.collectBatch(url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
+      const batch = await this.collectBatch(queue, url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
       full = batch.length >= spec.batchSize;
       if (batch.length === 0) {
-        await sleep(50);
+        // The depth reading that sent this poller was stale (another took the work): wait for a
+        // fresh one rather than receive again, so idle receives are not counted as the crawl's.
+        const seen = this.depthReads;
+        while (this.depthReads === seen && !this.stopped && !this.halted) await sleep(30);
         continue;
       }
       const failed = await this.runLeased(queue, url, batch);
@@ -364,23 +370,30 @@ export class LocalRunner {
   }
 
   private async collectBatch(
+    queue: 'extract' | 'index',
     url: string,
     size: number,
     windowMs: number,
   ): Promise<ReceivedMessage<unknown>[]> {
     const batch = await this.pollQueues.receive<unknown>(url, size, 0, LEASE_SECONDS);
     if (batch.length === 0) return batch;
-    // The batching window: one long poll for the rest of the batch, as the event source mapping waits.
-    if (batch.length < size && windowMs > 0 && !this.stopped) {
-      batch.push(
-        ...(await this.pollQueues.receive<unknown>(
-          url,
-          size - batch.length,
-          Math.ceil(windowMs / 1000),
-          LEASE_SECONDS,
-        )),
-      );
+    // The batching window: Lambda invokes when the batch is full or the window ends. Here it also
+    // ends when nothing upstream can add to the batch any more (a crawl's tail), so a local crawl
+    // does not finish a window late; while pages are still being fetched it holds as on AWS.
+    const until = Date.now() + windowMs;
+    while (batch.length < size && Date.now() < until && !this.stopped && !this.upstreamIdle(queue)) {
+      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, 1, LEASE_SECONDS)));
     }
     return batch;
+  }
+
+  /** No fetcher running and nothing in the frontier (nor, for index, in extract): no more work can come. */
+  private upstreamIdle(queue: 'extract' | 'index'): boolean {
+    if (this.fetchRunning > 0) return false;
+    const keys: string[] = [...SOURCES, ...(queue === 'index' ? ['stage:extract'] : [])];
+    return keys.every((k) => {
+      const d = this.latest[k];
+      return d !== undefined && d.visible + d.inFlight + d.delayed === 0;
+    });
   }
 }

@@ -86,8 +86,10 @@ export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
   extract: {
     consumer: 'extract',
     batchSize: 10,
-    // Each extract message already carries a whole fetch round: no need to wait for more.
-    maxBatchingWindowSeconds: 0,
+    // A fast crawl fills batches at once (a message carries up to a whole fetch round); a polite
+    // one sends a few pages a pass, and the window gathers passes into one document bulk, manifest
+    // and change-feed object instead of three S3 PUTs a pass. Documents are at most this late.
+    maxBatchingWindowSeconds: 10,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.extract.timeoutSeconds,
     maxReceiveCount: 5,
     maxConcurrency: 4,
