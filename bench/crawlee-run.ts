@@ -32,7 +32,7 @@ export async function runCrawlee(opts: CrawleeOptions): Promise<CrawleeResult> {
   log.setLevel(LogLevel.ERROR);
   const urls: string[] = [];
   let failed = 0;
-  // FACTS.md measured Crawlee at concurrency 10–50 on this kind of machine: the same range here.
+  // docs/design-facts.md measured Crawlee at concurrency 10–50 on this kind of machine: the same range here.
   const minConcurrency = opts.minConcurrency ?? 10;
   const maxConcurrency = opts.maxConcurrency ?? 50;
   const config = new Configuration({ persistStorage: false, purgeOnStart: true });

@@ -1,6 +1,6 @@
 /**
  * Micro benchmark: Trawl's extraction vs a bare cheerio.load over a corpus of HTML pages
- * (product target: extract CPU ≤ 1.5 × cheerio.load, FACTS.md). Two Trawl figures: extractHtml
+ * (product target: extract CPU ≤ 1.5 × cheerio.load, docs/design-facts.md). Two Trawl figures: extractHtml
  * alone, and processPage (the extract stage's whole per-page work: base64 body, decoding,
  * extraction, link decisions, document and delta hash) — everything but the AWS calls.
  * Usage: node --import tsx bench/extract-micro.ts [DIR]   (default: the Boost docs corpus)

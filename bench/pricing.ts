@@ -1,5 +1,5 @@
 /**
- * us-east-1 list prices (FACTS.md, issue #7) and the arithmetic that turns one run's measured
+ * us-east-1 list prices (docs/design-facts.md, issue #7) and the arithmetic that turns one run's measured
  * requests, capacity units and handler durations into dollars per million pages.
  */
 import { FUNCTIONS, type StageName } from '../shared/topology.ts';

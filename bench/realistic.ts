@@ -108,7 +108,7 @@ export function profileConfig(name: string, p: Profile, port: number, startPath:
   };
 }
 
-/** Provisioned capacity at 70% utilisation: $0.00065 per WCU-hour, $0.00013 per RCU-hour (FACTS.md). */
+/** Provisioned capacity at 70% utilisation: $0.00065 per WCU-hour, $0.00013 per RCU-hour (docs/design-facts.md). */
 const PROVISIONED = {
   writeUnit: 0.00065 / 3600 / 0.7,
   readUnit: 0.00013 / 3600 / 0.7,

@@ -63,7 +63,7 @@ export function corpusAvailable(): boolean {
 /**
  * The Boost docs: served from the corpus root, crawled from /doc/html/index.html. Scope: under the
  * start path (FDSE "Index Entire Site", `scope.underStartPath`) — a spider restricted to /doc/html/
- * finds exactly the 509 pages of crawl_expectations.json (FACTS.md); same-hostname would find 643.
+ * finds exactly the 509 pages of crawl_expectations.json (docs/design-facts.md); same-hostname would find 643.
  */
 export async function corpusSite(): Promise<BenchSite> {
   const server = await startSiteServer({ root: CORPUS_ROOT });

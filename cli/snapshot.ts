@@ -1,8 +1,8 @@
 /**
- * The embedded emulator keeps state in memory only (FACTS.md), so its crawl state is saved
+ * The embedded emulator keeps state in memory only (docs/design-facts.md), so its crawl state is saved
  * under .trawl/snapshot/ after every command that changes it and on `trawl emulator stop`,
  * and restored when the emulator starts again (after a stop or a reboot). The URL table is
- * the truth: queues are not saved but rebuilt from the URLs still `pending` (DESIGN-NOTES.md).
+ * the truth: queues are not saved but rebuilt from the URLs still `pending` (docs/design-facts.md).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';

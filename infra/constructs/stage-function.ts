@@ -59,7 +59,7 @@ export function stageFunction(
     projectRoot: REPO_ROOT,
     depsLockFilePath: `${REPO_ROOT}package-lock.json`,
     runtime: lambda.Runtime.NODEJS_24_X,
-    // Graviton: 20% cheaper per GB-s than x86 (FACTS.md prices).
+    // Graviton: 20% cheaper per GB-s than x86 (docs/design-facts.md prices).
     architecture: lambda.Architecture.ARM_64,
     memorySize: spec.memoryMb,
     timeout: Duration.seconds(spec.timeoutSeconds),
@@ -110,7 +110,7 @@ export function consumeStageQueue(fn: lambda.Function, queue: sqs.IQueue, spec: 
       batchSize: spec.batchSize,
       maxBatchingWindow: Duration.seconds(spec.maxBatchingWindowSeconds),
       maxConcurrency: spec.maxConcurrency,
-      // ReportBatchItemFailures retries only the failed records, never the whole batch (STYLE.md).
+      // ReportBatchItemFailures retries only the failed records, never the whole batch (docs/design-facts.md).
       reportBatchItemFailures: true,
     }),
   );

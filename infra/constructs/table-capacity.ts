@@ -1,7 +1,7 @@
 /**
  * DynamoDB capacity as a deployment choice (issue 13): on-demand (the default: a crawl is bursty,
  * nothing to plan) or provisioned with auto scaling at 70 % utilisation, which prices a write at
- * ≈ $0.26 per million instead of $0.625 once the crawl's rate is steady (FACTS.md).
+ * ≈ $0.26 per million instead of $0.625 once the crawl's rate is steady (docs/design-facts.md).
  * `cdk deploy -c dynamoCapacity=provisioned [-c dynamoMaxWriteUnits=N]`.
  */
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';

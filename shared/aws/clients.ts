@@ -19,7 +19,7 @@ export interface AwsClients {
   events: EventBridgeClient;
 }
 
-/** Creates the clients; against an emulator S3 needs path-style addressing (FACTS.md). */
+/** Creates the clients; against an emulator S3 needs path-style addressing (docs/design-facts.md). */
 export function createAwsClients(
   opts: { endpoint?: string; region?: string; count?: boolean } = {},
 ): AwsClients {

@@ -1,6 +1,6 @@
 /**
  * S3 adapter. Pages and documents live in bulk objects (gzip JSON lines): one PUT carries
- * many pages, so S3 PUTs per page stay far below one (FACTS.md: one PUT per page alone is $5/M).
+ * many pages, so S3 PUTs per page stay far below one (docs/design-facts.md: one PUT per page alone is $5/M).
  * A URL's document is addressed by a pointer (bulk key + line) kept in its URL item.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';

@@ -1,6 +1,6 @@
 /**
  * Counts every AWS API call a crawl makes, by service and operation, through an SDK
- * middleware: the benchmark prices a run from these counts (FACTS.md prices).
+ * middleware: the benchmark prices a run from these counts (docs/design-facts.md prices).
  */
 import type { Pluggable } from '@smithy/types';
 

@@ -1,6 +1,6 @@
 /**
  * The URL table: visited links, per-URL state and error state in one DynamoDB item per URL.
- * The table is the truth; queues only carry work (DESIGN-NOTES.md).
+ * The table is the truth; queues only carry work (docs/design-facts.md).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
@@ -119,7 +119,7 @@ export function createUrlTable({
       const byUrl = new Map<string, UrlTask>();
       for (const t of tasks) if (!isKnown(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
-      // Read before write: a failed conditional write still costs its write unit (FACTS.md).
+      // Read before write: a failed conditional write still costs its write unit (docs/design-facts.md).
       const existing = await getMany([...byUrl.keys()]);
       const fresh: UrlTask[] = [];
       const candidates = [...byUrl.values()].filter((t) => {

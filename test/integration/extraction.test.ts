@@ -41,7 +41,7 @@ import { type Route, type SiteServer, startSiteServer } from '../helpers/site-se
 const byteLength = (r: Route) =>
   typeof r.body === 'string' ? Buffer.byteLength(r.body) : (r.body?.byteLength ?? 0);
 
-/** docBulk:docLine of every URL with a document (the stable address, DESIGN-NOTES.md). */
+/** docBulk:docLine of every URL with a document (the stable address, docs/design-facts.md). */
 async function pointers(session: CrawlSession): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const item of await currentStates(session))
