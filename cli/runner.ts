@@ -21,6 +21,7 @@ import {
   SCHEDULES,
   STAGE_QUEUES,
   type StageName,
+  type StageQueueName,
 } from '../shared/topology.ts';
 import { SOURCES } from '../shared/types.ts';
 
@@ -130,6 +131,7 @@ function flatQueues(urls: QueueUrls): [string, string][] {
     ...SOURCES.map((s) => [s, urls.frontier[s]] as [string, string]),
     ['stage:extract', urls.extract],
     ['stage:index', urls.index],
+    ...(urls.wake ? [['stage:wake', urls.wake] as [string, string]] : []),
   ];
 }
 
@@ -165,10 +167,13 @@ export class LocalRunner {
   async invoke(stage: StageName, event: unknown): Promise<unknown> {
     const started = performance.now();
     this.running++;
+    // Counted here (synchronously), whoever starts it: the runner's kicks or the wake-up mapping.
+    if (stage === 'fetch') this.fetchRunning++;
     try {
       return await this.opts.handlers[stage](event, lambdaContext(stage, this.halt.signal));
     } finally {
       this.running--;
+      if (stage === 'fetch') this.fetchRunning--;
       const ms = performance.now() - started;
       const s = this.stats[stage];
       s.invocations++;
@@ -182,7 +187,8 @@ export class LocalRunner {
     this.stopped = false;
     const ownTimers = this.startSchedules();
     const deadline = Date.now() + (this.opts.timeoutMs ?? 60 * 60_000);
-    const loops = (['extract', 'index'] as const).flatMap((q) =>
+    const stageQueues = (['extract', 'index', 'wake'] as const).filter((q) => this.opts.queueUrls[q]);
+    const loops = stageQueues.flatMap((q) =>
       Array.from({ length: STAGE_QUEUES[q].maxConcurrency }, (_, i) => this.esmLoop(q, i)),
     );
     let depths: QueueDepths = {};
@@ -289,10 +295,9 @@ export class LocalRunner {
   }
 
   private startFetch(): void {
-    this.fetchRunning++;
-    this.invoke('fetch', scheduledEvent('Fetch Kick'))
-      .catch((err) => process.stderr.write(`fetch invocation failed: ${(err as Error).message}\n`))
-      .finally(() => this.fetchRunning--);
+    this.invoke('fetch', scheduledEvent('Fetch Kick')).catch((err) =>
+      process.stderr.write(`fetch invocation failed: ${(err as Error).message}\n`),
+    );
   }
 
   /** Every queue's depth (an uncounted client). */
@@ -310,7 +315,7 @@ export class LocalRunner {
    * work only past i full batches of backlog, as Lambda scales its pollers up; after a full batch it
    * receives again at once instead of waiting for the next depth reading.
    */
-  private async esmLoop(queue: 'extract' | 'index', index = 0): Promise<void> {
+  private async esmLoop(queue: StageQueueName, index = 0): Promise<void> {
     const spec = STAGE_QUEUES[queue];
     const url = this.opts.queueUrls[queue];
     let full = false;
@@ -340,7 +345,7 @@ export class LocalRunner {
 
   /** Invokes the consumer on a batch while a heartbeat keeps its lease; resolves with the failed ids. */
   private async runLeased(
-    queue: 'extract' | 'index',
+    queue: StageQueueName,
     url: string,
     batch: ReceivedMessage<unknown>[],
   ): Promise<Set<string>> {
@@ -370,7 +375,7 @@ export class LocalRunner {
   }
 
   private async collectBatch(
-    queue: 'extract' | 'index',
+    queue: StageQueueName,
     url: string,
     size: number,
     windowMs: number,
@@ -388,8 +393,8 @@ export class LocalRunner {
   }
 
   /** No fetcher running and nothing in the frontier (nor, for index, in extract): no more work can come. */
-  private upstreamIdle(queue: 'extract' | 'index'): boolean {
-    if (this.fetchRunning > 0) return false;
+  private upstreamIdle(queue: StageQueueName): boolean {
+    if (queue === 'wake' || this.fetchRunning > 0) return queue === 'wake';
     const keys: string[] = [...SOURCES, ...(queue === 'index' ? ['stage:extract'] : [])];
     return keys.every((k) => {
       const d = this.latest[k];

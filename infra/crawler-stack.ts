@@ -9,6 +9,7 @@ import {
   SCHEDULES,
   STAGE_QUEUES,
   type StageName,
+  type StageQueueName,
 } from '../shared/topology.ts';
 import type { SourceName } from '../shared/types.ts';
 import { ExtractStage } from './constructs/extract.ts';
@@ -40,7 +41,7 @@ export interface CrawlerStackProps extends StackProps {
 export class CrawlerStack extends Stack {
   readonly storage: CrawlStorage;
   readonly frontier: Record<SourceName, WorkQueue>;
-  readonly stageQueues: Record<'extract' | 'index', WorkQueue>;
+  readonly stageQueues: Record<StageQueueName, WorkQueue>;
   readonly functions: Record<StageName, NodejsFunction>;
 
   constructor(scope: Construct, id: string, props: CrawlerStackProps) {
@@ -51,6 +52,7 @@ export class CrawlerStack extends Stack {
     const stageQueues = {
       extract: stageQueue(this, names, 'extract'),
       index: stageQueue(this, names, 'index'),
+      wake: stageQueue(this, names, 'wake'),
     };
     this.storage = storage;
     this.frontier = frontier;
@@ -61,6 +63,7 @@ export class CrawlerStack extends Stack {
       frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, frontier[s.name].queue.queueUrl])),
       extract: stageQueues.extract.queue.queueUrl,
       index: stageQueues.index.queue.queueUrl,
+      wake: stageQueues.wake.queue.queueUrl,
     });
     const resources: CrawlResources = {
       names,
@@ -105,6 +108,7 @@ export class CrawlerStack extends Stack {
         frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, frontier[s.name].dlq.queueUrl])),
         extract: stageQueues.extract.dlq.queueUrl,
         index: stageQueues.index.dlq.queueUrl,
+        wake: stageQueues.wake.dlq.queueUrl,
       }),
     });
     new CfnOutput(this, 'FunctionNames', {
@@ -130,7 +134,7 @@ function frontierQueues(scope: Construct, names: ResourceNames): Record<SourceNa
   return Object.fromEntries(entries) as Record<SourceName, WorkQueue>;
 }
 
-function stageQueue(scope: Construct, names: ResourceNames, stage: 'extract' | 'index'): WorkQueue {
+function stageQueue(scope: Construct, names: ResourceNames, stage: StageQueueName): WorkQueue {
   const queueName = names.stageQueue(stage);
   const spec = STAGE_QUEUES[stage];
   return new WorkQueue(scope, `StageQueue-${stage}`, {

@@ -6,8 +6,10 @@
 import type { SourceName } from './types.ts';
 
 export type StageName = 'seed' | 'fetch' | 'extract' | 'index' | 'refresh';
+/** The queues an event source mapping consumes: extract and index, and fetch's wake-up calls. */
+export type StageQueueName = 'extract' | 'index' | 'wake';
 /** A queue a crawl has: one of the six frontier sources, or a stage queue. */
-export type QueueName = { frontier: SourceName } | { stage: 'extract' | 'index' };
+export type QueueName = { frontier: SourceName } | { stage: StageQueueName };
 
 /** Queue URLs as the stages get them (env TRAWL_QUEUES): the frontier sources apart from the stage
  * queues, since `index` names both a source (seed 001) and the indexing stage. */
@@ -15,6 +17,8 @@ export interface QueueUrls {
   frontier: Record<SourceName, string>;
   extract: string;
   index: string;
+  /** fetch's wake-up calls (absent in a stack deployed before they existed) */
+  wake: string;
 }
 
 export interface FunctionSpec {
@@ -82,7 +86,7 @@ export const FRONTIER_QUEUE = {
   receiveBatch: 10,
 };
 
-export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
+export const STAGE_QUEUES: Record<StageQueueName, StageQueueSpec> = {
   extract: {
     consumer: 'extract',
     batchSize: 10,
@@ -104,6 +108,18 @@ export const STAGE_QUEUES: Record<'extract' | 'index', StageQueueSpec> = {
     maxReceiveCount: 5,
     maxConcurrency: 4,
   },
+  // Politeness by scheduling: a fetcher that put a host's URLs back with a delay and found nothing
+  // else to do ends, leaving one message delayed until the earliest of them is due; its arrival
+  // starts a fetcher (AWS has no delayed invoke; without it the work would wait for the 1-minute
+  // tick). The messages carry no work: losing one costs a tick's wait, never a page.
+  wake: {
+    consumer: 'fetch',
+    batchSize: 10,
+    maxBatchingWindowSeconds: 0,
+    visibilityTimeoutSeconds: 6 * FUNCTIONS.fetch.timeoutSeconds,
+    maxReceiveCount: 2,
+    maxConcurrency: 2,
+  },
 };
 
 export const SCHEDULES: Record<'fetchTick' | 'discovery' | 'refresh', ScheduleSpec> = {
@@ -121,7 +137,7 @@ export function resourceNames(crawl: string) {
   return {
     stack: `Trawl-${crawl}`,
     frontierQueue: (s: SourceName) => `${p}-frontier-${s.replace('_', '-')}`,
-    stageQueue: (s: 'extract' | 'index') => `${p}-${s}`,
+    stageQueue: (s: StageQueueName) => `${p}-${s}`,
     dlq: (queue: string) => `${queue}-dlq`,
     urlsTable: `${p}-urls`,
     hostsTable: `${p}-hosts`,

@@ -1,9 +1,9 @@
 import { Duration } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { SCHEDULES } from '../../shared/topology.ts';
+import { SCHEDULES, STAGE_QUEUES } from '../../shared/topology.ts';
 import { allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
-import { type CrawlResources, scheduleStage, stageFunction } from './stage-function.ts';
+import { type CrawlResources, consumeStageQueue, scheduleStage, stageFunction } from './stage-function.ts';
 import { PREFIXES } from './storage.ts';
 
 /** Fetch stage: polls the six frontier queues by weight (seed 001) itself, stores page bundles, feeds extract. */
@@ -26,7 +26,9 @@ export class FetchStage extends Construct {
       'SendMessage',
       'GetQueueAttributes',
     ]);
-    allowQueues(this.fn, [r.stageQueues.extract.queue], ['SendMessage']);
+    allowQueues(this.fn, [r.stageQueues.extract.queue, r.stageQueues.wake.queue], ['SendMessage']);
+    // Its own wake-up calls start it when URLs it put back with a delay are due (topology.ts).
+    consumeStageQueue(this.fn, r.stageQueues.wake.queue, STAGE_QUEUES.wake);
     allowTable(this.fn, r.storage.urls, ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem']);
     allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.pages], ['PutObject']);

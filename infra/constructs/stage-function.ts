@@ -9,7 +9,13 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { FUNCTIONS, type ResourceNames, type StageName, type StageQueueSpec } from '../../shared/topology.ts';
+import {
+  FUNCTIONS,
+  type ResourceNames,
+  type StageName,
+  type StageQueueName,
+  type StageQueueSpec,
+} from '../../shared/topology.ts';
 import type { CrawlStorage } from './storage.ts';
 import type { WorkQueue } from './work-queue.ts';
 
@@ -22,7 +28,7 @@ export interface CrawlResources {
   storage: CrawlStorage;
   /** the six frontier queues, in FRONTIER order */
   frontier: sqs.IQueue[];
-  stageQueues: Record<'extract' | 'index', WorkQueue>;
+  stageQueues: Record<StageQueueName, WorkQueue>;
   /** the TRAWL_* variables every function gets */
   environment: Record<string, string>;
   /** built from the fixed fetch function name, so any stage (fetch too) can reference it without a cycle */

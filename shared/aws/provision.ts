@@ -130,7 +130,7 @@ export async function provision(
     queueUrls.frontier[name] = q.url;
     dlqUrls.frontier[name] = q.dlq;
   }
-  for (const stage of ['extract', 'index'] as const) {
+  for (const stage of ['extract', 'index', 'wake'] as const) {
     const q = await createQueue(clients, names.stageQueue(stage), settings({ stage }));
     queueUrls[stage] = q.url;
     dlqUrls[stage] = q.dlq;

@@ -32,6 +32,8 @@ export interface FetchRunSummary {
   drained: boolean;
   /** fetch order, for diagnostics and the priority test */
   order: { url: string; source: SourceName }[];
+  /** epoch ms when the earliest URL this invocation put back with a delay is due */
+  wakeAt?: number;
 }
 
 /** Polls the frontier until it is empty, the deadline passes or `signal` aborts. */
@@ -72,10 +74,14 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         queueUrl,
         messages.map((m) => m.receiptHandle),
       );
-      const flusher = new RoundFlusher(deps, leases, (results) => count(summary, source, results));
+      const flusher = new RoundFlusher(deps, leases, (results) =>
+        count(summary, source, results, deps.now()),
+      );
       await fetchMessages(ctx, queueUrl, messages, flusher);
       await flusher.flush();
     }
+    // Nothing due now: instead of waiting, leave a wake-up call for when the earliest URL put back is.
+    if (summary.drained && summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt);
   } finally {
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
@@ -88,7 +94,23 @@ function stopped(ctx: FetchContext): boolean {
   return ctx.deps.now() >= ctx.deadline || ctx.signal?.aborted === true;
 }
 
-function count(summary: FetchRunSummary, source: SourceName, results: TaskResult[]): void {
+/**
+ * One delayed message on the wake queue, whose event source mapping starts a fetcher when it
+ * arrives (AWS has no delayed invoke). A failure to send is logged: the one-minute tick remains.
+ */
+async function wakeLater(deps: StageDeps, at: number): Promise<void> {
+  if (!deps.queueUrls.wake) return; // a stack deployed before wake-up calls existed: the tick remains
+  const delaySeconds = Math.max(1, Math.ceil((at - deps.now()) / 1000));
+  try {
+    await deps.queues.send(deps.queueUrls.wake, [
+      { body: { due: new Date(at).toISOString() }, delaySeconds },
+    ]);
+  } catch (err) {
+    deps.log.warn('could not leave a wake-up call; the next tick starts the fetcher', { err });
+  }
+}
+
+function count(summary: FetchRunSummary, source: SourceName, results: TaskResult[], now: number): void {
   for (const r of results) {
     if (r.type === 'page') {
       summary.fetched++;
@@ -98,6 +120,8 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
     } else {
       summary.requeued++;
       bump(`requeued:${r.reason}`);
+      if (r.delaySeconds > 0)
+        summary.wakeAt = Math.min(summary.wakeAt ?? Infinity, now + r.delaySeconds * 1000);
     }
   }
 }

@@ -134,6 +134,7 @@ export function expectedGrants(stage: StageName, names: ResourceNames): string[]
         ),
       ),
       ...on('stage:extract', sqs('SendMessage')),
+      ...on('stage:wake', [...sqs('SendMessage'), ...CONSUME]),
       ...on('urls', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
       ...on('hosts', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
       ...on('bucket/pages/*', ['s3:PutObject']),

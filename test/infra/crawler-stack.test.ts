@@ -59,7 +59,7 @@ describe('CrawlerStack', () => {
         name: names.frontierQueue(s.name),
         maxReceiveCount: FRONTIER_QUEUE.maxReceiveCount,
       })),
-      ...(['extract', 'index'] as const).map((s) => ({ name: names.stageQueue(s), ...STAGE_QUEUES[s] })),
+      ...(['extract', 'index', 'wake'] as const).map((s) => ({ name: names.stageQueue(s), ...STAGE_QUEUES[s] })),
     ];
     assert.equal(resourcesOf('AWS::SQS::Queue').length, specs.length * 2);
     for (const spec of specs) {
@@ -80,7 +80,7 @@ describe('CrawlerStack', () => {
       assert.ok(queue.Properties.VisibilityTimeout >= 6 * fetchTimeout, `frontier ${s.name}`);
     }
     const mappings = resourcesOf('AWS::Lambda::EventSourceMapping');
-    assert.equal(mappings.length, 2);
+    assert.equal(mappings.length, 3);
     for (const [, m] of mappings) {
       const queueId = m.Properties.EventSourceArn['Fn::GetAtt'][0] as string;
       const fnId = m.Properties.FunctionName.Ref as string;
@@ -91,18 +91,19 @@ describe('CrawlerStack', () => {
   });
 
   it('maps only the stage queues to their functions, with topology batching and ReportBatchItemFailures', () => {
-    for (const stage of ['extract', 'index'] as const) {
+    for (const stage of ['extract', 'index', 'wake'] as const) {
       template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [logicalId(stack.stageQueues[stage].queue), 'Arn'] },
-        FunctionName: { Ref: logicalId(stack.functions[stage]) },
+        FunctionName: { Ref: logicalId(stack.functions[STAGE_QUEUES[stage].consumer]) },
         BatchSize: STAGE_QUEUES[stage].batchSize,
         MaximumBatchingWindowInSeconds: STAGE_QUEUES[stage].maxBatchingWindowSeconds,
         ScalingConfig: { MaximumConcurrency: STAGE_QUEUES[stage].maxConcurrency },
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
     }
-    // The frontier is polled by fetch with weights (seed 001): no mapping may drain it unweighted.
-    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    // The frontier is polled by fetch with weights (seed 001): no mapping may drain it unweighted;
+    // fetch's only mapping is its wake-up queue.
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
   });
 
   it('has no IAM action or resource wildcard, and no managed policies', () => {
@@ -224,6 +225,7 @@ describe('CrawlerStack', () => {
         frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, `frontier:${s.name}`])),
         extract: 'stage:extract',
         index: 'stage:index',
+        wake: 'stage:wake',
       });
     }
   });
