@@ -1,0 +1,98 @@
+/**
+ * Politeness by scheduling leaves a wake-up call: a fetcher that put a host's URLs back with a
+ * delay and found nothing else due ends, and one delayed message on the wake queue (whose event
+ * source mapping starts a fetcher on AWS) becomes visible when they are due. Real fetch stage,
+ * real site on loopback, real emulator queues.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openSession } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { sendTasks } from '../../shared/stages/send-tasks.ts';
+import type { UrlTask } from '../../shared/types.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('wake-up calls for URLs put back by politeness', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+
+  before(async () => {
+    emu = await startTestEmulator();
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-wake-'));
+    for (const i of [0, 1, 2]) writeFileSync(join(dir, `${i}.html`), `<html><title>p${i}</title></html>`);
+    site = await startSiteServer({ root: dir });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('one page fetched, the others put back, and one wake-up message delayed until they are due', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('wake'),
+      startUrls: [`${site.url}/0.html`],
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 3000 },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const tasks: UrlTask[] = [0, 1, 2].map((i) => ({
+      url: `${site.url}/${i}.html`,
+      depth: 0,
+      queue: 'user',
+      index: true,
+      follow: true,
+      priority: 0,
+    }));
+    await sendTasks(deps, tasks);
+    const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
+    assert.equal(summary.drained, true);
+    assert.equal(summary.fetched, 1, 'one page per 3 s: the first only');
+    assert.equal(summary.requeued, 2);
+    assert.ok(summary.wakeAt !== undefined && summary.wakeAt > Date.now(), 'the put-back URLs are due later');
+
+    const wake = deps.queueUrls.wake;
+    const now = await deps.queues.depth(wake);
+    assert.equal(now.visible + now.delayed, 1, 'exactly one wake-up call for the whole round');
+    assert.equal(now.visible, 0, 'not before the URLs are due');
+    const frontier = await deps.queues.depth(deps.queueUrls.frontier.user);
+    assert.equal(frontier.visible, 0);
+    await sleep(Math.max(0, (summary.wakeAt ?? 0) - Date.now()) + 1500);
+    const later = await deps.queues.depth(wake);
+    assert.equal(later.visible, 1, 'the wake-up call arrives when the URLs are due');
+    assert.equal((await deps.queues.depth(deps.queueUrls.frontier.user)).visible > 0, true);
+  });
+
+  it('a fetcher with nothing put back leaves no wake-up call', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('nowake'),
+      startUrls: [`${site.url}/0.html`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    await sendTasks(
+      deps,
+      [0, 1, 2].map((i) => ({
+        url: `${site.url}/${i}.html`,
+        depth: 0,
+        queue: 'user' as const,
+        index: true,
+        follow: true,
+        priority: 0,
+      })),
+    );
+    const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
+    assert.equal(summary.fetched, 3);
+    assert.equal(summary.wakeAt, undefined);
+    const d = await deps.queues.depth(deps.queueUrls.wake);
+    assert.equal(d.visible + d.delayed, 0);
+  });
+});
