@@ -2,17 +2,11 @@ import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { PREFIXES } from '../../shared/aws/permissions.ts';
 import { type ResourceNames, TABLES } from '../../shared/topology.ts';
 import { autoScale, billingProps, ON_DEMAND, type TableCapacity } from './table-capacity.ts';
 
-/** Object prefixes in the crawl bucket; grants are scoped to them. */
-export const PREFIXES = {
-  config: 'config/',
-  pages: 'pages/',
-  docs: 'docs/',
-  changes: 'changes/',
-  refresh: 'refresh/',
-} as const;
+export { PREFIXES };
 
 /** Fetched page bundles are consumed by extract within minutes; a week covers DLQ redrives. */
 const PAGE_BUNDLE_DAYS = 7;
