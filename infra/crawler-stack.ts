@@ -124,6 +124,7 @@ function frontierQueues(scope: Construct, names: ResourceNames): Record<SourceNa
       // Polled by fetch itself: a message stays invisible ≥ 6 × the fetch timeout.
       visibilityTimeoutSeconds: FRONTIER_QUEUE.visibilityTimeoutSeconds,
       maxReceiveCount: FRONTIER_QUEUE.maxReceiveCount,
+      retentionSeconds: FRONTIER_QUEUE.retentionSeconds,
     });
     return [s.name, queue] as const;
   });
@@ -138,5 +139,6 @@ function stageQueue(scope: Construct, names: ResourceNames, stage: 'extract' | '
     dlqName: names.dlq(queueName),
     visibilityTimeoutSeconds: spec.visibilityTimeoutSeconds,
     maxReceiveCount: spec.maxReceiveCount,
+    retentionSeconds: spec.retentionSeconds,
   });
 }
