@@ -12,8 +12,6 @@ import { FRONTIER, type ResourceNames, type StageName } from '../../shared/topol
 export interface CallRecorder {
   /** stage → `action resource` lines, e.g. `dynamodb:PutItem urls`, `s3:PutObject bucket/pages/*` */
   byStage: Map<StageName, Set<string>>;
-  /** requests sent outside any handler that named a stage (must stay empty inside handlers) */
-  unattributed: number;
   stop(): void;
 }
 
@@ -53,12 +51,10 @@ function resourceOf(call: AwsCall, r: ProvisionedResources, names: ResourceNames
 
 /** Starts recording; `stop()` ends it. */
 export function recordStageCalls(resources: ProvisionedResources, names: ResourceNames): CallRecorder {
-  const recorder: CallRecorder = { byStage: new Map(), unattributed: 0, stop: () => {} };
+  const recorder: CallRecorder = { byStage: new Map(), stop: () => {} };
   recorder.stop = watchAwsCalls((call) => {
-    if (!call.stage) {
-      recorder.unattributed++;
-      return;
-    }
+    // The local runner's own requests (its event-source pollers, monitoring) belong to no stage.
+    if (!call.stage) return;
     const stage = call.stage as StageName;
     const line = `${iamActionOf(call.service, call.operation)} ${resourceOf(call, resources, names)}`;
     if (!recorder.byStage.has(stage)) recorder.byStage.set(stage, new Set());
