@@ -55,12 +55,13 @@ export class AwsMeter {
 
   /** Installs on the container deps the handlers use and on the runner's pollers; wraps the handlers. */
   install(session: CrawlSession): void {
-    this.instrument(containerDeps().clients);
     this.instrument(session.clients);
     // The runner keeps its handlers in a private field: wrapping them attributes AWS time per stage.
     const handlers = (session.runner as unknown as { opts: { handlers: Record<StageName, AnyHandler> } }).opts
       .handlers;
     for (const stage of Object.keys(handlers) as StageName[]) {
+      // Each stage has its own container deps (deps.ts), as each function has on Lambda.
+      this.instrument(containerDeps(stage).clients);
       const inner = handlers[stage];
       handlers[stage] = (event, context) => {
         const inv: Invocation = { stage, inflight: 0, since: 0, busyMs: 0 };

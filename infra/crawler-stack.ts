@@ -128,6 +128,7 @@ function frontierQueues(scope: Construct, names: ResourceNames): Record<SourceNa
       // Polled by fetch itself: a message stays invisible ≥ 6 × the fetch timeout.
       visibilityTimeoutSeconds: FRONTIER_QUEUE.visibilityTimeoutSeconds,
       maxReceiveCount: FRONTIER_QUEUE.maxReceiveCount,
+      retentionSeconds: FRONTIER_QUEUE.retentionSeconds,
     });
     return [s.name, queue] as const;
   });
@@ -142,5 +143,6 @@ function stageQueue(scope: Construct, names: ResourceNames, stage: StageQueueNam
     dlqName: names.dlq(queueName),
     visibilityTimeoutSeconds: spec.visibilityTimeoutSeconds,
     maxReceiveCount: spec.maxReceiveCount,
+    retentionSeconds: spec.retentionSeconds,
   });
 }

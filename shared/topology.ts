@@ -37,6 +37,8 @@ export interface StageQueueSpec {
   visibilityTimeoutSeconds: number;
   /** redrive to the DLQ after this many receives */
   maxReceiveCount: number;
+  /** how long SQS keeps a message (see QUEUE_RETENTION) */
+  retentionSeconds: number;
   /** batches processed at once (the event source mapping's maximum concurrency; AWS minimum 2) */
   maxConcurrency: number;
 }
@@ -76,10 +78,31 @@ export const FRONTIER: FrontierSourceSpec[] = [
   { name: 'refresh', weight: 1 },
 ];
 
+export const DLQ_RETENTION_DAYS = 14;
+const DAY_SECONDS = 86_400;
+
+/**
+ * Message retention sized to the work instead of SQS's default 4 days. A stage message (a page
+ * bundle or outcomes pointer) is consumed within seconds and dead-lettered within 5 receives ×
+ * its visibility (30 min): a day covers a consumer broken for hours. A frontier task waits until
+ * weighted polling reaches its source (the low weights wait behind the high ones for as long as
+ * the crawl has higher work) and nothing re-sends it once claimed: a week. Both leave the DLQ,
+ * whose 14 days count from the message's first enqueue (SQS), at least a week to keep a dead one.
+ * The emulator's queues (provision.ts) keep the default: a local crawl lasts minutes, and
+ * changing a queue's attributes on CreateQueue fails for a crawl created before.
+ */
+export const QUEUE_RETENTION = {
+  frontierSeconds: 7 * DAY_SECONDS,
+  stageSeconds: 1 * DAY_SECONDS,
+  /** what the DLQ keeps a dead message at least, after the longest retention above */
+  dlqKeepsAtLeastSeconds: 7 * DAY_SECONDS,
+};
+
 /** Frontier queues are polled by the fetch function itself (weighted), not by an event source mapping. */
 export const FRONTIER_QUEUE = {
   visibilityTimeoutSeconds: 6 * FUNCTIONS.fetch.timeoutSeconds,
   maxReceiveCount: 5,
+  retentionSeconds: QUEUE_RETENTION.frontierSeconds,
   /** messages carry bulks of URL tasks (SMILA linksPerBulk); one SQS request moves many URLs */
   tasksPerMessage: 50,
   /** ReceiveMessage maximum (AWS limit) */
@@ -96,6 +119,7 @@ export const STAGE_QUEUES: Record<StageQueueName, StageQueueSpec> = {
     maxBatchingWindowSeconds: 10,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.extract.timeoutSeconds,
     maxReceiveCount: 5,
+    retentionSeconds: QUEUE_RETENTION.stageSeconds,
     maxConcurrency: 4,
   },
   index: {
@@ -106,6 +130,7 @@ export const STAGE_QUEUES: Record<StageQueueName, StageQueueSpec> = {
     maxBatchingWindowSeconds: 0,
     visibilityTimeoutSeconds: 6 * FUNCTIONS.index.timeoutSeconds,
     maxReceiveCount: 5,
+    retentionSeconds: QUEUE_RETENTION.stageSeconds,
     maxConcurrency: 4,
   },
   // Politeness by scheduling: a fetcher that put a host's URLs back with a delay and found nothing
@@ -119,6 +144,7 @@ export const STAGE_QUEUES: Record<StageQueueName, StageQueueSpec> = {
     visibilityTimeoutSeconds: 6 * FUNCTIONS.fetch.timeoutSeconds,
     maxReceiveCount: 2,
     maxConcurrency: 2,
+    retentionSeconds: QUEUE_RETENTION.stageSeconds,
   },
 };
 
@@ -128,8 +154,6 @@ export const SCHEDULES: Record<'fetchTick' | 'discovery' | 'refresh', ScheduleSp
   discovery: { target: 'seed', everyMinutes: 60, detailType: 'Scheduled Event' },
   refresh: { target: 'refresh', everyMinutes: 60, detailType: 'Scheduled Event' },
 };
-
-export const DLQ_RETENTION_DAYS = 14;
 
 /** Resource names for a crawl. Bucket names must be globally unique on AWS, so the stack adds its account. */
 export function resourceNames(crawl: string) {

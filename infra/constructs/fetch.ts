@@ -2,9 +2,8 @@ import { Duration } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SCHEDULES, STAGE_QUEUES } from '../../shared/topology.ts';
-import { allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
+import { grantStage } from './grants.ts';
 import { type CrawlResources, consumeStageQueue, scheduleStage, stageFunction } from './stage-function.ts';
-import { PREFIXES } from './storage.ts';
 
 /** Fetch stage: polls the six frontier queues by weight (seed 001) itself, stores page bundles, feeds extract. */
 export class FetchStage extends Construct {
@@ -19,21 +18,9 @@ export class FetchStage extends Construct {
       reservedConcurrency,
     });
     // No event source mapping on the frontier: mappings cannot weigh queues against each other.
-    allowQueues(this.fn, r.frontier, [
-      'ReceiveMessage',
-      'DeleteMessage',
-      'ChangeMessageVisibility',
-      'SendMessage',
-      'GetQueueAttributes',
-    ]);
-    allowQueues(this.fn, [r.stageQueues.extract.queue, r.stageQueues.wake.queue], ['SendMessage']);
+    grantStage(this.fn, 'fetch', r);
     // Its own wake-up calls start it when URLs it put back with a delay are due (topology.ts).
     consumeStageQueue(this.fn, r.stageQueues.wake.queue, STAGE_QUEUES.wake);
-    allowTable(this.fn, r.storage.urls, ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem']);
-    allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem']);
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.pages], ['PutObject']);
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
-    allowInvoke(this.fn, r.fetchFunctionArn);
     // Ticks and kicks are asynchronous invocations. One older than a tick is superseded by the next
     // tick (the queues still hold the work), so it is dropped rather than retried for up to 6 h.
     this.fn.configureAsyncInvoke({

@@ -1,8 +1,7 @@
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
+import { grantStage } from './grants.ts';
 import { type CrawlResources, scheduleStage, stageFunction } from './stage-function.ts';
-import { PREFIXES } from './storage.ts';
 
 export interface SeedStageProps {
   resources: CrawlResources;
@@ -17,11 +16,7 @@ export class SeedStage extends Construct {
   constructor(scope: Construct, id: string, { resources: r, discoveryIntervalMinutes }: SeedStageProps) {
     super(scope, id);
     this.fn = stageFunction(this, 'seed', { environment: r.environment });
-    allowQueues(this.fn, r.frontier, ['SendMessage']);
-    allowTable(this.fn, r.storage.urls, ['GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem']);
-    allowTable(this.fn, r.storage.hosts, ['GetItem', 'PutItem', 'UpdateItem']);
-    allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
-    allowInvoke(this.fn, r.fetchFunctionArn);
+    grantStage(this.fn, 'seed', r);
     scheduleStage(this, 'Discovery', discoveryIntervalMinutes, this.fn);
   }
 }

@@ -10,6 +10,8 @@ export interface WorkQueueProps {
   visibilityTimeoutSeconds: number;
   /** receives before SQS redrives a message to the DLQ */
   maxReceiveCount: number;
+  /** how long SQS keeps a message (topology QUEUE_RETENTION) */
+  retentionSeconds: number;
 }
 
 /** An SQS queue with its own dead-letter queue, SQS-managed encryption and TLS-only access. */
@@ -29,6 +31,7 @@ export class WorkQueue extends Construct {
     this.queue = new sqs.Queue(this, 'Queue', {
       queueName: props.queueName,
       visibilityTimeout: Duration.seconds(props.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.seconds(props.retentionSeconds),
       deadLetterQueue: { queue: this.dlq, maxReceiveCount: props.maxReceiveCount },
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -2,6 +2,7 @@
  * Counts every AWS API call a crawl makes, by service and operation, through an SDK
  * middleware: the benchmark prices a run from these counts (docs/design-facts.md prices).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pluggable } from '@smithy/types';
 
 export interface RequestCounts {
@@ -21,6 +22,31 @@ export const requestCounts: RequestCounts = emptyCounts();
 /** Resets the process-wide counter (benchmarks, tests). */
 export function resetRequestCounts(): void {
   Object.assign(requestCounts, emptyCounts());
+}
+
+/** One AWS request as the code built it: the stage that sent it, its operation and its input. */
+export interface AwsCall {
+  /** the stage whose handler was running (`inStage`), undefined outside any handler */
+  stage: string | undefined;
+  service: string;
+  /** the SDK command without its suffix: `PutItem`, `SendMessageBatch` */
+  operation: string;
+  input: Record<string, unknown>;
+}
+
+// The local runner runs every stage in one process, so the stage is carried by the async context.
+const stageScope = new AsyncLocalStorage<string>();
+const watchers = new Set<(call: AwsCall) => void>();
+
+/** Runs `fn` with every AWS request it makes attributed to `stage`. */
+export function inStage<T>(stage: string, fn: () => T): T {
+  return stageScope.run(stage, fn);
+}
+
+/** Calls `watcher` with every request the counting clients send; returns the unsubscribe. */
+export function watchAwsCalls(watcher: (call: AwsCall) => void): () => void {
+  watchers.add(watcher);
+  return () => watchers.delete(watcher);
 }
 
 const SQS_BILLING_CHUNK = 64 * 1024;
@@ -53,6 +79,10 @@ export function countingMiddleware(service: string): Pluggable<any, any> {
           );
           const key = `${service}.${op}`;
           requestCounts.calls[key] = (requestCounts.calls[key] ?? 0) + 1;
+          if (watchers.size > 0) {
+            const call = { stage: stageScope.getStore(), service, operation: op, input: args.input };
+            for (const w of watchers) w(call);
+          }
           const result = await next(args);
           if (service === 'SQS') {
             // Billed per 64 KB of payload, what is sent and what a receive returns.

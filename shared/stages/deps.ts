@@ -76,13 +76,19 @@ export function depsFromEnv(env: NodeJS.ProcessEnv = process.env): StageDeps {
   };
 }
 
-let shared: StageDeps | null = null;
+// One set per stage name: on Lambda each function has its own containers, and the local runner,
+// which runs every stage in one process, must not let one stage's caches serve another.
+const shared = new Map<string, StageDeps>();
 /** One set of deps per container (clients and caches are reused across invocations). */
-export function containerDeps(): StageDeps {
-  shared ??= depsFromEnv();
-  return shared;
+export function containerDeps(stage = 'any'): StageDeps {
+  let deps = shared.get(stage);
+  if (!deps) {
+    deps = depsFromEnv();
+    shared.set(stage, deps);
+  }
+  return deps;
 }
 /** Drops the container deps (the local runner does this when it points at new resources). */
 export function resetContainerDeps(): void {
-  shared = null;
+  shared.clear();
 }

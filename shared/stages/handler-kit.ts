@@ -5,6 +5,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { inStage } from '../aws/request-counter.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { bump, logger } from './logger.ts';
@@ -30,35 +31,51 @@ export function sqsBatchHandler<T>(
 ) {
   return middy<SQSEvent, SQSBatchResponse>()
     .use(injectLambdaContext(logger))
-    .handler(async (event) => {
-      const deps = containerDeps();
-      const started = Date.now();
-      const result = await run(deps, decodeRecords<T>(event));
-      for (const [k, v] of Object.entries(result.stats)) bump(k, v);
-      // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested.
-      deps.log.info(`${stage} batch`, {
-        records: event.Records.length,
-        failed: result.failedMessageIds.length,
-        ms: Date.now() - started,
-        ...result.stats,
-      });
-      return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
-    });
+    .handler((event) => inStage(stage, () => runBatch(stage, run, event)));
+}
+
+async function runBatch<T>(
+  stage: string,
+  run: (deps: StageDeps, records: StageRecord<T>[]) => Promise<BatchResult>,
+  event: SQSEvent,
+): Promise<SQSBatchResponse> {
+  const deps = containerDeps(stage);
+  const started = Date.now();
+  const result = await run(deps, decodeRecords<T>(event));
+  for (const [k, v] of Object.entries(result.stats)) bump(k, v);
+  // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested.
+  deps.log.info(`${stage} batch`, {
+    records: event.Records.length,
+    failed: result.failedMessageIds.length,
+    ms: Date.now() - started,
+    ...result.stats,
+  });
+  return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
 }
 
 /** Wraps a scheduled (EventBridge) or directly invoked stage as a middy handler. */
 export function scheduledHandler<R>(stage: string, run: (deps: StageDeps, context: Context) => Promise<R>) {
-  return middy<unknown, R>()
-    .use(injectLambdaContext(logger))
-    .handler(async (event, context) => {
-      const deps = containerDeps();
-      const started = new Date(deps.now()).toISOString();
-      const result = await run(deps, context);
-      deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
-      // `trawl status` shows when each schedule last ran: one write per scheduled run.
-      if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
-      return result;
-    });
+  return (
+    middy<unknown, R>()
+      .use(injectLambdaContext(logger))
+      // Every AWS request the stage makes is attributed to it (request-counter.ts: the IAM test).
+      .handler((event, context) => inStage(stage, () => runScheduled(stage, run, event, context)))
+  );
+}
+
+async function runScheduled<R>(
+  stage: string,
+  run: (deps: StageDeps, context: Context) => Promise<R>,
+  event: unknown,
+  context: Context,
+): Promise<R> {
+  const deps = containerDeps(stage);
+  const started = new Date(deps.now()).toISOString();
+  const result = await run(deps, context);
+  deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
+  // `trawl status` shows when each schedule last ran: one write per scheduled run.
+  if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
+  return result;
 }
 
 /** The hosts-table value holding when `stage`'s EventBridge schedule last started it. */

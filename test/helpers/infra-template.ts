@@ -4,6 +4,12 @@ import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { CrawlerStack } from '../../infra/crawler-stack.ts';
+import {
+  EVENT_SOURCE_ACTIONS,
+  EVENT_SOURCES,
+  STAGE_ACCESS,
+  type Target,
+} from '../../shared/aws/permissions.ts';
 import { FRONTIER, type ResourceNames, resourceNames, type StageName } from '../../shared/topology.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: synthesized CloudFormation JSON is untyped
@@ -98,76 +104,30 @@ export function grantsOf(
   return [...new Set(lines)].sort();
 }
 
-const on = (resource: string, actions: string[]) => actions.map((a) => `${a} ${resource}`);
-const frontier = (actions: string[]) => FRONTIER.flatMap((s) => on(`frontier:${s.name}`, actions));
-const sqs = (...a: string[]) => a.map((x) => `sqs:${x}`);
-const ddb = (...a: string[]) => a.map((x) => `dynamodb:${x}`);
-/** what SqsEventSource grants on a consumed queue (CDK's grantConsumeMessages: exact actions) */
-const CONSUME = sqs(
-  'ReceiveMessage',
-  'ChangeMessageVisibility',
-  'GetQueueUrl',
-  'DeleteMessage',
-  'GetQueueAttributes',
-);
+/** A declared target (shared/aws/permissions.ts) in the labels `grantsOf` renders resources as. */
+function labelsOf(target: Target, names: ResourceNames): string[] {
+  if (target === 'table:urls') return ['urls'];
+  if (target === 'table:hosts') return ['hosts'];
+  if (target === 'queues:frontier') return FRONTIER.map((s) => `frontier:${s.name}`);
+  if (target === 'queue:extract') return ['stage:extract'];
+  if (target === 'queue:index') return ['stage:index'];
+  if (target === 'queue:wake') return ['stage:wake'];
+  if (target === 'function:fetch') return [`lambda:function:${names.function('fetch')}`];
+  if (target === 'bus:default') return ['events:event-bus/default'];
+  if (target.startsWith('list:')) return ['bucket'];
+  return [`bucket/${target.slice('objects:'.length)}*`];
+}
 
-/** The least-privilege table of the design: every grant a stage should have, nothing more. */
+/**
+ * What a stage's role must hold: its declaration, the event source's polling of its stage queue
+ * and writing to its own log group (what the Lambda service does with the role).
+ */
 export function expectedGrants(stage: StageName, names: ResourceNames): string[] {
-  const invokeFetch = on(`lambda:function:${names.function('fetch')}`, ['lambda:InvokeFunction']);
-  const logs = on(`log-group:${stage}`, ['logs:CreateLogStream', 'logs:PutLogEvents']);
-  const config = on('bucket/config/*', ['s3:GetObject']);
-  const table: Record<StageName, string[]> = {
-    seed: [
-      ...frontier(sqs('SendMessage')),
-      ...on('urls', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
-      ...on('hosts', ddb('GetItem', 'PutItem', 'UpdateItem')),
-      ...invokeFetch,
-    ],
-    fetch: [
-      ...frontier(
-        sqs(
-          'ReceiveMessage',
-          'DeleteMessage',
-          'ChangeMessageVisibility',
-          'SendMessage',
-          'GetQueueAttributes',
-        ),
-      ),
-      ...on('stage:extract', sqs('SendMessage')),
-      ...on('stage:wake', [...sqs('SendMessage'), ...CONSUME]),
-      ...on('urls', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
-      ...on('hosts', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
-      ...on('bucket/pages/*', ['s3:PutObject']),
-      ...invokeFetch,
-    ],
-    extract: [
-      ...on('stage:extract', CONSUME),
-      ...frontier(sqs('SendMessage')),
-      ...on('stage:index', sqs('SendMessage')),
-      ...on('urls', ddb('GetItem', 'PutItem', 'UpdateItem', 'BatchGetItem')),
-      ...on('hosts', ddb('GetItem', 'PutItem', 'UpdateItem')),
-      ...on('bucket/pages/*', ['s3:GetObject']),
-      ...on('bucket/docs/*', ['s3:PutObject']),
-      ...invokeFetch,
-    ],
-    index: [
-      ...on('stage:index', CONSUME),
-      ...on('urls', ddb('BatchGetItem', 'BatchWriteItem')),
-      ...on('bucket/docs/*', ['s3:GetObject']),
-      ...on('bucket/changes/*', ['s3:PutObject']),
-      ...on('bucket/refresh/*', ['s3:PutObject']),
-      ...on('events:event-bus/default', ['events:PutEvents']),
-    ],
-    refresh: [
-      ...on('urls', ddb('GetItem', 'BatchGetItem', 'UpdateItem', 'DeleteItem')),
-      ...on('bucket/refresh/*', ['s3:GetObject', 's3:PutObject']),
-      ...on('bucket', ['s3:ListBucket']),
-      ...on('hosts', ddb('GetItem', 'PutItem')),
-      ...frontier(sqs('SendMessage')),
-      ...on('bucket/changes/*', ['s3:PutObject']),
-      ...on('events:event-bus/default', ['events:PutEvents']),
-      ...invokeFetch,
-    ],
-  };
-  return [...table[stage], ...config, ...logs];
+  const lines = (Object.entries(STAGE_ACCESS[stage]) as [Target, string[]][]).flatMap(([target, actions]) =>
+    labelsOf(target, names).flatMap((label) => actions.map((a) => `${a} ${label}`)),
+  );
+  const source = EVENT_SOURCES[stage];
+  if (source) lines.push(...EVENT_SOURCE_ACTIONS.map((a) => `${a} ${labelsOf(source, names)[0]}`));
+  lines.push(`logs:CreateLogStream log-group:${stage}`, `logs:PutLogEvents log-group:${stage}`);
+  return [...new Set(lines)].sort();
 }

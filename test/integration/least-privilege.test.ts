@@ -1,0 +1,172 @@
+/**
+ * Least privilege, checked against what the code really sends: the real handlers crawl a site
+ * and run a refresh cycle on the emulator while a middleware on their real clients records every
+ * request per stage; the synthesized stack's role of each stage must allow each of them, and
+ * every grant in it must have been needed by one (or be one AWS itself uses: logs, the event
+ * source mapping's polling).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { lambdaContext, scheduledEvent } from '../../cli/runner.ts';
+import { type CrawlSession, crawl, openSession } from '../../cli/session.ts';
+import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
+import { handler as indexHandler } from '../../functions/index/handler.ts';
+import { EVENT_SOURCE_ACTIONS, EVENT_SOURCES } from '../../shared/aws/permissions.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { containerDeps } from '../../shared/stages/deps.ts';
+import { DEADLINE_MARGIN_MS } from '../../shared/stages/handler-kit.ts';
+import { FUNCTIONS, resourceNames, type StageName } from '../../shared/topology.ts';
+import { tarFiles } from '../helpers/archive-builders.ts';
+import { type CallRecorder, recordStageCalls } from '../helpers/aws-calls.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { buildStack, grantsOf } from '../helpers/infra-template.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const DAY = 86_400_000;
+const STAGES = Object.keys(FUNCTIONS) as StageName[];
+const page = (title: string, links: string[] = []) =>
+  `<!doctype html><title>${title}</title><p>${title}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}`;
+
+/** A grant on one frontier queue stands for all six: which sources a run reaches depends on the site. */
+const collapse = (line: string) => line.replace(/ frontier:\w+$/, ' frontier:*');
+
+/**
+ * As on AWS, the stages kick the fetch function by name (TRAWL_FETCH_FUNCTION) and publish changes
+ * to the default bus. The emulator cannot run a Lambda function here, so the recorded Invoke goes
+ * no further (a mock, said so): the local runner starts fetchers itself.
+ */
+function asDeployed(crawlName: string): void {
+  process.env.TRAWL_FETCH_FUNCTION = resourceNames(crawlName).function('fetch');
+  process.env.TRAWL_EVENT_BUS = 'default';
+  for (const stage of STAGES) {
+    containerDeps(stage).clients.lambda.middlewareStack.add(
+      () => async () => ({ output: { StatusCode: 202, $metadata: {} }, response: {} }),
+      { step: 'build', name: 'noLambdaRuntimeOnEmulator' },
+    );
+  }
+}
+
+/**
+ * An outcome over 200 KB reaches the index stage through S3 (docs/spill/, extract-stage.ts). Since
+ * documents travel in bulks no page makes one, so the index stage is handed a spill message the
+ * way the extract stage writes one (an empty list: only the request matters here).
+ */
+async function indexSpill(session: CrawlSession): Promise<void> {
+  const key = `docs/spill/iam-test/${Date.now()}.jsonl.gz`;
+  await session.store.putLines(key, []);
+  const record = { messageId: 'spill-1', body: JSON.stringify({ spill: key }) };
+  const result = (await indexHandler({ Records: [record] } as never, lambdaContext('index'))) as {
+    batchItemFailures: unknown[];
+  };
+  assert.deepEqual(result.batchItemFailures, []);
+}
+
+describe('least privilege: each role allows what its stage sends, and nothing more', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  let dir: string;
+  let recorder: CallRecorder;
+  const crawlName = uniqueCrawlName('iam');
+
+  before(async () => {
+    emu = await startTestEmulator();
+    dir = mkdtempSync(join(tmpdir(), 'trawl-iam-'));
+    site = await startSiteServer({ root: dir });
+  });
+  after(async () => {
+    recorder?.stop();
+    delete process.env.TRAWL_FETCH_FUNCTION;
+    delete process.env.TRAWL_EVENT_BUS;
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('records a crawl and a refresh cycle and compares them with the synthesized roles', async () => {
+    const links = [
+      '/a.html',
+      '/b.html',
+      '/missing.html',
+      '/moved',
+      '/files/bundle.tar',
+      '/d.html',
+      '/e.html',
+    ];
+    writeFileSync(join(dir, 'index.html'), page('Home', [...links, '/g.html', '/slow.html']));
+    for (const p of ['a', 'b', 'c', 'd', 'e', 'g']) writeFileSync(join(dir, `${p}.html`), page(`Page ${p}`));
+    let slowMs = 0;
+    site.route('/slow.html', { handler: (_req, res) => setTimeout(() => res.end(page('Slow')), slowMs) });
+    site.route('/robots.txt', { body: `User-agent: *\nAllow: /\nSitemap: ${site.url}/sitemap.xml\n` });
+    site.route('/sitemap.xml', {
+      headers: { 'Content-Type': 'application/xml' },
+      body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/c.html</loc></url></urlset>`,
+    });
+    site.route('/moved', { status: 302, headers: { Location: '/b.html' }, body: '' });
+    site.route('/files/bundle.tar', {
+      headers: { 'Content-Type': 'application/x-tar' },
+      body: Buffer.from(tarFiles({ 'inner.txt': 'inside the archive', 'two.txt': 'second file' })),
+    });
+    const input: CrawlConfigInput = {
+      name: crawlName,
+      // A start URL's state stays in the table (url-state.ts): a rule change then updates the item.
+      startUrls: [`${site.url}/`, `${site.url}/b.html`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '48h', maxTemporaryErrors: 1 },
+    };
+    const first = await openSession(parseConfig(input));
+    asDeployed(crawlName);
+    recorder = recordStageCalls(first.resources, resourceNames(crawlName));
+    await crawl(first);
+    // The three EventBridge rules of the stack: discovery (seed), the fetch tick and refresh.
+    await first.runner.invoke('seed', scheduledEvent());
+    await first.runner.invoke('fetch', scheduledEvent());
+    await first.runner.drain();
+
+    // The site changes: a page goes, rules drop one page and stop indexing two (one kept in the table).
+    rmSync(join(dir, 'a.html'));
+    const changed = parseConfig({
+      ...input,
+      rules: [
+        { match: { path: '/d.html' }, actions: ['ignore'] },
+        { match: { path: '/b.html' }, actions: ['noIndex'] },
+        { match: { path: '/g.html' }, actions: ['noIndex'] },
+      ],
+    });
+    const second = await openSession(changed, { now: new Date(Date.now() + 3 * DAY) });
+    asDeployed(crawlName);
+    // One page answers 503 with Retry-After: the fetch stage puts it back in the frontier, delayed.
+    site.route('/e.html', { status: 503, headers: { 'Retry-After': '1' }, body: 'busy' });
+    await second.runner.invoke('refresh', scheduledEvent());
+    // One page now takes longer than the lease heartbeat (fetch-leases.ts: every 10 s), and the
+    // invocation's time runs out during it: the lease is extended, then the next fetcher is chained.
+    slowMs = 11_000;
+    await fetchHandler(scheduledEvent('Fetch Kick'), {
+      ...lambdaContext('fetch'),
+      getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS + 500,
+    });
+    await second.runner.drain();
+    await indexSpill(second);
+    recorder.stop();
+
+    const { stack, template, labels } = buildStack(crawlName, { bundle: false });
+    const report: string[] = [];
+    for (const stage of STAGES) {
+      const granted = grantsOf(template, stack, labels, stage);
+      const used = [...(recorder.byStage.get(stage) ?? [])].sort();
+      for (const line of used)
+        if (!granted.includes(line)) report.push(`${stage} sends ${line}: not granted`);
+      const usedCollapsed = new Set(used.map(collapse));
+      const source = EVENT_SOURCES[stage]?.replace('queue:', 'stage:');
+      for (const line of granted) {
+        const [action, resource] = line.split(' ') as [string, string];
+        // Used by the Lambda service for the function, not by its code: its log stream, its event source.
+        if (resource === `log-group:${stage}`) continue;
+        if (resource === source && EVENT_SOURCE_ACTIONS.includes(action)) continue;
+        if (!usedCollapsed.has(collapse(line))) report.push(`${stage} is granted ${line}: never sent`);
+      }
+    }
+    assert.deepEqual(report, []);
+  });
+});
