@@ -3,6 +3,7 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { linearRegexProblem } from './crawl/linear-regex.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 
@@ -28,17 +29,12 @@ const duration = z.string().refine((s) => DURATION.test(s.trim()), {
   message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
 });
 
-const regexString = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'is not a valid regular expression' },
-);
+// user patterns run on a linear-time engine (RE2 syntax): refuse at load what it cannot run, saying why
+const regexString = z.string().superRefine((s, ctx) => {
+  const problem = linearRegexProblem(s);
+  if (problem)
+    ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(s)}: ${problem}` });
+});
 
 const httpUrl = z.string().refine(
   (s) => {
@@ -72,7 +68,7 @@ export const ScopeSchema = z
     mustContain: z.array(z.string().min(1)).default([]),
     /** @default [] */
     mustNotContain: z.array(z.string().min(1)).default([]),
-    /** @default [] — regular expressions on the normalized URL; with includes, one must match */
+    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL; with includes, one must match */
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),

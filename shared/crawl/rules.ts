@@ -14,6 +14,7 @@
 import type { CrawlConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import type { MetaValue } from '../types.ts';
+import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { normalizeUrl } from './normalize-url.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
@@ -171,12 +172,7 @@ function compileAtom(atom: unknown, path: string): Matcher {
   }
   // Seed 001 `litteral="true"`: the value is a plain string, its regex characters match themselves
   const source = atom.literal === true ? escapeRegExp(atom.value) : atom.value;
-  const regex = compileRegex(
-    atom.value,
-    anchor(source, kind),
-    norm === 'none' || norm === 'lower' ? '' : 'i',
-    path,
-  );
+  const regex = compileRegex(atom.value, anchor(source, kind), norm !== 'none' && norm !== 'lower', path);
   if (norm === 'lower') return (p, n) => regex.test(pick(p, n).toLowerCase());
   return (p, n) => regex.test(pick(p, n));
 }
@@ -188,12 +184,12 @@ function anchor(value: string, kind: Exclude<(typeof KINDS)[number], 'length'>):
   return value;
 }
 
-function compileRegex(value: string, source: string, flags: string, path: string): RegExp {
+function compileRegex(value: string, source: string, ignoreCase: boolean, path: string): LinearRegex {
   try {
-    return new RegExp(source, flags);
+    return compileLinearRegex(source, ignoreCase);
   } catch (err) {
-    // V8 says "Invalid regular expression: /<anchored source>/i: <why>"; the user wrote only `value`
-    const why = (err as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+    // the engine quotes the anchored source; the user wrote only `value`, so name the fault in it
+    const why = linearRegexProblem(value) ?? (err as Error).message;
     return fail(`${path}.value`, `invalid regular expression ${JSON.stringify(value)}: ${why}`);
   }
 }
