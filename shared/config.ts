@@ -3,6 +3,7 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { LimitsSchema } from './config-limits.ts';
 import { linearRegexProblem } from './crawl/linear-regex.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
@@ -257,6 +258,7 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  limits: LimitsSchema,
   /** @default {} — source weights for weighted polling (seed 001) */
   weights: z
     .strictObject({

@@ -64,10 +64,17 @@ export function urlParts(url: string): UrlParts | null {
   }
 }
 
-/** Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. */
-export function compileRules(rules: CrawlConfig['rules']): CompiledRule[] {
+/**
+ * Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. More
+ * than `maxRules` (limits.ruleCount) is an error: every URL is tested against every rule.
+ */
+export function compileRules(
+  rules: CrawlConfig['rules'],
+  maxRules = Number.POSITIVE_INFINITY,
+): CompiledRule[] {
   const list: unknown = typeof rules === 'string' ? parseXmlRules(rules) : rules;
   if (!Array.isArray(list)) throw new ConfigError('rules: must be a list of rules or an XML string');
+  if (list.length > maxRules) fail('rules', `${list.length} rules, more than limits.ruleCount (${maxRules})`);
   return list.map((rule: unknown, i) => {
     const path = `rules.${i}`;
     if (!isObject(rule)) fail(path, 'must be an object with "match" and "actions"');

@@ -39,6 +39,8 @@ export interface FetchOptions {
   maxDecompressedBytes?: number;
   now?: () => number;
   method?: 'GET';
+  /** status line + response headers; more fails the fetch with `header-overflow` (limits.headerBytes) */
+  maxHeaderBytes?: number;
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
 }
@@ -69,6 +71,8 @@ export type FetchOutcome =
       retryAfterMs?: number;
       message: string;
     };
+
+const DEFAULT_MAX_HEADER_BYTES = 64 * 1024;
 
 type HeaderSource = http.IncomingHttpHeaders | Iterable<[string, string]>;
 
@@ -206,7 +210,14 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
   // RFC 9112 §3.2.2: absolute-form to a forward proxy for plain http; origin-form otherwise.
   const path = opts.proxy && target.protocol === 'http:' ? target.href : `${target.pathname}${target.search}`;
   const headers = requestHeaders(target, opts);
-  const req = http.request({ method: opts.method ?? 'GET', path, headers, createConnection: () => socket });
+  const maxHeaderSize = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const req = http.request({
+    method: opts.method ?? 'GET',
+    path,
+    headers,
+    maxHeaderSize,
+    createConnection: () => socket,
+  });
   req.on('error', () => {}); // before the response once() reports it; after it, the body pipeline does
   req.end();
   const [res] = (await once(req, 'response', { signal })) as [http.IncomingMessage];

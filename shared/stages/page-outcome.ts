@@ -28,9 +28,6 @@ export interface PageContext {
   now: string;
 }
 
-/** Compound elements: SMILA webExtractor limits against zip bombs. */
-const COMPOUND_LIMITS = { maxEntries: 1000, maxTotalBytes: 100 * 1024 * 1024, maxDepth: 3 };
-
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
 function base(page: FetchedPage, state: PageOutcome['state'], extra: Partial<PageOutcome> = {}): PageOutcome {
@@ -95,9 +92,9 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   });
 }
 
-function count(map: Record<string, number>, reason: string): void {
+function count(map: Record<string, number>, reason: string, n = 1): void {
   const key = reason.replace(/^rule \d+: /, 'rule: ');
-  map[key] = (map[key] ?? 0) + 1;
+  map[key] = (map[key] ?? 0) + n;
 }
 
 function taskFrom(d: ReturnType<UrlDecider['decide']>, depth: number): UrlTask {
@@ -125,9 +122,15 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result);
-  const doc = await plainDocument(bytes, mimeType, contentType);
+  const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
-  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, note));
+  const notes = joinNotes(note, doc.note);
+  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, notes));
+}
+
+function joinNotes(...notes: (string | undefined)[]): string | undefined {
+  const kept = notes.filter((n) => n !== undefined && n !== '');
+  return kept.length ? kept.join('; ') : undefined;
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -139,15 +142,30 @@ async function plainDocument(
   bytes: Uint8Array,
   mimeType: string | null,
   contentType: string | null,
-): Promise<{ text: string; title?: string } | string> {
-  if (mimeType === 'application/pdf') {
-    const pdf = await pdfToText(bytes).catch(() => null);
-    return pdf ? { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}) } : 'unreadable PDF';
-  }
+  ctx: PageContext,
+  result: PageResult,
+): Promise<{ text: string; title?: string; note?: string } | string> {
+  if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
   if (mimeType?.startsWith('text/')) {
     return { text: decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim() };
   }
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
+}
+
+/** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs with a note. */
+async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResult) {
+  const { pdfBytes, pdfPages, pdfTimeMs } = ctx.config.limits;
+  if (bytes.length > pdfBytes) {
+    count(result.rejected, 'limit-pdf-bytes');
+    return `PDF of ${bytes.length} bytes, over limits.pdfBytes (${pdfBytes}): not parsed`;
+  }
+  // the PDF time limit runs on the process clock; the crawl logic itself reads none
+  const limits = { maxPages: pdfPages, maxMs: pdfTimeMs, clock: () => performance.now() };
+  const pdf = await pdfToText(bytes, limits).catch(() => null);
+  if (!pdf) return 'unreadable PDF';
+  if (pdf.cut) count(result.rejected, pdf.cut.limit);
+  const note = pdf.cut ? `PDF text cut: ${pdf.cut.reason}` : undefined;
+  return { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}), ...(note ? { note } : {}) };
 }
 
 function looksLikeHtml(bytes: Uint8Array): boolean {
@@ -175,20 +193,32 @@ function html(
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
-  if (follow) links(ex.links, page, ctx, result);
+  const dropped = follow ? links(ex.links, page, ctx, result) : 0;
+  const cut = dropped
+    ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
+    : undefined;
   if (index) {
-    result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, note));
+    const notes = joinNotes(note, cut);
+    result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, notes));
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';
     result.outcomes.push(
-      base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', { note: why }),
+      base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', {
+        note: joinNotes(why, cut),
+      }),
     );
   }
 }
 
-function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: PageResult): void {
+/** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */
+function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: PageResult): number {
   const seen = new Set<string>();
-  for (const href of hrefs) {
+  const max = ctx.config.limits.linksPerPage;
+  for (const [i, href] of hrefs.entries()) {
+    if (seen.size >= max) {
+      count(result.rejected, 'limit-links-per-page', hrefs.length - i);
+      return hrefs.length - i;
+    }
     const d = ctx.decider.decide(href, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
       count(result.rejected, d.reason);
@@ -198,16 +228,25 @@ function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: Pag
     seen.add(d.normalized);
     result.tasks.push(taskFrom(d, page.task.depth + 1));
   }
+  return 0;
 }
 
 function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
-  const parsed = parseSitemap(bytes, page.url);
-  for (const loc of parsed.sitemaps) {
+  const { sitemapBytes, sitemapUrls, sitemapsPerSite } = ctx.config.limits;
+  const parsed = parseSitemap(bytes, page.url, sitemapBytes);
+  if (parsed.tooLarge) {
+    count(result.rejected, 'limit-sitemap-bytes');
+    const note = `sitemap over limits.sitemapBytes (${sitemapBytes} bytes): not read`;
+    return void result.outcomes.push(base(page, 'ignored', { note }));
+  }
+  const cuts: string[] = [];
+  const children = capped(parsed.sitemaps, sitemapsPerSite, 'sitemapsPerSite', result, cuts);
+  for (const loc of children) {
     const task = childSitemap(loc, page, ctx);
     if (task) result.tasks.push(task);
     else count(result.rejected, 'sitemap-out-of-scope');
   }
-  for (const { loc } of parsed.urls) {
+  for (const { loc } of capped(parsed.urls, sitemapUrls, 'sitemapUrls', result, cuts)) {
     const d = ctx.decider.decide(loc, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
       count(result.rejected, d.reason);
@@ -217,7 +256,16 @@ function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result:
   }
   const listed =
     parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
-  result.outcomes.push(base(page, 'followed', { note: `${parsed.kind}: ${listed}` }));
+  result.outcomes.push(base(page, 'followed', { note: joinNotes(`${parsed.kind}: ${listed}`, ...cuts) }));
+}
+
+/** The first `max` items; the rest counted as `limit-<key>` and named in `cuts` for the URL's note. */
+function capped<T>(items: T[], max: number, key: string, result: PageResult, cuts: string[]): T[] {
+  if (items.length <= max) return items;
+  const kebab = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  count(result.rejected, `limit-${kebab}`, items.length - max);
+  cuts.push(`${items.length - max} dropped at limits.${key} (${max})`);
+  return items.slice(0, max);
 }
 
 /**
@@ -240,7 +288,9 @@ async function compound(
   ctx: PageContext,
   result: PageResult,
 ): Promise<void> {
-  const { elements, truncated } = extractCompound(bytes, page.url, COMPOUND_LIMITS);
+  const { archiveEntries, archiveBytes, archiveDepth } = ctx.config.limits;
+  const limits = { maxEntries: archiveEntries, maxTotalBytes: archiveBytes, maxDepth: archiveDepth };
+  const { elements, truncated, warnings } = extractCompound(bytes, page.url, limits);
   let skipped = 0;
   for (const el of elements) {
     const mimeType = elementMimeType(el.name);
@@ -260,7 +310,16 @@ async function compound(
   }
   const notes = [`archive with ${elements.length} element(s)`];
   if (skipped) notes.push(`${skipped} not indexable`);
-  if (truncated) notes.push('truncated by limits');
+  if (truncated) {
+    count(result.rejected, 'limit-archive');
+    // the first warnings say which limit cut it (limits.archiveEntries/archiveBytes/archiveDepth)
+    notes.push(
+      `truncated by limits: ${warnings
+        .filter((w) => /limits\.|lying/.test(w))
+        .slice(0, 3)
+        .join('; ')}`,
+    );
+  }
   result.outcomes.push(base(page, 'followed', { note: notes.join(', ') }));
 }
 
@@ -276,7 +335,7 @@ async function elementDocument(
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
     return { extraction, size: bytes.length };
   }
-  const doc = await plainDocument(bytes, mimeType, null);
+  const doc = await plainDocument(bytes, mimeType, null, ctx, { outcomes: [], tasks: [], rejected: {} });
   return typeof doc === 'string' ? null : { ...doc, size: bytes.length };
 }
 
