@@ -7,6 +7,7 @@ import { LimitsSchema } from './config-limits.ts';
 import { linearRegexProblem } from './crawl/linear-regex.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
+import { allowEntryProblem } from './net/ip-guard.ts';
 
 /** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
 export const DEFAULT_IGNORED_EXTENSIONS = [
@@ -35,6 +36,11 @@ const regexString = z.string().superRefine((s, ctx) => {
   const problem = linearRegexProblem(s);
   if (problem)
     ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(s)}: ${problem}` });
+});
+
+const allowEntry = z.string().superRefine((s, ctx) => {
+  const problem = allowEntryProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)}: ${problem}` });
 });
 
 const httpUrl = z.string().refine(
@@ -168,8 +174,12 @@ export const FetchSchema = z
       .strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })
       .nullable()
       .default(null),
-    /** @default false — loopback/private/link-local targets are refused unless true */
-    allowPrivateNetworks: z.boolean().default(false),
+    /**
+     * @default false — loopback/private/link-local targets are refused unless true, or unless
+     * listed: a list of CIDRs, IPs and host names (e.g. ["10.20.0.0/16", "intranet.corp"]) allows
+     * just those; checked on every hop, through a proxy too
+     */
+    allowPrivateNetworks: z.union([z.boolean(), z.array(allowEntry)]).default(false),
     /** @default {} — host -> IP, like curl --resolve */
     resolve: z.record(z.string(), z.string()).default({}),
     /** @default 16 — concurrent fetches in one fetch invocation */

@@ -5,6 +5,7 @@
  */
 import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { maskUserInfo } from '../crawl/mask-url.ts';
 import { robotsSitemaps } from '../crawl/robots.ts';
 import { isTableKept } from '../crawl/url-state.ts';
 import type { UrlTask } from '../types.ts';
@@ -27,7 +28,7 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   for (const url of config.startUrls) {
     const d = decider.decide(url, { depth: 0, isStart: true });
     if (!d.accepted || !d.normalized) {
-      summary.rejected.push(`${url}: ${d.reason}`);
+      summary.rejected.push(`${maskUserInfo(url)}: ${d.reason}`);
       continue;
     }
     tasks.push({
@@ -106,9 +107,11 @@ function robotsSitemapsInScope(
     const d = decider.decide(line, { depth: 0, isStart: true });
     const own = d.accepted && d.normalized !== null && new URL(d.normalized).origin === origin;
     if (!own && !(d.accepted && decider.decide(line, { depth: 0, base: `${origin}/` }).accepted)) {
-      summary.rejected.push(`${line}: robots.txt Sitemap: out of scope (${d.reason})`);
+      summary.rejected.push(`${maskUserInfo(line)}: robots.txt Sitemap: out of scope (${d.reason})`);
     } else if (kept.length >= max) {
-      summary.rejected.push(`${line}: robots.txt Sitemap: over limits.sitemapsPerSite (${max})`);
+      summary.rejected.push(
+        `${maskUserInfo(line)}: robots.txt Sitemap: over limits.sitemapsPerSite (${max})`,
+      );
     } else kept.push(d.normalized as string);
   }
   return kept;
