@@ -94,7 +94,7 @@ async function sitemapUrls(
  * like a sitemap index's children); one on another host must be in scope like a link, so a
  * robots.txt cannot send the crawler anywhere. At most limits.sitemapsPerSite per site.
  */
-function robotsSitemapsInScope(
+export function robotsSitemapsInScope(
   lines: string[],
   origin: string,
   decider: UrlDecider,
