@@ -4,44 +4,19 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
-import type { CrawlConfig } from '../config.ts';
 import { buildDocument } from '../crawl/build-document.ts';
 import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
-import type { UrlDecider } from '../crawl/decide.ts';
 import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
-import { parseSitemap } from '../crawl/sitemaps.ts';
-import type { CrawlDocument, FetchedPage, PageOutcome, UrlTask } from '../types.ts';
+import type { CrawlDocument, FetchedPage, PageOutcome } from '../types.ts';
+import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
+import { sitemap } from './page-sitemap.ts';
 
-export interface PageResult {
-  outcomes: PageOutcome[];
-  tasks: UrlTask[];
-  /** links rejected by scope or rules, counted by reason for the crawl summary */
-  rejected: Record<string, number>;
-}
-
-export interface PageContext {
-  config: CrawlConfig;
-  decider: UrlDecider;
-  now: string;
-}
+export type { PageContext, PageResult } from './page-kit.ts';
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-
-function base(page: FetchedPage, state: PageOutcome['state'], extra: Partial<PageOutcome> = {}): PageOutcome {
-  return {
-    url: page.url,
-    task: page.task,
-    state,
-    httpStatus: page.status,
-    fetchedAt: page.fetchedAt,
-    etag: page.headers.etag,
-    lastModified: page.headers['last-modified'],
-    ...extra,
-  };
-}
 
 /** Decides one page's outcome and follow-up tasks. */
 export async function processPage(page: FetchedPage, ctx: PageContext): Promise<PageResult> {
@@ -92,24 +67,6 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   });
 }
 
-function count(map: Record<string, number>, reason: string, n = 1): void {
-  const key = reason.replace(/^rule \d+: /, 'rule: ');
-  map[key] = (map[key] ?? 0) + n;
-}
-
-function taskFrom(d: ReturnType<UrlDecider['decide']>, depth: number): UrlTask {
-  return {
-    url: d.normalized as string,
-    depth,
-    queue: d.queue,
-    index: d.index,
-    follow: d.follow,
-    priority: d.priorityShift,
-    ...(d.source ? { source: d.source } : {}),
-    ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
-  };
-}
-
 async function content(page: FetchedPage, ctx: PageContext, result: PageResult): Promise<void> {
   const bytes = Buffer.from(page.body, 'base64');
   const contentType = page.headers['content-type'] ?? null;
@@ -126,11 +83,6 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
   const notes = joinNotes(note, doc.note);
   result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, notes));
-}
-
-function joinNotes(...notes: (string | undefined)[]): string | undefined {
-  const kept = notes.filter((n) => n !== undefined && n !== '');
-  return kept.length ? kept.join('; ') : undefined;
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -229,56 +181,6 @@ function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: Pag
     result.tasks.push(taskFrom(d, page.task.depth + 1));
   }
   return 0;
-}
-
-function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
-  const { sitemapBytes, sitemapUrls, sitemapsPerSite } = ctx.config.limits;
-  const parsed = parseSitemap(bytes, page.url, sitemapBytes);
-  if (parsed.tooLarge) {
-    count(result.rejected, 'limit-sitemap-bytes');
-    const note = `sitemap over limits.sitemapBytes (${sitemapBytes} bytes): not read`;
-    return void result.outcomes.push(base(page, 'ignored', { note }));
-  }
-  const cuts: string[] = [];
-  const children = capped(parsed.sitemaps, sitemapsPerSite, 'sitemapsPerSite', result, cuts);
-  for (const loc of children) {
-    const task = childSitemap(loc, page, ctx);
-    if (task) result.tasks.push(task);
-    else count(result.rejected, 'sitemap-out-of-scope');
-  }
-  for (const { loc } of capped(parsed.urls, sitemapUrls, 'sitemapUrls', result, cuts)) {
-    const d = ctx.decider.decide(loc, { depth: page.task.depth + 1, base: page.url });
-    if (!d.accepted || !d.normalized) {
-      count(result.rejected, d.reason);
-      continue;
-    }
-    result.tasks.push({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true });
-  }
-  const listed =
-    parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
-  result.outcomes.push(base(page, 'followed', { note: joinNotes(`${parsed.kind}: ${listed}`, ...cuts) }));
-}
-
-/** The first `max` items; the rest counted as `limit-<key>` and named in `cuts` for the URL's note. */
-function capped<T>(items: T[], max: number, key: string, result: PageResult, cuts: string[]): T[] {
-  if (items.length <= max) return items;
-  const kebab = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  count(result.rejected, `limit-${kebab}`, items.length - max);
-  cuts.push(`${items.length - max} dropped at limits.${key} (${max})`);
-  return items.slice(0, max);
-}
-
-/**
- * A sitemap index's child: a sitemap of the index's own site is read even though `.xml` is an
- * ignored extension (sitemaps.org: an index lists the site's sitemaps); one elsewhere must be in
- * scope like any link, so an index cannot send the crawler off to arbitrary hosts.
- */
-function childSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask | null {
-  const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true });
-  if (!d.accepted || !d.normalized) return null;
-  const sameSite = new URL(d.normalized).origin === new URL(page.url).origin;
-  if (!sameSite && !ctx.decider.decide(loc, { depth: page.task.depth, base: page.url }).accepted) return null;
-  return { ...taskFrom(d, page.task.depth), queue: 'user', index: false, follow: true, kind: 'sitemap' };
 }
 
 /** Seed 003 WebExtractor: each element becomes a document `<archive url>/<path>` with its compoundPath. */
