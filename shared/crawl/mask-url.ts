@@ -4,8 +4,9 @@
  * only raw input (a start URL, a sitemap or robots.txt line, an error message) can carry it.
  */
 
-// scheme://, then everything up to the LAST "@" before the path (a raw "@" may sit in a password)
-const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]*@/gi;
+// scheme:// (a bounded scheme keeps the scan linear), then up to the LAST "@" before the path
+// (a raw "@" may sit in a password)
+const USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#]*@/gi;
 
 /** `text` with the user info of every URL in it replaced by `***`. */
 export function maskUserInfo(text: string): string {
