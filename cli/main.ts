@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { explainUrl } from '../shared/crawl/decide.ts';
 import { domainOf } from '../shared/crawl/domains.ts';
+import { maskUserInfo } from '../shared/crawl/mask-url.ts';
 import { isAllowed, parseRobotsTxt, userAgentToken } from '../shared/crawl/robots.ts';
 import { ConfigError } from '../shared/errors.ts';
 import { loadConfigFile } from './config-file.ts';
@@ -165,16 +166,16 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof ConfigError) {
-      process.stderr.write(`trawl: ${err.message}\n`);
+      process.stderr.write(`trawl: ${maskUserInfo(err.message)}\n`);
       return 2;
     }
     // A failed outside step (the CDK CLI) says what failed; its own output is already on stderr.
     const code = (err as { exitCode?: unknown }).exitCode;
     if (typeof code === 'number') {
-      process.stderr.write(`trawl: ${(err as Error).message}\n`);
+      process.stderr.write(`trawl: ${maskUserInfo((err as Error).message)}\n`);
       return code;
     }
-    process.stderr.write(`trawl: ${(err as Error).stack ?? err}\n`);
+    process.stderr.write(`trawl: ${maskUserInfo(String((err as Error).stack ?? err))}\n`);
     return 1;
   }
 }

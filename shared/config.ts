@@ -3,8 +3,11 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { LimitsSchema } from './config-limits.ts';
+import { linearRegexProblem } from './crawl/linear-regex.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
+import { allowEntryProblem } from './net/ip-guard.ts';
 
 /** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
 export const DEFAULT_IGNORED_EXTENSIONS = [
@@ -28,17 +31,17 @@ const duration = z.string().refine((s) => DURATION.test(s.trim()), {
   message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
 });
 
-const regexString = z.string().refine(
-  (s) => {
-    try {
-      new RegExp(s);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { message: 'is not a valid regular expression' },
-);
+// user patterns run on a linear-time engine (RE2 syntax): refuse at load what it cannot run, saying why
+const regexString = z.string().superRefine((s, ctx) => {
+  const problem = linearRegexProblem(s);
+  if (problem)
+    ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(s)}: ${problem}` });
+});
+
+const allowEntry = z.string().superRefine((s, ctx) => {
+  const problem = allowEntryProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)}: ${problem}` });
+});
 
 const httpUrl = z.string().refine(
   (s) => {
@@ -72,7 +75,7 @@ export const ScopeSchema = z
     mustContain: z.array(z.string().min(1)).default([]),
     /** @default [] */
     mustNotContain: z.array(z.string().min(1)).default([]),
-    /** @default [] — regular expressions on the normalized URL; with includes, one must match */
+    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL; with includes, one must match */
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),
@@ -171,8 +174,12 @@ export const FetchSchema = z
       .strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })
       .nullable()
       .default(null),
-    /** @default false — loopback/private/link-local targets are refused unless true */
-    allowPrivateNetworks: z.boolean().default(false),
+    /**
+     * @default false — loopback/private/link-local targets are refused unless true, or unless
+     * listed: a list of CIDRs, IPs and host names (e.g. ["10.20.0.0/16", "intranet.corp"]) allows
+     * just those; checked on every hop, through a proxy too
+     */
+    allowPrivateNetworks: z.union([z.boolean(), z.array(allowEntry)]).default(false),
     /** @default {} — host -> IP, like curl --resolve */
     resolve: z.record(z.string(), z.string()).default({}),
     /** @default 16 — concurrent fetches in one fetch invocation */
@@ -261,6 +268,7 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  limits: LimitsSchema,
   /** @default {} — source weights for weighted polling (seed 001) */
   weights: z
     .strictObject({

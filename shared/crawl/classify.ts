@@ -111,6 +111,8 @@ export function classifyNetworkError(err: unknown, depth = 0): NetworkVerdict {
   if (temporary) return { kind: 'temporary', code: temporary };
   const known = PERMANENT_CODES[code];
   if (known) return { kind: 'permanent', code: known };
+  // a server sending more header bytes than limits.headerBytes: as permanent as any protocol error
+  if (code === 'HPE_HEADER_OVERFLOW') return { kind: 'permanent', code: 'header-overflow' };
   if (code.startsWith('HPE_')) return { kind: 'permanent', code: 'protocol-error' };
   if (code.startsWith('Z_')) return { kind: 'permanent', code: 'content-decoding' };
   if (/CERT|SSL|TLS/.test(code)) return { kind: 'permanent', code: 'tls-error' };

@@ -3,8 +3,10 @@
  * (seed 003 WebExtractor: an element's URL is `<archive url>/<element path>`, its `_compoundPath`
  * the URLs of the compounds needed to reach it; nested compounds are extracted in turn).
  */
+import { crc32 } from 'node:zlib';
 import { Gunzip, unzipSync } from 'fflate';
 import { looksLikeTar, readTar, type TarEntry } from './tar.ts';
+import { centralDirectoryCrcs } from './zip-directory.ts';
 
 /** Bounds on one extraction, shared by all nesting levels (zip-bomb safety). */
 export interface CompoundLimits {
@@ -167,7 +169,17 @@ function extractZip(state: Extraction, bytes: Uint8Array, level: Level): void {
       return charge(state, file.name, file.compression === 0 ? file.size : file.originalSize, level);
     },
   });
+  const crcs = centralDirectoryCrcs(bytes);
   for (const [name, data] of Object.entries(files)) {
+    // fflate stops at the declared size: an entry whose data is longer lies about its size, and
+    // what came out is a prefix; its CRC-32 no longer matches. Kept (what fits), but counted as cut.
+    const crc = crcs.get(name);
+    if (crc !== undefined && crc32(data) !== crc) {
+      state.warnings.push(
+        `${level.url}: ${name}: data does not match its declared size/CRC (lying size or corrupt), kept as cut`,
+      );
+      state.truncated = true;
+    }
     emit(state, normalizeEntryPath(name) ?? name, data, level);
   }
 }
@@ -199,7 +211,9 @@ function extractGzip(state: Extraction, bytes: Uint8Array, level: Level): void {
   const inflated = gunzipCapped(bytes, cap);
   if (inflated.truncated) {
     state.truncated = true;
-    state.warnings.push(`${level.url}: inflates to more than ${cap} bytes, stopped there`);
+    state.warnings.push(
+      `${level.url}: inflates to more than ${cap} bytes (limits.archiveBytes), stopped there`,
+    );
   }
   if (archiveFormat(inflated.bytes) === 'tar' || looksLikeTar(inflated.bytes)) {
     extractTar(state, inflated.bytes, level);
@@ -259,7 +273,9 @@ function normalizeEntryPath(name: string): string | null {
 function charge(state: Extraction, name: string, size: number, level: Level): boolean {
   if (state.entriesLeft <= 0) {
     if (state.entriesLeft === 0) {
-      state.warnings.push(`maxEntries (${state.limits.maxEntries}) reached, rest skipped`);
+      state.warnings.push(
+        `maxEntries: limits.archiveEntries (${state.limits.maxEntries}) reached, rest skipped`,
+      );
       state.entriesLeft = -1; // warn once
     }
     state.truncated = true;
@@ -267,7 +283,7 @@ function charge(state: Extraction, name: string, size: number, level: Level): bo
   }
   if (size > state.bytesLeft) {
     state.warnings.push(
-      `${level.url}: ${name}: declares ${size} bytes, over the ${state.bytesLeft} left of maxTotalBytes`,
+      `${level.url}: ${name}: declares ${size} bytes, over the ${state.bytesLeft} left of limits.archiveBytes (maxTotalBytes)`,
     );
     state.truncated = true;
     return false;
@@ -286,7 +302,9 @@ function emit(state: Extraction, path: string, bytes: Uint8Array, level: Level):
     return;
   }
   if (level.depth >= state.limits.maxDepth) {
-    state.warnings.push(`${url}: nested archive beyond maxDepth (${state.limits.maxDepth}) skipped`);
+    state.warnings.push(
+      `${url}: nested archive beyond limits.archiveDepth (${state.limits.maxDepth}) skipped`,
+    );
     state.truncated = true;
     return;
   }

@@ -65,7 +65,7 @@ export const QUEUE_ORDER = [
 
 /** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
 export function createUrlDecider(config: CrawlConfig): UrlDecider {
-  const rules = compileRules(config.rules);
+  const rules = compileRules(config.rules, config.limits.ruleCount);
   const filters = createScopeFilters(config.scope, config.startUrls);
   return { decide: (url, ctx) => decide(config, rules, filters, url, ctx) };
 }

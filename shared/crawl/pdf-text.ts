@@ -2,7 +2,7 @@
  * PDF to text with unpdf (a serverless build of pdf.js bundled in the package: no worker, no
  * network, no native code). Seed 004 indexes the text of PDF documents like that of HTML pages.
  */
-import { extractText, getDocumentProxy, getMeta } from 'unpdf';
+import { getDocumentProxy, getMeta } from 'unpdf';
 import { CrawlError } from '../errors.ts';
 
 /** The text of a PDF document for indexing. */
@@ -12,10 +12,25 @@ export interface PdfText {
   /** the document information dictionary's Title, else the XMP dc:title, else null */
   title: string | null;
   pages: number;
+  /** set when a limit stopped the extraction early: which (summary key) and why (the URL's note) */
+  cut?: { limit: 'limit-pdf-pages' | 'limit-pdf-time'; reason: string };
 }
 
+/** Bounds on one extraction; `clock` (ms) is the caller's, so this module reads no clock itself. */
+export interface PdfLimits {
+  maxPages: number;
+  maxMs: number;
+  clock: () => number;
+}
+
+const UNBOUNDED: PdfLimits = {
+  maxPages: Number.POSITIVE_INFINITY,
+  maxMs: Number.POSITIVE_INFINITY,
+  clock: () => 0,
+};
+
 /** Extracts the text, title and page count of a PDF; throws a CrawlError when it cannot be read. */
-export async function pdfToText(bytes: Uint8Array): Promise<PdfText> {
+export async function pdfToText(bytes: Uint8Array, limits: PdfLimits = UNBOUNDED): Promise<PdfText> {
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // pdf.js may transfer (detach) the buffer it is given, so it gets a copy; warnings stay quiet.
@@ -24,13 +39,40 @@ export async function pdfToText(bytes: Uint8Array): Promise<PdfText> {
     throw new CrawlError(`not a readable PDF: ${(error as Error).message}`, { cause: error });
   }
   try {
-    const { text, totalPages } = await extractText(pdf, { mergePages: true });
-    return { text: collapse(text), title: await titleOf(pdf), pages: totalPages };
+    const { text, cut } = await pagesText(pdf, limits);
+    return { text: collapse(text), title: await titleOf(pdf), pages: pdf.numPages, ...(cut ? { cut } : {}) };
   } catch (error) {
     throw new CrawlError(`PDF text extraction failed: ${(error as Error).message}`, { cause: error });
   } finally {
     await pdf.loadingTask.destroy(); // frees the document in the fake worker
   }
+}
+
+type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
+
+/**
+ * Page by page, each freed before the next (unpdf's extractText holds every page at once: a
+ * 3,000-page PDF took ~197 MB), up to `maxPages` and while `maxMs` has not passed.
+ */
+async function pagesText(pdf: PdfDocument, limits: PdfLimits): Promise<Pick<PdfText, 'text' | 'cut'>> {
+  const started = limits.clock();
+  const parts: string[] = [];
+  const last = Math.min(pdf.numPages, limits.maxPages);
+  for (let n = 1; n <= last; n++) {
+    if (n > 1 && limits.clock() - started > limits.maxMs) {
+      const reason = `${n - 1} of ${pdf.numPages} pages read within limits.pdfTimeMs (${limits.maxMs} ms)`;
+      return { text: parts.join(' '), cut: { limit: 'limit-pdf-time', reason } };
+    }
+    const page = await pdf.getPage(n);
+    const content = await page.getTextContent();
+    parts.push(
+      content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join(''),
+    );
+    page.cleanup();
+  }
+  if (last === pdf.numPages) return { text: parts.join(' ') };
+  const reason = `${last} of ${pdf.numPages} pages read (limits.pdfPages)`;
+  return { text: parts.join(' '), cut: { limit: 'limit-pdf-pages', reason } };
 }
 
 async function titleOf(pdf: Awaited<ReturnType<typeof getDocumentProxy>>): Promise<string | null> {

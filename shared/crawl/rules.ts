@@ -14,6 +14,7 @@
 import type { CrawlConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import type { MetaValue } from '../types.ts';
+import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { normalizeUrl } from './normalize-url.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
@@ -63,10 +64,17 @@ export function urlParts(url: string): UrlParts | null {
   }
 }
 
-/** Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. */
-export function compileRules(rules: CrawlConfig['rules']): CompiledRule[] {
+/**
+ * Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. More
+ * than `maxRules` (limits.ruleCount) is an error: every URL is tested against every rule.
+ */
+export function compileRules(
+  rules: CrawlConfig['rules'],
+  maxRules = Number.POSITIVE_INFINITY,
+): CompiledRule[] {
   const list: unknown = typeof rules === 'string' ? parseXmlRules(rules) : rules;
   if (!Array.isArray(list)) throw new ConfigError('rules: must be a list of rules or an XML string');
+  if (list.length > maxRules) fail('rules', `${list.length} rules, more than limits.ruleCount (${maxRules})`);
   return list.map((rule: unknown, i) => {
     const path = `rules.${i}`;
     if (!isObject(rule)) fail(path, 'must be an object with "match" and "actions"');
@@ -171,12 +179,7 @@ function compileAtom(atom: unknown, path: string): Matcher {
   }
   // Seed 001 `litteral="true"`: the value is a plain string, its regex characters match themselves
   const source = atom.literal === true ? escapeRegExp(atom.value) : atom.value;
-  const regex = compileRegex(
-    atom.value,
-    anchor(source, kind),
-    norm === 'none' || norm === 'lower' ? '' : 'i',
-    path,
-  );
+  const regex = compileRegex(atom.value, anchor(source, kind), norm !== 'none' && norm !== 'lower', path);
   if (norm === 'lower') return (p, n) => regex.test(pick(p, n).toLowerCase());
   return (p, n) => regex.test(pick(p, n));
 }
@@ -188,12 +191,12 @@ function anchor(value: string, kind: Exclude<(typeof KINDS)[number], 'length'>):
   return value;
 }
 
-function compileRegex(value: string, source: string, flags: string, path: string): RegExp {
+function compileRegex(value: string, source: string, ignoreCase: boolean, path: string): LinearRegex {
   try {
-    return new RegExp(source, flags);
+    return compileLinearRegex(source, ignoreCase);
   } catch (err) {
-    // V8 says "Invalid regular expression: /<anchored source>/i: <why>"; the user wrote only `value`
-    const why = (err as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
+    // the engine quotes the anchored source; the user wrote only `value`, so name the fault in it
+    const why = linearRegexProblem(value) ?? (err as Error).message;
     return fail(`${path}.value`, `invalid regular expression ${JSON.stringify(value)}: ${why}`);
   }
 }

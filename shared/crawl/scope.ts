@@ -7,6 +7,7 @@
  */
 import type { CrawlConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
+import { compileLinearRegex, type LinearRegex } from './linear-regex.ts';
 import { normalizeUrl, stripFragment } from './normalize-url.ts';
 
 export type ScopeReason =
@@ -134,12 +135,12 @@ export function mustNotContainFilter(substrings: string[]): UrlFilter {
 }
 
 /** Seed 003 urlPatterns.include: with includes, at least one must match the normalized URL. */
-export function includeFilter(patterns: RegExp[]): UrlFilter {
+export function includeFilter(patterns: LinearRegex[]): UrlFilter {
   return ({ url }) => (patterns.some((p) => p.test(url)) ? null : 'not-included');
 }
 
 /** Seed 003 urlPatterns.exclude: a matching exclude pattern filters the URL out. */
-export function excludeFilter(patterns: RegExp[]): UrlFilter {
+export function excludeFilter(patterns: LinearRegex[]): UrlFilter {
   return ({ url }) => (patterns.some((p) => p.test(url)) ? 'excluded' : null);
 }
 
@@ -164,12 +165,14 @@ export function maxDepthFilter(maxDepth: number | null): UrlFilter {
   return ({ depth }) => (maxDepth !== null && depth > maxDepth ? 'max-depth' : null);
 }
 
-function compilePatterns(patterns: string[], path: string): RegExp[] {
+function compilePatterns(patterns: string[], path: string): LinearRegex[] {
   return patterns.map((p, i) => {
     try {
-      return new RegExp(p);
+      return compileLinearRegex(p);
     } catch (err) {
-      throw new ConfigError(`${path}.${i}: invalid regular expression ${(err as Error).message}`);
+      throw new ConfigError(
+        `${path}.${i}: invalid regular expression ${JSON.stringify(p)}: ${(err as Error).message}`,
+      );
     }
   });
 }

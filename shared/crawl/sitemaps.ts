@@ -27,6 +27,8 @@ export interface ParsedSitemap {
   urls: SitemapUrl[];
   /** child sitemaps of a sitemap index */
   sitemaps: string[];
+  /** over the byte limit (after gunzip): not read */
+  tooLarge?: boolean;
 }
 
 /** sitemaps.org: a sitemap file may be at most 50 MB (52,428,800 bytes) uncompressed. */
@@ -49,8 +51,13 @@ const parser = new XMLParser({
 });
 
 /** Parses a sitemap, sitemap index, text sitemap, RSS or Atom feed (gzip detected by magic bytes). */
-export function parseSitemap(content: Uint8Array | string, url: string): ParsedSitemap {
-  const text = decodeContent(content);
+export function parseSitemap(
+  content: Uint8Array | string,
+  url: string,
+  maxBytes = MAX_SITEMAP_BYTES,
+): ParsedSitemap {
+  const text = decodeContent(content, maxBytes);
+  if (text === 'too-large') return { ...empty('unknown'), tooLarge: true };
   if (text === null) return empty('unknown');
   const body = text.replace(/^\uFEFF/, '').trimStart();
   if (body.startsWith('<')) return parseXml(body, url);
@@ -61,20 +68,20 @@ function empty(kind: SitemapKind): ParsedSitemap {
   return { kind, urls: [], sitemaps: [] };
 }
 
-/** Text of the sitemap, or null when it is over the 50 MB limit or not valid gzip. */
-function decodeContent(content: Uint8Array | string): string | null {
-  if (typeof content === 'string') return content.length > MAX_SITEMAP_BYTES ? null : content;
+/** Text of the sitemap; 'too-large' over `maxBytes` (sitemaps.org: 50 MB), null when not valid gzip. */
+function decodeContent(content: Uint8Array | string, maxBytes: number): string | null | 'too-large' {
+  if (typeof content === 'string') return content.length > maxBytes ? 'too-large' : content;
   let bytes = content;
   if (archiveFormat(bytes) === 'gzip') {
     try {
-      const inflated = gunzipCapped(bytes, MAX_SITEMAP_BYTES);
-      if (inflated.truncated) return null;
+      const inflated = gunzipCapped(bytes, maxBytes);
+      if (inflated.truncated) return 'too-large';
       bytes = inflated.bytes;
     } catch {
       return null;
     }
   }
-  if (bytes.length > MAX_SITEMAP_BYTES) return null;
+  if (bytes.length > maxBytes) return 'too-large';
   return new TextDecoder(sniffEncoding(bytes)).decode(bytes);
 }
 

@@ -18,7 +18,7 @@ import {
   redirectTarget,
 } from '../crawl/classify.ts';
 import { PermanentFetchError, TemporaryFetchError } from '../errors.ts';
-import { connectGuarded, destroyOnAbort, refusePrivateLiteral } from './ip-guard.ts';
+import { connectGuarded, destroyOnAbort, type PrivateAllow, resolveGuarded } from './ip-guard.ts';
 
 export interface FetchOptions {
   userAgent: string;
@@ -26,7 +26,8 @@ export interface FetchOptions {
   timeoutMs: number;
   /** wire bytes kept; past this the read stops and `truncated` is set */
   maxBytes: number;
-  allowPrivateNetworks: boolean;
+  /** false, true, or the CIDRs / IPs / host names whose private addresses may be fetched */
+  allowPrivateNetworks: PrivateAllow;
   /** host -> IP like curl --resolve: the URL's port, Host header and TLS servername are kept */
   resolve: Record<string, string>;
   /** SMILA proxyHost/proxyPort: absolute-form for http, CONNECT for https */
@@ -39,6 +40,8 @@ export interface FetchOptions {
   maxDecompressedBytes?: number;
   now?: () => number;
   method?: 'GET';
+  /** status line + response headers; more fails the fetch with `header-overflow` (limits.headerBytes) */
+  maxHeaderBytes?: number;
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
 }
@@ -69,6 +72,8 @@ export type FetchOutcome =
       retryAfterMs?: number;
       message: string;
     };
+
+const DEFAULT_MAX_HEADER_BYTES = 64 * 1024;
 
 type HeaderSource = http.IncomingHttpHeaders | Iterable<[string, string]>;
 
@@ -147,22 +152,52 @@ function portOf(target: URL): number {
 /** TCP (+ CONNECT tunnel) (+ TLS) to the target or the proxy; the SSRF check sits in connectGuarded. */
 async function openConnection(target: URL, opts: FetchOptions, signal: AbortSignal): Promise<net.Socket> {
   const host = target.hostname;
-  const hop = opts.proxy
-    ? { host: opts.proxy.host, port: opts.proxy.port, guard: false }
-    : { host, port: portOf(target), guard: !opts.allowPrivateNetworks };
-  // Through a proxy the proxy resolves names; a literal private target IP is still refused here.
-  if (opts.proxy && !opts.allowPrivateNetworks) refusePrivateLiteral(host);
-  let socket = await connectGuarded(hop.host, hop.port, { resolve: opts.resolve, guard: hop.guard, signal });
-  if (opts.proxy && target.protocol === 'https:') socket = await openTunnel(socket, target, opts, signal);
-  if (target.protocol === 'https:') socket = await startTls(socket, host, signal);
+  const allow = opts.allowPrivateNetworks;
+  if (!opts.proxy) {
+    const direct = await connectGuarded(host, portOf(target), { resolve: opts.resolve, allow, signal });
+    return target.protocol === 'https:' ? startTls(direct, host, signal) : direct;
+  }
+  // Through a proxy the guard runs first, on Trawl's own resolution (fetch.resolve, else DNS):
+  // nothing reaches the proxy for a private target. The proxy itself is configured, so trusted.
+  const checked = await proxiedTargetAddress(host, opts);
+  let socket = await connectGuarded(opts.proxy.host, opts.proxy.port, {
+    resolve: opts.resolve,
+    allow: true,
+    signal,
+  });
+  if (target.protocol === 'https:') {
+    socket = await openTunnel(socket, target, opts, signal, checked);
+    socket = await startTls(socket, host, signal);
+  }
   return socket;
+}
+
+/**
+ * The address a proxied request is checked against: null when every target is allowed and no
+ * fetch.resolve entry names the host (the proxy resolves it). A resolve entry is honoured: the
+ * CONNECT tunnel goes to that address (Host and TLS name stay the URL's, like curl --resolve).
+ */
+async function proxiedTargetAddress(host: string, opts: FetchOptions): Promise<string | null> {
+  const mapped = Object.keys(opts.resolve).some(
+    (k) => k.toLowerCase().replace(/\.$/, '') === host.toLowerCase(),
+  );
+  if (opts.allowPrivateNetworks === true && !mapped) return null;
+  const [address] = await resolveGuarded(host, opts.resolve, opts.allowPrivateNetworks);
+  return mapped && address !== undefined ? address : null;
 }
 
 type ConnectEvent = [http.IncomingMessage, net.Socket, Buffer];
 
 /** RFC 9110 §9.3.6: CONNECT host:port through the proxy; the TLS handshake then runs inside the tunnel. */
-async function openTunnel(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
-  const authority = `${target.hostname}:${portOf(target)}`;
+async function openTunnel(
+  socket: net.Socket,
+  target: URL,
+  opts: FetchOptions,
+  signal: AbortSignal,
+  address: string | null,
+) {
+  const to = address === null ? target.hostname : net.isIPv6(address) ? `[${address}]` : address;
+  const authority = `${to}:${portOf(target)}`;
   const headers = { host: authority, 'user-agent': opts.userAgent };
   const req = http.request({ method: 'CONNECT', path: authority, headers, createConnection: () => socket });
   req.on('error', () => {}); // the awaited once() below reports it
@@ -206,7 +241,14 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
   // RFC 9112 §3.2.2: absolute-form to a forward proxy for plain http; origin-form otherwise.
   const path = opts.proxy && target.protocol === 'http:' ? target.href : `${target.pathname}${target.search}`;
   const headers = requestHeaders(target, opts);
-  const req = http.request({ method: opts.method ?? 'GET', path, headers, createConnection: () => socket });
+  const maxHeaderSize = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const req = http.request({
+    method: opts.method ?? 'GET',
+    path,
+    headers,
+    maxHeaderSize,
+    createConnection: () => socket,
+  });
   req.on('error', () => {}); // before the response once() reports it; after it, the body pipeline does
   req.end();
   const [res] = (await once(req, 'response', { signal })) as [http.IncomingMessage];

@@ -53,6 +53,53 @@ function unbracket(host: string): string {
   return host.trim().replace(/^\[(.*)\]$/, '$1');
 }
 
+/**
+ * `fetch.allowPrivateNetworks`: false refuses every non-public address, true allows them all, a
+ * list allows only the private addresses inside its CIDRs / equal to its IPs, or those a listed
+ * host name resolves to (names compared case-insensitively, without a trailing dot).
+ */
+export type PrivateAllow = boolean | readonly string[];
+
+/** Whether the guard lets `host`, resolved to the private `address`, through. */
+export function privateAllowed(host: string, address: string, allow: PrivateAllow): boolean {
+  if (typeof allow === 'boolean') return allow;
+  const name = unbracket(host).toLowerCase().replace(/\.$/, '');
+  return allow.some((entry) => {
+    const text = unbracket(entry);
+    if (text.includes('/')) return inCidr(address, text);
+    if (net.isIP(text)) return sameAddress(text, address);
+    return text.toLowerCase().replace(/\.$/, '') === name;
+  });
+}
+
+function inCidr(address: string, cidr: string): boolean {
+  try {
+    const [range, bits] = ipaddr.parseCIDR(cidr);
+    const addr = ipaddr.process(unbracket(address)); // ::ffff:10.0.0.1 is compared as 10.0.0.1
+    return addr.kind() === range.kind() && addr.match(range, bits);
+  } catch {
+    return false;
+  }
+}
+
+function sameAddress(a: string, b: string): boolean {
+  try {
+    return ipaddr.process(a).toNormalizedString() === ipaddr.process(unbracket(b)).toNormalizedString();
+  } catch {
+    return false;
+  }
+}
+
+/** A config entry of the list form: a CIDR, an IP or a host name; the reason when it is none. */
+export function allowEntryProblem(entry: string): string | null {
+  const text = unbracket(entry);
+  if (text.includes('/')) return ipaddr.isValidCIDR(text) ? null : 'not a valid CIDR (e.g. "10.0.0.0/8")';
+  if (net.isIP(text)) return null;
+  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(text)
+    ? null
+    : 'neither a CIDR, an IP address nor a host name';
+}
+
 /** The `resolve` override for a host (keys compared case-insensitively, trailing dot ignored). */
 function overrideFor(host: string, overrides: Record<string, string>): string | undefined {
   const want = host.toLowerCase().replace(/\.$/, '');
@@ -84,22 +131,14 @@ async function lookupAddresses(host: string, overrides: Record<string, string>):
  * `guard`, refuses the lot if any is private. The caller connects to exactly these addresses, so a second
  * DNS answer (rebinding) never reaches the socket.
  */
-export async function resolveGuarded(host: string, overrides: Record<string, string>, guard: boolean) {
+export async function resolveGuarded(host: string, overrides: Record<string, string>, allow: PrivateAllow) {
   const addresses = await lookupAddresses(unbracket(host), overrides);
-  const refused = guard ? addresses.find(isPrivateAddress) : undefined;
+  const refused = addresses.find((a) => isPrivateAddress(a) && !privateAllowed(host, a, allow));
   if (refused !== undefined) {
-    const why = 'is not a public address and fetch.allowPrivateNetworks is false';
+    const why = `is not a public address and fetch.allowPrivateNetworks ${allow === false ? 'is false' : 'does not list it'}`;
     throw new PermanentFetchError(`refused ${host}: ${refused} ${why}`, 'private-address');
   }
   return addresses;
-}
-
-/** Throws 'private-address' when `host` is a literal private IP (used when a proxy resolves names). */
-export function refusePrivateLiteral(host: string): void {
-  const bare = unbracket(host);
-  if (net.isIP(bare) && isPrivateAddress(bare)) {
-    throw new PermanentFetchError(`refused ${host}: literal private address`, 'private-address');
-  }
 }
 
 /** Destroys the socket when the fetch ends or times out; its errors surface through the HTTP layer. */
@@ -111,8 +150,8 @@ export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
 
 export interface GuardedConnectOptions {
   resolve: Record<string, string>;
-  /** refuse private addresses (fetch.allowPrivateNetworks false) */
-  guard: boolean;
+  /** fetch.allowPrivateNetworks: which private addresses may be connected to */
+  allow: PrivateAllow;
   signal: AbortSignal;
 }
 
@@ -122,7 +161,7 @@ export async function connectGuarded(
   port: number,
   opts: GuardedConnectOptions,
 ): Promise<net.Socket> {
-  const addresses = await resolveGuarded(host, opts.resolve, opts.guard);
+  const addresses = await resolveGuarded(host, opts.resolve, opts.allow);
   let lastError: unknown = new Error(`no address for ${host}`);
   for (const address of addresses) {
     const socket = net.connect({ host: address, port });

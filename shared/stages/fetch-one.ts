@@ -141,6 +141,7 @@ async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delay
       userAgent: config.fetch.userAgent,
       timeoutMs: config.fetch.timeoutMs,
       maxBytes: config.fetch.maxBytes,
+      maxHeaderBytes: config.limits.headerBytes,
       allowPrivateNetworks: config.fetch.allowPrivateNetworks,
       resolve: config.fetch.resolve,
       proxy: config.fetch.proxy,
@@ -155,6 +156,15 @@ async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delay
     ctx.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, (ctx.slotLeadMs ?? SLOT_JITTER_MS) * 2);
   }
   return null;
+}
+
+/** robots.txt Crawl-delay, capped at limits.crawlDelayMs (a site can ask for a day); the cap is logged once per host. */
+function cappedCrawlDelay(ctx: FetchContext, host: string, askedMs: number): number {
+  const ceiling = ctx.config.limits.crawlDelayMs;
+  if (askedMs <= ceiling) return askedMs;
+  if (ctx.hostDelays?.get(host) !== ceiling)
+    ctx.deps.log.warn('Crawl-delay capped at limits.crawlDelayMs', { host, askedMs, ceiling });
+  return ceiling;
 }
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
@@ -184,7 +194,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       );
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
-    delayMs = Math.max(delayMs, crawlDelayMs(robots, agent) ?? 0);
+    delayMs = Math.max(delayMs, cappedCrawlDelay(ctx, host, crawlDelayMs(robots, agent) ?? 0));
   }
   ctx.hostDelays ??= new Map();
   ctx.hostDelays.set(host, delayMs);
@@ -243,6 +253,12 @@ function onError(
   const error = { kind: res.errorKind, code: res.code, message: res.message };
   if (res.errorKind === 'permanent') return page(task, at, { status: res.status ?? 0, error });
   const attempt = (task.attempt ?? 0) + 1;
+  const ceiling = ctx.config.limits.retryAfterMs;
+  if (res.retryAfterMs !== undefined && res.retryAfterMs > ceiling) {
+    // a site cannot park the crawl for days: the wait is capped and the cap is said in the URL's error
+    error.message += ` (Retry-After ${Math.round(res.retryAfterMs / 1000)} s capped at limits.retryAfterMs, ${ceiling} ms)`;
+    res = { ...res, retryAfterMs: ceiling };
+  }
   const retry = async (): Promise<TaskResult> => {
     if (res.retryAfterMs) {
       // The whole host waits, not only this URL: other workers see it in the host item.

@@ -1,5 +1,6 @@
 /** One structured logger per container (Powertools: JSON lines with the Lambda context). */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { maskingReplacer } from '../crawl/mask-url.ts';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL', 'TRACE'] as const;
 type Level = (typeof LEVELS)[number];
@@ -9,6 +10,8 @@ const fromEnv = process.env.POWERTOOLS_LOG_LEVEL?.toUpperCase() as Level | undef
 export const logger = new Logger({
   serviceName: 'trawl',
   logLevel: fromEnv && LEVELS.includes(fromEnv) ? fromEnv : 'INFO',
+  // URLs in any string of a log line lose their user info (a start URL may carry credentials)
+  jsonReplacerFn: maskingReplacer,
 });
 
 /** Counters a stage bumps as it works; the local runner prints them in the crawl summary. */

@@ -4,47 +4,19 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
-import type { CrawlConfig } from '../config.ts';
 import { buildDocument } from '../crawl/build-document.ts';
 import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
-import type { UrlDecider } from '../crawl/decide.ts';
 import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
-import { parseSitemap } from '../crawl/sitemaps.ts';
-import type { CrawlDocument, FetchedPage, PageOutcome, UrlTask } from '../types.ts';
+import type { CrawlDocument, FetchedPage, PageOutcome } from '../types.ts';
+import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
+import { sitemap } from './page-sitemap.ts';
 
-export interface PageResult {
-  outcomes: PageOutcome[];
-  tasks: UrlTask[];
-  /** links rejected by scope or rules, counted by reason for the crawl summary */
-  rejected: Record<string, number>;
-}
-
-export interface PageContext {
-  config: CrawlConfig;
-  decider: UrlDecider;
-  now: string;
-}
-
-/** Compound elements: SMILA webExtractor limits against zip bombs. */
-const COMPOUND_LIMITS = { maxEntries: 1000, maxTotalBytes: 100 * 1024 * 1024, maxDepth: 3 };
+export type { PageContext, PageResult } from './page-kit.ts';
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
-
-function base(page: FetchedPage, state: PageOutcome['state'], extra: Partial<PageOutcome> = {}): PageOutcome {
-  return {
-    url: page.url,
-    task: page.task,
-    state,
-    httpStatus: page.status,
-    fetchedAt: page.fetchedAt,
-    etag: page.headers.etag,
-    lastModified: page.headers['last-modified'],
-    ...extra,
-  };
-}
 
 /** Decides one page's outcome and follow-up tasks. */
 export async function processPage(page: FetchedPage, ctx: PageContext): Promise<PageResult> {
@@ -95,24 +67,6 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   });
 }
 
-function count(map: Record<string, number>, reason: string): void {
-  const key = reason.replace(/^rule \d+: /, 'rule: ');
-  map[key] = (map[key] ?? 0) + 1;
-}
-
-function taskFrom(d: ReturnType<UrlDecider['decide']>, depth: number): UrlTask {
-  return {
-    url: d.normalized as string,
-    depth,
-    queue: d.queue,
-    index: d.index,
-    follow: d.follow,
-    priority: d.priorityShift,
-    ...(d.source ? { source: d.source } : {}),
-    ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
-  };
-}
-
 async function content(page: FetchedPage, ctx: PageContext, result: PageResult): Promise<void> {
   const bytes = Buffer.from(page.body, 'base64');
   const contentType = page.headers['content-type'] ?? null;
@@ -125,9 +79,10 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result);
-  const doc = await plainDocument(bytes, mimeType, contentType);
+  const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
-  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, note));
+  const notes = joinNotes(note, doc.note);
+  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, notes));
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -139,15 +94,30 @@ async function plainDocument(
   bytes: Uint8Array,
   mimeType: string | null,
   contentType: string | null,
-): Promise<{ text: string; title?: string } | string> {
-  if (mimeType === 'application/pdf') {
-    const pdf = await pdfToText(bytes).catch(() => null);
-    return pdf ? { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}) } : 'unreadable PDF';
-  }
+  ctx: PageContext,
+  result: PageResult,
+): Promise<{ text: string; title?: string; note?: string } | string> {
+  if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
   if (mimeType?.startsWith('text/')) {
     return { text: decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim() };
   }
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
+}
+
+/** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs with a note. */
+async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResult) {
+  const { pdfBytes, pdfPages, pdfTimeMs } = ctx.config.limits;
+  if (bytes.length > pdfBytes) {
+    count(result.rejected, 'limit-pdf-bytes');
+    return `PDF of ${bytes.length} bytes, over limits.pdfBytes (${pdfBytes}): not parsed`;
+  }
+  // the PDF time limit runs on the process clock; the crawl logic itself reads none
+  const limits = { maxPages: pdfPages, maxMs: pdfTimeMs, clock: () => performance.now() };
+  const pdf = await pdfToText(bytes, limits).catch(() => null);
+  if (!pdf) return 'unreadable PDF';
+  if (pdf.cut) count(result.rejected, pdf.cut.limit);
+  const note = pdf.cut ? `PDF text cut: ${pdf.cut.reason}` : undefined;
+  return { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}), ...(note ? { note } : {}) };
 }
 
 function looksLikeHtml(bytes: Uint8Array): boolean {
@@ -175,20 +145,32 @@ function html(
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
-  if (follow) links(ex.links, page, ctx, result);
+  const dropped = follow ? links(ex.links, page, ctx, result) : 0;
+  const cut = dropped
+    ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
+    : undefined;
   if (index) {
-    result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, note));
+    const notes = joinNotes(note, cut);
+    result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, notes));
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';
     result.outcomes.push(
-      base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', { note: why }),
+      base(page, page.task.follow && ex.robots.follow ? 'followed' : 'ignored', {
+        note: joinNotes(why, cut),
+      }),
     );
   }
 }
 
-function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: PageResult): void {
+/** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */
+function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: PageResult): number {
   const seen = new Set<string>();
-  for (const href of hrefs) {
+  const max = ctx.config.limits.linksPerPage;
+  for (const [i, href] of hrefs.entries()) {
+    if (seen.size >= max) {
+      count(result.rejected, 'limit-links-per-page', hrefs.length - i);
+      return hrefs.length - i;
+    }
     const d = ctx.decider.decide(href, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
       count(result.rejected, d.reason);
@@ -198,39 +180,7 @@ function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: Pag
     seen.add(d.normalized);
     result.tasks.push(taskFrom(d, page.task.depth + 1));
   }
-}
-
-function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
-  const parsed = parseSitemap(bytes, page.url);
-  for (const loc of parsed.sitemaps) {
-    const task = childSitemap(loc, page, ctx);
-    if (task) result.tasks.push(task);
-    else count(result.rejected, 'sitemap-out-of-scope');
-  }
-  for (const { loc } of parsed.urls) {
-    const d = ctx.decider.decide(loc, { depth: page.task.depth + 1, base: page.url });
-    if (!d.accepted || !d.normalized) {
-      count(result.rejected, d.reason);
-      continue;
-    }
-    result.tasks.push({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true });
-  }
-  const listed =
-    parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
-  result.outcomes.push(base(page, 'followed', { note: `${parsed.kind}: ${listed}` }));
-}
-
-/**
- * A sitemap index's child: a sitemap of the index's own site is read even though `.xml` is an
- * ignored extension (sitemaps.org: an index lists the site's sitemaps); one elsewhere must be in
- * scope like any link, so an index cannot send the crawler off to arbitrary hosts.
- */
-function childSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask | null {
-  const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true });
-  if (!d.accepted || !d.normalized) return null;
-  const sameSite = new URL(d.normalized).origin === new URL(page.url).origin;
-  if (!sameSite && !ctx.decider.decide(loc, { depth: page.task.depth, base: page.url }).accepted) return null;
-  return { ...taskFrom(d, page.task.depth), queue: 'user', index: false, follow: true, kind: 'sitemap' };
+  return 0;
 }
 
 /** Seed 003 WebExtractor: each element becomes a document `<archive url>/<path>` with its compoundPath. */
@@ -240,7 +190,9 @@ async function compound(
   ctx: PageContext,
   result: PageResult,
 ): Promise<void> {
-  const { elements, truncated } = extractCompound(bytes, page.url, COMPOUND_LIMITS);
+  const { archiveEntries, archiveBytes, archiveDepth } = ctx.config.limits;
+  const limits = { maxEntries: archiveEntries, maxTotalBytes: archiveBytes, maxDepth: archiveDepth };
+  const { elements, truncated, warnings } = extractCompound(bytes, page.url, limits);
   let skipped = 0;
   for (const el of elements) {
     const mimeType = elementMimeType(el.name);
@@ -260,7 +212,16 @@ async function compound(
   }
   const notes = [`archive with ${elements.length} element(s)`];
   if (skipped) notes.push(`${skipped} not indexable`);
-  if (truncated) notes.push('truncated by limits');
+  if (truncated) {
+    count(result.rejected, 'limit-archive');
+    // the first warnings say which limit cut it (limits.archiveEntries/archiveBytes/archiveDepth)
+    notes.push(
+      `truncated by limits: ${warnings
+        .filter((w) => /limits\.|lying/.test(w))
+        .slice(0, 3)
+        .join('; ')}`,
+    );
+  }
   result.outcomes.push(base(page, 'followed', { note: notes.join(', ') }));
 }
 
@@ -276,7 +237,7 @@ async function elementDocument(
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
     return { extraction, size: bytes.length };
   }
-  const doc = await plainDocument(bytes, mimeType, null);
+  const doc = await plainDocument(bytes, mimeType, null, ctx, { outcomes: [], tasks: [], rejected: {} });
   return typeof doc === 'string' ? null : { ...doc, size: bytes.length };
 }
 

@@ -100,6 +100,7 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
         userAgent: config.fetch.userAgent,
         timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
         maxBytes: ROBOTS_MAX_BYTES,
+        maxHeaderBytes: config.limits.headerBytes,
         allowPrivateNetworks: config.fetch.allowPrivateNetworks,
         resolve: config.fetch.resolve,
         proxy: config.fetch.proxy,

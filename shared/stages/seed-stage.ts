@@ -4,7 +4,8 @@
  * discovery cycle (seed 004: start URLs are visited again and new pages found).
  */
 import type { CrawlConfig } from '../config.ts';
-import { createUrlDecider } from '../crawl/decide.ts';
+import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { maskUserInfo } from '../crawl/mask-url.ts';
 import { robotsSitemaps } from '../crawl/robots.ts';
 import { isTableKept } from '../crawl/url-state.ts';
 import type { UrlTask } from '../types.ts';
@@ -27,7 +28,7 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   for (const url of config.startUrls) {
     const d = decider.decide(url, { depth: 0, isStart: true });
     if (!d.accepted || !d.normalized) {
-      summary.rejected.push(`${url}: ${d.reason}`);
+      summary.rejected.push(`${maskUserInfo(url)}: ${d.reason}`);
       continue;
     }
     tasks.push({
@@ -43,7 +44,7 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
     });
   }
   summary.startUrls = tasks.length;
-  for (const url of await sitemapUrls(deps, config, tasks)) {
+  for (const url of await sitemapUrls(deps, config, tasks, decider, summary)) {
     tasks.push({ url, depth: 0, queue: 'user', index: false, follow: true, priority: 0, kind: 'sitemap' });
     summary.sitemaps++;
   }
@@ -67,16 +68,51 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   return summary;
 }
 
-async function sitemapUrls(deps: StageDeps, config: CrawlConfig, starts: UrlTask[]): Promise<string[]> {
+async function sitemapUrls(
+  deps: StageDeps,
+  config: CrawlConfig,
+  starts: UrlTask[],
+  decider: UrlDecider,
+  summary: SeedSummary,
+): Promise<string[]> {
   const urls = new Set(config.sitemaps);
   const robots = createRobotsCache(deps.hosts, config, deps.now);
   const origins = new Set(starts.map((t) => new URL(t.url).origin));
   for (const origin of origins) {
     try {
-      for (const s of robotsSitemaps(await robots.get(`${origin}/`))) urls.add(s);
+      const lines = robotsSitemaps(await robots.get(`${origin}/`));
+      for (const s of robotsSitemapsInScope(lines, origin, decider, config, summary)) urls.add(s);
     } catch (err) {
       deps.log.warn('robots.txt unreadable while seeding', { origin, error: err as Error });
     }
   }
   return [...urls];
+}
+
+/**
+ * robots.txt `Sitemap:` lines: the site's own sitemaps are read (`.xml` is an ignored extension,
+ * like a sitemap index's children); one on another host must be in scope like a link, so a
+ * robots.txt cannot send the crawler anywhere. At most limits.sitemapsPerSite per site.
+ */
+export function robotsSitemapsInScope(
+  lines: string[],
+  origin: string,
+  decider: UrlDecider,
+  config: CrawlConfig,
+  summary: SeedSummary,
+): string[] {
+  const kept: string[] = [];
+  const max = config.limits.sitemapsPerSite;
+  for (const line of lines) {
+    const d = decider.decide(line, { depth: 0, isStart: true });
+    const own = d.accepted && d.normalized !== null && new URL(d.normalized).origin === origin;
+    if (!own && !(d.accepted && decider.decide(line, { depth: 0, base: `${origin}/` }).accepted)) {
+      summary.rejected.push(`${maskUserInfo(line)}: robots.txt Sitemap: out of scope (${d.reason})`);
+    } else if (kept.length >= max) {
+      summary.rejected.push(
+        `${maskUserInfo(line)}: robots.txt Sitemap: over limits.sitemapsPerSite (${max})`,
+      );
+    } else kept.push(d.normalized as string);
+  }
+  return kept;
 }

@@ -133,6 +133,9 @@ describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)
     assert.equal(states.get(zip)?.state, 'followed');
     assert.equal(states.get(zip)?.note, 'archive with 5 element(s), 1 not indexable');
     // The bomb's 200 MB entry is refused from its declared size, before anything is inflated.
-    assert.equal(states.get(bombUrl)?.note, 'archive with 1 element(s), truncated by limits');
+    assert.equal(
+      states.get(bombUrl)?.note,
+      `archive with 1 element(s), truncated by limits: ${bombUrl}: zeros.bin: declares 209715200 bytes, over the 104857600 left of limits.archiveBytes (maxTotalBytes)`,
+    );
   });
 });

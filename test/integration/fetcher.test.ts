@@ -485,7 +485,9 @@ describe('fetchUrl: proxy (SMILA proxyHost/proxyPort)', () => {
   it('sends plain http in absolute-form through the proxy', async () => {
     const log = { heads: [] as string[], hello: null };
     await withTcp(proxyHandler(log), async (port) => {
-      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false });
+      // the guard resolves the target before the proxy is asked: fetch.resolve names a public address
+      const resolve = { 'origin.test': '93.184.215.14' };
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false, resolve });
       const ok = expectKind(await fetchUrl('http://origin.test:8080/page?q=1#frag', opts), 'ok');
       assert.equal(Buffer.from(ok.body).toString(), 'via proxy');
       const [line, ...headers] = log.heads[0]!.split('\r\n');
@@ -497,13 +499,54 @@ describe('fetchUrl: proxy (SMILA proxyHost/proxyPort)', () => {
   it('tunnels https with CONNECT and starts TLS for the URL host inside the tunnel', async () => {
     const log = { heads: [] as string[], hello: null as Buffer | null };
     await withTcp(proxyHandler(log), async (port) => {
-      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false });
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: true });
       const out = await fetchUrl('https://secure.test/private?x=1', opts);
       assert.equal(expectKind(out, 'error').errorKind, 'temporary'); // the fake proxy hangs up after the hello
+      // with every target allowed and no fetch.resolve entry, the proxy resolves the name
       assert.equal(log.heads[0]!.split('\r\n')[0], 'CONNECT secure.test:443 HTTP/1.1');
       await until(() => log.hello !== null);
       assert.equal(log.hello![0], 0x16); // TLS handshake record
       assert.ok(log.hello!.includes('secure.test'), 'SNI names the URL host');
+    });
+  });
+
+  it('honours fetch.resolve through the proxy: CONNECT goes to the mapped address, TLS names the host', async () => {
+    const log = { heads: [] as string[], hello: null as Buffer | null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const resolve = { 'secure.test': '93.184.215.14' };
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false, resolve });
+      await fetchUrl('https://secure.test/x', opts);
+      assert.equal(log.heads[0]!.split('\r\n')[0], 'CONNECT 93.184.215.14:443 HTTP/1.1');
+      await until(() => log.hello !== null);
+      assert.ok(log.hello!.includes('secure.test'), 'SNI names the URL host');
+    });
+  });
+
+  it('checks host names before the proxy: a name fetch.resolve maps to loopback never reaches it', async () => {
+    const log = { heads: [] as string[], hello: null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const resolve = { 'inside.test': '127.0.0.1', 'meta.test': '169.254.169.254' };
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: false, resolve });
+      for (const url of ['http://inside.test/', 'https://meta.test/', 'http://localhost/']) {
+        const out = expectKind(await fetchUrl(url, opts), 'error');
+        assert.equal(out.code, 'private-address', `${url}: ${out.message}`);
+      }
+      assert.equal(log.heads.length, 0, 'nothing was sent to the proxy');
+    });
+  });
+
+  it('allowPrivateNetworks as a list lets just the listed networks through the proxy', async () => {
+    const log = { heads: [] as string[], hello: null };
+    await withTcp(proxyHandler(log), async (port) => {
+      const resolve = { 'wiki.corp': '10.20.0.7', 'db.corp': '10.30.0.7' };
+      const allowPrivateNetworks = ['10.20.0.0/16'];
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks, resolve });
+      assert.equal(expectKind(await fetchUrl('http://wiki.corp/', opts), 'ok').status, 200);
+      assert.equal(expectKind(await fetchUrl('http://db.corp/', opts), 'error').code, 'private-address');
+      assert.deepEqual(
+        log.heads.map((h) => h.split('\r\n')[0]),
+        ['GET http://wiki.corp/ HTTP/1.1'],
+      );
     });
   });
 

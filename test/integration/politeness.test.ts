@@ -173,4 +173,36 @@ describe('politeness per host across concurrent fetch workers', () => {
     assert.equal(tries.length, 2, 'first try + maxTemporaryErrors retries');
     assert.ok(tries[1]! - tries[0]! >= 1000, 'Retry-After: 1 honoured');
   });
+
+  it('a Crawl-delay of a day and a Retry-After of a day are capped at limits.crawlDelayMs / retryAfterMs', async () => {
+    const site = await startSiteServer({});
+    sites.push(site); // closed with the others
+    site.route('/robots.txt', {
+      headers: { 'content-type': 'text/plain' },
+      body: 'User-agent: *\nCrawl-delay: 86400\n',
+    });
+    for (const p of ['/a', '/b']) site.route(p, { body: `<title>${p}</title><p>slow site</p>` });
+    site.route('/day-503', { status: 503, headers: { 'retry-after': '86400' }, body: 'come back tomorrow' });
+    const config = parseConfig({
+      name: uniqueCrawlName('ceilings'),
+      startUrls: ['/a', '/b', '/day-503'].map((p) => `${site.url}${p}`),
+      discovery: false,
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxTemporaryErrors: 1 },
+      limits: { crawlDelayMs: 1000, retryAfterMs: 1000 },
+    });
+    const session = await openSession(config);
+    await crawl(session); // returns: nobody waits a day
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const u of urlStates(session)) states.set(new URL(u.url as string).pathname, u);
+    assert.equal(states.get('/a')?.state, 'indexed');
+    assert.equal(states.get('/b')?.state, 'indexed');
+    assert.ok(
+      minGap(site.requests) >= 1000,
+      `requests spaced by the capped Crawl-delay: ${minGap(site.requests)} ms`,
+    );
+    const day = states.get('/day-503');
+    assert.deepEqual([day?.state, day?.errorKind, day?.temporaryErrors], ['error', 'temporary', 2]);
+    assert.match(String(day?.note), /Retry-After 86400 s capped at limits\.retryAfterMs, 1000 ms/);
+  });
 });

@@ -138,7 +138,8 @@ describe('SSRF guard through the pipeline', () => {
       discovery: false,
       // Offsite targets are in scope here, so the SSRF guard is the only thing that stops them.
       scope: { followOffsite: true, sameHostAndScheme: false },
-      fetch: { proxy: { host: '127.0.0.1', port: proxy.port } },
+      // the guard resolves public.test itself before asking the proxy (a public address, never dialled)
+      fetch: { proxy: { host: '127.0.0.1', port: proxy.port }, resolve: { 'public.test': '93.184.215.14' } },
     });
     const byUrl = new Map(states.map((u) => [u.url as string, u]));
     assert.equal(byUrl.get('http://public.test/start')?.state, 'indexed');

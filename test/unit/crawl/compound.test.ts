@@ -191,7 +191,10 @@ describe('extractCompound: zip', () => {
       ['l1.txt'],
     );
     assert.equal(result.truncated, true);
-    assert.match(result.warnings.join('\n'), /l1\.zip\/l2\.zip: nested archive beyond maxDepth \(1\)/);
+    assert.match(
+      result.warnings.join('\n'),
+      /l1\.zip\/l2\.zip: nested archive beyond limits.archiveDepth \(1\)/,
+    );
   });
 
   it('stops at maxEntries with one warning', () => {

@@ -106,6 +106,7 @@ describe('parseSitemap: details', () => {
       kind: 'unknown',
       urls: [],
       sitemaps: [],
+      tooLarge: true,
     });
   });
 

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isPrivateAddress, refusePrivateLiteral, resolveGuarded } from '../../../shared/net/ip-guard.ts';
+import {
+  allowEntryProblem,
+  isPrivateAddress,
+  privateAllowed,
+  resolveGuarded,
+} from '../../../shared/net/ip-guard.ts';
 
 describe('isPrivateAddress', () => {
   const refused: [string, string][] = [
@@ -59,23 +64,57 @@ describe('isPrivateAddress', () => {
 
 describe('resolveGuarded', () => {
   it('refuses a resolve override to a private address', async () => {
-    await assert.rejects(resolveGuarded('intranet.test', { 'Intranet.Test': '10.0.0.5' }, true), {
+    await assert.rejects(resolveGuarded('intranet.test', { 'Intranet.Test': '10.0.0.5' }, false), {
       code: 'private-address',
     });
   });
   it('uses a resolve override when private networks are allowed', async () => {
-    assert.deepEqual(await resolveGuarded('intranet.test', { 'intranet.test': '10.0.0.5' }, false), [
+    assert.deepEqual(await resolveGuarded('intranet.test', { 'intranet.test': '10.0.0.5' }, true), [
       '10.0.0.5',
     ]);
   });
   it('rejects an override that is not an IP', async () => {
-    await assert.rejects(resolveGuarded('a.test', { 'a.test': 'b.test' }, false), { code: 'bad-resolve' });
+    await assert.rejects(resolveGuarded('a.test', { 'a.test': 'b.test' }, true), { code: 'bad-resolve' });
   });
   it('refuses bracketed literal IPv6 loopback', async () => {
-    await assert.rejects(resolveGuarded('[::1]', {}, true), { code: 'private-address' });
+    await assert.rejects(resolveGuarded('[::1]', {}, false), { code: 'private-address' });
   });
-  it('refusePrivateLiteral ignores names and refuses private literals', () => {
-    assert.doesNotThrow(() => refusePrivateLiteral('example.test'));
-    assert.throws(() => refusePrivateLiteral('169.254.169.254'), { code: 'private-address' });
+});
+
+describe('allowPrivateNetworks as a list of CIDRs, IPs and host names', () => {
+  const allow = ['10.1.0.0/16', 'fd00:1::/32', '127.0.0.1', 'Intranet.Test.'];
+  // biome-ignore format: one case per line
+  const cases: [string, string, boolean][] = [
+    ['a.test', '10.1.2.3', true], // inside a listed CIDR
+    ['a.test', '::ffff:10.1.2.3', true], // IPv4-mapped, compared as IPv4
+    ['a.test', '10.2.0.1', false], // outside it
+    ['a.test', 'fd00:1::5', true],
+    ['a.test', 'fd00:2::5', false],
+    ['a.test', '127.0.0.1', true], // a listed IP
+    ['a.test', '127.0.0.2', false],
+    ['intranet.test', '192.168.1.1', true], // a listed host name, whatever it resolves to
+    ['other.test', '192.168.1.1', false],
+    ['a.test', '169.254.169.254', false], // cloud metadata: only if listed
+  ];
+  for (const [host, address, allowed] of cases) {
+    it(`${host} at ${address}: ${allowed ? 'allowed' : 'refused'}`, () => {
+      assert.equal(privateAllowed(host, address, allow), allowed);
+    });
+  }
+  it('true and false keep their meaning', () => {
+    assert.equal(privateAllowed('a.test', '10.0.0.1', true), true);
+    assert.equal(privateAllowed('a.test', '10.0.0.1', false), false);
+  });
+  it('resolveGuarded refuses what the list does not name, with the reason', async () => {
+    await assert.rejects(resolveGuarded('x.test', { 'x.test': '10.9.9.9' }, allow), {
+      code: 'private-address',
+      message: /fetch\.allowPrivateNetworks does not list it/,
+    });
+    assert.deepEqual(await resolveGuarded('x.test', { 'x.test': '10.1.9.9' }, allow), ['10.1.9.9']);
+  });
+  it('config entries: CIDR, IP or host name, else a reason', () => {
+    for (const ok of ['10.0.0.0/8', '::1', '[fd00::1]', 'intranet.test', 'localhost'])
+      assert.equal(allowEntryProblem(ok), null, ok);
+    for (const bad of ['10.0.0.0/33', 'not a host', 'http://x/']) assert.ok(allowEntryProblem(bad), bad);
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * `limits`: bounds on what comes from outside (pages, sitemaps, PDFs, archives, robots.txt,
+ * response headers) and on the config itself. Each hit is counted in the crawl summary
+ * (`rejected: limit-…`) and written in the URL's note: nothing is cut silently.
+ */
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+const count = (fallback: number) => z.number().int().positive().default(fallback);
+
+export const LimitsSchema = z
+  .strictObject({
+    /** @default 10000 — links taken from one page (HTML); the rest are dropped and counted */
+    linksPerPage: count(10_000),
+    /** @default 50000 — URLs taken from one sitemap or feed (sitemaps.org: 50,000 a file) */
+    sitemapUrls: count(50_000),
+    /** @default 52428800 — bytes of one sitemap after gunzip (sitemaps.org: 50 MB); a larger one is not read */
+    sitemapBytes: count(50 * MiB),
+    /** @default 1000 — sitemaps taken from one sitemap index, and robots.txt `Sitemap:` lines from one site */
+    sitemapsPerSite: count(1000),
+    /** @default 1000 — PDF pages whose text is extracted; the rest are left out */
+    pdfPages: count(1000),
+    /** @default 10485760 — a larger PDF is not parsed (its URL is ignored with a note) */
+    pdfBytes: count(10 * MiB),
+    /** @default 20000 — PDF text extraction stops after this many milliseconds (checked between pages) */
+    pdfTimeMs: count(20_000),
+    /** @default 1000 — archive entries (zip, tar, gzip) taken over all nesting levels */
+    archiveEntries: count(1000),
+    /** @default 104857600 — uncompressed bytes taken from one archive over all levels; an entry lying about its size is cut and counted */
+    archiveBytes: count(100 * MiB),
+    /** @default 3 — nested archive levels opened below the top one */
+    archiveDepth: z.number().int().nonnegative().max(10).default(3),
+    /** @default 60000 — ceiling on a robots.txt Crawl-delay (a site cannot ask for a day) */
+    crawlDelayMs: count(60_000),
+    /** @default 3600000 — ceiling on a 429/503 Retry-After */
+    retryAfterMs: count(3_600_000),
+    /** @default 65536 — response status line + headers; more is a permanent `header-overflow` error */
+    headerBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024)
+      .default(64 * 1024),
+    /** @default 10000 — crawl rules in the config (JSON or XML form); more is a config error */
+    ruleCount: count(10_000),
+  })
+  .prefault({});
+
+export type Limits = z.infer<typeof LimitsSchema>;
