@@ -3,8 +3,11 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { DURATION, parseDuration } from './crawl/duration.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
+
+export { parseDuration };
 
 /** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
 export const DEFAULT_IGNORED_EXTENSIONS = [
@@ -13,16 +16,6 @@ export const DEFAULT_IGNORED_EXTENSIONS = [
   'pif', 'png', 'ps1', 'qt', 'rar', 'reg', 'scr', 'svg', 'tiff', 'ttf', 'vb', 'vbe', 'vbs', 'vob', 'wav',
   'wmv', 'woff', 'woff2', 'xml', 'zip',
 ]; // biome-ignore format: one list, as the seed writes it
-
-const DURATION = /^(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses "90s", "1h", "48h", "2d" into milliseconds. */
-export function parseDuration(text: string): number {
-  const m = DURATION.exec(text.trim());
-  if (!m) throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. "30s", "1h", "48h", "2d")`);
-  return Number(m[1]) * UNIT_MS[m[2]!]!;
-}
 
 const duration = z.string().refine((s) => DURATION.test(s.trim()), {
   message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
@@ -137,6 +130,7 @@ export const RuleActionSchema = z.union([
   z.strictObject({ source: z.string().min(1) }),
   z.strictObject({ addMeta: z.strictObject({ name: z.string().min(1), value: z.string() }) }),
   z.strictObject({ priority: z.number().int().min(-2).max(2) }),
+  z.strictObject({ refresh: z.strictObject({ min: z.string(), max: z.string() }) }),
 ]);
 export type RuleAction = z.infer<typeof RuleActionSchema>;
 
@@ -214,6 +208,25 @@ export const RefreshSchema = z
     maxAge: duration.default('48h'),
     /** @default 3 */
     maxTemporaryErrors: z.number().int().nonnegative().default(3),
+    /**
+     * @default null — adaptive refresh: each URL starts at `maxAge`; its interval halves when a
+     * refresh finds it changed and doubles when it finds it unchanged (304 or the same delta
+     * hash), kept within [min, max]. null: every URL is refreshed every `maxAge`. A crawl rule's
+     * `{"refresh": {"min", "max"}}` action sets the bounds for the URLs it matches
+     */
+    adaptive: z
+      .strictObject({ min: duration, max: duration })
+      .refine((b) => parseDuration(b.min) <= parseDuration(b.max), { message: 'min must not exceed max' })
+      .nullable()
+      .default(null),
+    /**
+     * @default null — orphans: a page that no fetched page links to and no sitemap lists any more
+     * for this long is deleted by the refresh cycle (change-feed reason `orphan`), even though it
+     * still answers 200. null: never. While set, pages whose links are followed are refreshed
+     * without If-Modified-Since (a 304 carries no links to find), and each link found stamps
+     * its target at most every quarter of the grace (one write unit)
+     */
+    orphanGrace: duration.nullable().default(null),
   })
   .prefault({});
 
