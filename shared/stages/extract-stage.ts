@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { chunkBySize } from '../aws/work-queues.ts';
-import type { CrawlConfig } from '../config.ts';
+import { type CrawlConfig, parseDuration } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
 import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -84,12 +84,23 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer is the bundle: a redelivery of this record re-sends what it claimed before a crash.
-  const fresh = await deps.urls.claim(tasks, record.body.bundle, now);
+  const fresh = await deps.urls.claim(tasks, record.body.bundle, now, reachStamps(config, deps.now()));
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
+}
+
+/**
+ * Orphans (refresh.orphanGrace): every link and sitemap entry found stamps its known target as
+ * reached, at most once per quarter of the grace, so a URL costs a few write units per grace
+ * period and the refresh cycle can tell an orphan by its stamp alone.
+ */
+function reachStamps(config: CrawlConfig, now: number): { stampBefore?: string } {
+  const grace = config.refresh.orphanGrace;
+  if (!grace) return {};
+  return { stampBefore: new Date(now - parseDuration(grace) / 4).toISOString() };
 }
 
 /**
