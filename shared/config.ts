@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DURATION, parseDuration } from './crawl/duration.ts';
+import { orphanGraceProblem } from './crawl/orphans.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 
@@ -222,11 +223,16 @@ export const RefreshSchema = z
     /**
      * @default null — orphans: a page that no fetched page links to and no sitemap lists any more
      * for this long is deleted by the refresh cycle (change-feed reason `orphan`), even though it
-     * still answers 200. null: never. While set, pages whose links are followed are refreshed
-     * without If-Modified-Since (a 304 carries no links to find), and each link found stamps
-     * its target at most every quarter of the grace (one write unit)
+     * still answers 200. A duration, or a number N of refresh cycles (N × the longest refresh
+     * interval: maxAge, adaptive.max or a rule's max); at least twice that interval. null: never.
+     * While set, pages whose links are followed are refreshed without If-Modified-Since (a 304
+     * carries no links to find), and each link found stamps its target at most every quarter of
+     * the grace (one write unit)
      */
-    orphanGrace: duration.nullable().default(null),
+    orphanGrace: z
+      .union([duration, z.number().int().min(2)])
+      .nullable()
+      .default(null),
   })
   .prefault({});
 
@@ -302,7 +308,11 @@ function ruleError(rules: unknown): string | null {
 /** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
   const result = ConfigSchema.safeParse(raw);
-  if (result.success) return result.data;
+  if (result.success) {
+    const problem = orphanGraceProblem(result.data);
+    if (problem) throw new ConfigError(`${source}: refresh.orphanGrace: ${problem}`);
+    return result.data;
+  }
   const lines = result.error.issues.flatMap((issue) => {
     const path = issue.path.map(String).join('.');
     // A rule that fits no branch of the unions: the rule compiler names the exact field instead.

@@ -5,8 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { chunkBySize } from '../aws/work-queues.ts';
-import { type CrawlConfig, parseDuration } from '../config.ts';
+import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { orphanGraceMs } from '../crawl/orphans.ts';
 import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
@@ -98,9 +99,9 @@ async function extractRecord(
  * period and the refresh cycle can tell an orphan by its stamp alone.
  */
 function reachStamps(config: CrawlConfig, now: number): { stampBefore?: string } {
-  const grace = config.refresh.orphanGrace;
-  if (!grace) return {};
-  return { stampBefore: new Date(now - parseDuration(grace) / 4).toISOString() };
+  const grace = orphanGraceMs(config);
+  if (grace === null) return {};
+  return { stampBefore: new Date(now - grace / 4).toISOString() };
 }
 
 /**

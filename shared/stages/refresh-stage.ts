@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
-import { parseDuration } from '../config.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { orphanGraceMs } from '../crawl/orphans.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/url-state.ts';
 import { sinkChanges } from '../search/index-sink.ts';
@@ -78,8 +78,8 @@ async function findDue(deps: StageDeps) {
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
-  const grace = config.refresh.orphanGrace;
-  const orphanBefore = grace ? new Date(now - parseDuration(grace)).toISOString() : null;
+  const grace = orphanGraceMs(config);
+  const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
   return { due, decider, starts, until, buckets, config, orphanBefore };
 }
 
