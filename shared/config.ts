@@ -224,13 +224,14 @@ export const RefreshSchema = z
      * @default null — orphans: a page that no fetched page links to and no sitemap lists any more
      * for this long is deleted by the refresh cycle (change-feed reason `orphan`), even though it
      * still answers 200. A duration, or a number N of refresh cycles (N × the longest refresh
-     * interval: maxAge, adaptive.max or a rule's max); at least twice that interval. null: never.
-     * While set, pages whose links are followed are refreshed without If-Modified-Since (a 304
-     * carries no links to find), and each link found stamps its target at most every quarter of
-     * the grace (one write unit)
+     * interval: maxAge, adaptive.max or a rule's max); at least three times that interval.
+     * null: never. While set, a page whose links are followed is refreshed without
+     * If-Modified-Since once its links were last read a quarter of the grace ago (a 304 carries
+     * no links), and each link found stamps its target at most every quarter of the grace (one
+     * write unit)
      */
     orphanGrace: z
-      .union([duration, z.number().int().min(2)])
+      .union([duration, z.number().int().min(3)])
       .nullable()
       .default(null),
   })

@@ -46,6 +46,8 @@ export interface UrlItem {
   refreshInterval?: number | null;
   /** orphans: the last time a fetched page linked to the URL or a sitemap listed it (table item only) */
   reachedAt?: string;
+  /** orphans: when the page's links were last read (a whole fetch, not a 304) */
+  linksReadAt?: string;
   note?: string | null;
   kind?: 'page' | 'sitemap';
   stored?: 'table' | 'line';

@@ -1,7 +1,10 @@
 /**
  * The orphan grace (refresh.orphanGrace) in ms, and the rule that keeps it safe. Links are found
- * again only when the pages holding them are refetched, so a grace shorter than twice the longest
- * refresh interval would delete pages whose linking page simply was not due yet.
+ * again only when the pages holding them are fetched whole (at most every quarter of the grace
+ * plus one refresh interval), and a link stamps its target at most every quarter of the grace:
+ * a target's stamp is at most half the grace plus one interval old while a page links to it. A
+ * grace of three intervals leaves a sixth of it for late cycles; a shorter one would delete
+ * pages whose linking page simply was not due yet.
  */
 import type { CrawlConfig } from '../config.ts';
 import { parseDuration } from './duration.ts';
@@ -11,8 +14,12 @@ import { compileRules } from './rules.ts';
 export function longestRefreshMs(config: CrawlConfig): number {
   const { maxAge, adaptive } = config.refresh;
   let longest = Math.max(parseDuration(maxAge), adaptive ? parseDuration(adaptive.max) : 0);
-  for (const rule of compileRules(config.rules))
-    longest = Math.max(longest, rule.actions.refresh?.maxMs ?? 0);
+  try {
+    for (const rule of compileRules(config.rules))
+      longest = Math.max(longest, rule.actions.refresh?.maxMs ?? 0);
+  } catch {
+    // A bad rule is reported, with its path, where the rules are compiled for the crawl.
+  }
   return longest;
 }
 
@@ -25,8 +32,9 @@ export function orphanGraceMs(config: CrawlConfig): number | null {
 
 /** Why the configured grace is unsafe, or null. */
 export function orphanGraceProblem(config: CrawlConfig): string | null {
-  const grace = orphanGraceMs(config);
+  if (config.refresh.orphanGrace === null) return null;
+  const grace = orphanGraceMs(config) as number;
   const longest = longestRefreshMs(config);
-  if (grace === null || grace >= 2 * longest) return null;
-  return `must be at least twice the longest refresh interval (${longest / 3_600_000}h), or the pages that link to a page may not have been refetched yet`;
+  if (grace >= 3 * longest) return null;
+  return `must be at least three times the longest refresh interval (${longest / 3_600_000}h), or the pages that link to a page may not have been refetched yet`;
 }

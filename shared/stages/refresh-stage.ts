@@ -80,15 +80,16 @@ async function findDue(deps: StageDeps) {
   );
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore };
+  const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore };
 }
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets, config, orphanBefore } = await findDue(deps);
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore } = await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
-  const out = { changes, docRemoved, at: until, orphanBefore };
+  const out = { changes, docRemoved, at: until, orphanBefore, linksBefore };
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
     refreshOne(deps, decider, item, starts, out),
   );
@@ -139,6 +140,8 @@ interface RefreshOutput {
   at: string;
   /** now − refresh.orphanGrace; null when orphans are kept */
   orphanBefore: string | null;
+  /** now − a quarter of the grace: a page whose links were read before then is fetched whole */
+  linksBefore: string | null;
 }
 
 async function refreshOne(
@@ -186,8 +189,9 @@ async function refreshOne(
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.
-    // With orphans on, a page whose links are followed is fetched whole: a 304 names no links.
-    ...(hasDoc && !(out.orphanBefore && d.follow)
+    // With orphans on, a page whose links are followed and were last read a quarter of the grace
+    // ago is fetched whole (a 304 names no links); in between, conditional GETs as usual.
+    ...(hasDoc && !(out.linksBefore && d.follow && (item.linksReadAt ?? '') < out.linksBefore)
       ? { conditional: { lastModified, etag: item.etag ?? undefined } }
       : {}),
     prev,

@@ -48,23 +48,23 @@ describe('parseConfig', () => {
       /refresh\.adaptive: min must not exceed max/,
     ],
     [
-      'orphan grace shorter than twice maxAge',
-      { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '48h', orphanGrace: '3d' } },
-      /refresh\.orphanGrace: must be at least twice the longest refresh interval \(48h\)/,
+      'orphan grace shorter than three times maxAge',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '48h', orphanGrace: '5d' } },
+      /refresh\.orphanGrace: must be at least three times the longest refresh interval \(48h\)/,
     ],
     [
-      "orphan grace shorter than twice a rule's refresh max",
+      "orphan grace shorter than three times a rule's refresh max",
       {
         name: 'a',
         startUrls: ['http://x.y/'],
-        refresh: { orphanGrace: '5d' },
+        refresh: { orphanGrace: '8d' },
         rules: [{ match: { path: '/a' }, actions: [{ refresh: { min: '1h', max: '3d' } }] }],
       },
       /refresh\.orphanGrace: .*\(72h\)/,
     ],
     [
-      'orphan grace of one cycle',
-      { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 1 } },
+      'orphan grace of two cycles',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 2 } },
       /refresh\.orphanGrace/,
     ],
   ];
@@ -87,11 +87,11 @@ describe('refresh.orphanGrace', () => {
   const config = (refresh: Record<string, unknown>) =>
     parseConfig({ name: 'a', startUrls: ['http://x.y/'], refresh });
   it('off by default', () => assert.equal(orphanGraceMs(config({})), null));
-  it('a duration', () => assert.equal(orphanGraceMs(config({ orphanGrace: '4d' })), 4 * 86_400_000));
+  it('a duration', () => assert.equal(orphanGraceMs(config({ orphanGrace: '7d' })), 7 * 86_400_000));
   it('a number of cycles of the longest refresh interval', () => {
     assert.equal(orphanGraceMs(config({ orphanGrace: 3 })), 3 * 48 * 3_600_000);
-    const adaptive = config({ orphanGrace: 2, adaptive: { min: '1h', max: '7d' } });
-    assert.equal(orphanGraceMs(adaptive), 14 * 86_400_000);
+    const adaptive = config({ orphanGrace: 3, adaptive: { min: '1h', max: '7d' } });
+    assert.equal(orphanGraceMs(adaptive), 21 * 86_400_000);
   });
 });
 

@@ -264,3 +264,13 @@ describe('planOutcome: adaptive refresh (issue 17)', () => {
     assert.equal(Date.parse(p.set.nextRefreshAt ?? '') - Date.parse(FETCHED), 24 * H);
   });
 });
+
+describe('planOutcome: linksReadAt (orphans)', () => {
+  it('a whole fetch of a followed page records when its links were read; a 304 keeps the old time', () => {
+    assert.equal(planOutcome(outcome(), ctx()).set.linksReadAt, FETCHED);
+    const p304 = planOutcome(outcome({ notModified: true, doc: undefined }), ctx([indexedItem]));
+    assert.equal(p304.set.linksReadAt, undefined);
+    const noFollow = planOutcome(outcome({ task: task({ follow: false }) }), ctx());
+    assert.equal(noFollow.set.linksReadAt, undefined);
+  });
+});
