@@ -148,6 +148,8 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
       ...(i.errorCode ? { errorCode: i.errorCode } : {}),
       ...(i.note ? { note: i.note } : {}),
       ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
+      // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.
+      ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),
     };
   }
 }

@@ -4,10 +4,14 @@
  */
 import { z } from 'zod';
 import { LimitsSchema } from './config-limits.ts';
+import { DURATION, parseDuration } from './crawl/duration.ts';
 import { linearRegexProblem } from './crawl/linear-regex.ts';
+import { orphanGraceProblem } from './crawl/orphans.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 import { allowEntryProblem } from './net/ip-guard.ts';
+
+export { parseDuration };
 
 /** Seed 004's default ignored-extension list (Smartsite webcrawler `defaultignoredextensions`). */
 export const DEFAULT_IGNORED_EXTENSIONS = [
@@ -16,16 +20,6 @@ export const DEFAULT_IGNORED_EXTENSIONS = [
   'pif', 'png', 'ps1', 'qt', 'rar', 'reg', 'scr', 'svg', 'tiff', 'ttf', 'vb', 'vbe', 'vbs', 'vob', 'wav',
   'wmv', 'woff', 'woff2', 'xml', 'zip',
 ]; // biome-ignore format: one list, as the seed writes it
-
-const DURATION = /^(\d+)(ms|s|m|h|d)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Parses "90s", "1h", "48h", "2d" into milliseconds. */
-export function parseDuration(text: string): number {
-  const m = DURATION.exec(text.trim());
-  if (!m) throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. "30s", "1h", "48h", "2d")`);
-  return Number(m[1]) * UNIT_MS[m[2]!]!;
-}
 
 const duration = z.string().refine((s) => DURATION.test(s.trim()), {
   message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
@@ -140,6 +134,7 @@ export const RuleActionSchema = z.union([
   z.strictObject({ source: z.string().min(1) }),
   z.strictObject({ addMeta: z.strictObject({ name: z.string().min(1), value: z.string() }) }),
   z.strictObject({ priority: z.number().int().min(-2).max(2) }),
+  z.strictObject({ refresh: z.strictObject({ min: z.string(), max: z.string() }) }),
 ]);
 export type RuleAction = z.infer<typeof RuleActionSchema>;
 
@@ -221,6 +216,31 @@ export const RefreshSchema = z
     maxAge: duration.default('48h'),
     /** @default 3 */
     maxTemporaryErrors: z.number().int().nonnegative().default(3),
+    /**
+     * @default null — adaptive refresh: each URL starts at `maxAge`; its interval halves when a
+     * refresh finds it changed and doubles when it finds it unchanged (304 or the same delta
+     * hash), kept within [min, max]. null: every URL is refreshed every `maxAge`. A crawl rule's
+     * `{"refresh": {"min", "max"}}` action sets the bounds for the URLs it matches
+     */
+    adaptive: z
+      .strictObject({ min: duration, max: duration })
+      .refine((b) => parseDuration(b.min) <= parseDuration(b.max), { message: 'min must not exceed max' })
+      .nullable()
+      .default(null),
+    /**
+     * @default null — orphans: a page that no fetched page links to and no sitemap lists any more
+     * for this long is deleted by the refresh cycle (change-feed reason `orphan`), even though it
+     * still answers 200. A duration, or a number N of refresh cycles (N × the longest refresh
+     * interval: maxAge, adaptive.max or a rule's max); at least three times that interval.
+     * null: never. While set, a page whose links are followed is refreshed without
+     * If-Modified-Since once its links were last read a quarter of the grace ago (a 304 carries
+     * no links), and each link found stamps its target at most every quarter of the grace (one
+     * write unit)
+     */
+    orphanGrace: z
+      .union([duration, z.number().int().min(3)])
+      .nullable()
+      .default(null),
   })
   .prefault({});
 
@@ -297,7 +317,11 @@ function ruleError(rules: unknown): string | null {
 /** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
   const result = ConfigSchema.safeParse(raw);
-  if (result.success) return result.data;
+  if (result.success) {
+    const problem = orphanGraceProblem(result.data);
+    if (problem) throw new ConfigError(`${source}: refresh.orphanGrace: ${problem}`);
+    return result.data;
+  }
   const lines = result.error.issues.flatMap((issue) => {
     const path = issue.path.map(String).join('.');
     // A rule that fits no branch of the unions: the rule compiler names the exact field instead.

@@ -42,6 +42,12 @@ export interface UrlItem {
   docLine?: number | null;
   indexedAt?: string | null;
   nextRefreshAt?: string | null;
+  /** adaptive refresh: the interval (ms) that gave `nextRefreshAt` */
+  refreshInterval?: number | null;
+  /** orphans: the last time a fetched page linked to the URL or a sitemap listed it (table item only) */
+  reachedAt?: string;
+  /** orphans: when the page's links were last read (a whole fetch, not a 304) */
+  linksReadAt?: string;
   note?: string | null;
   kind?: 'page' | 'sitemap';
   stored?: 'table' | 'line';

@@ -27,8 +27,14 @@ const KNOWN_TTL_MS = 10 * 60_000;
 /** Conditional puts in flight at once (the SDK's socket pool is 50 by default). */
 const CLAIM_CONCURRENCY = 32;
 
+/** Options of {@link UrlTable.claim}. */
+export interface ClaimOptions {
+  /** orphans: known URLs last reached before this time get `reachedAt = now` (one write unit each) */
+  stampBefore?: string;
+}
+
 export interface UrlTable {
-  claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
+  claim(tasks: UrlTask[], claimer: string, now: string, opts?: ClaimOptions): Promise<UrlTask[]>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
   removeFields(url: string, fields: string[]): Promise<void>;
@@ -52,6 +58,12 @@ export function createUrlTable({
   const remember = (url: string) => {
     if (known.size >= KNOWN_CACHE_MAX) known.clear();
     known.set(url, Date.now() + KNOWN_TTL_MS);
+  };
+  // When each cached URL was last reached (orphans): a cached URL is read again once its stamp is due.
+  const reached = new Map<string, string>();
+  const noteReached = (url: string, at: string | undefined) => {
+    if (reached.size >= KNOWN_CACHE_MAX) reached.clear();
+    if (at) reached.set(url, at);
   };
   const isKnown = (url: string) => {
     const until = known.get(url);
@@ -114,26 +126,57 @@ export function createUrlTable({
     }
   }
 
+  /** Stamps `reachedAt` on a known URL; never re-creates a URL forgotten meanwhile, never goes back. */
+  async function stampOne(url: string, now: string): Promise<void> {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { url },
+          UpdateExpression: 'SET reachedAt = :now',
+          ConditionExpression:
+            'attribute_exists(#u) AND (attribute_not_exists(reachedAt) OR reachedAt < :now)',
+          ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
+          ExpressionAttributeValues: { ':now': now },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+    noteReached(url, now);
+  }
+
+  /** Known URLs that need no read: cached, and (with stamps) stamped recently enough. */
+  const skips = (url: string, stampBefore: string | undefined) =>
+    isKnown(url) && (!stampBefore || (reached.get(url) ?? '') >= stampBefore);
+
   return {
-    async claim(tasks, claimer, now) {
+    async claim(tasks, claimer, now, opts = {}) {
+      const { stampBefore } = opts;
       const byUrl = new Map<string, UrlTask>();
-      for (const t of tasks) if (!isKnown(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+      for (const t of tasks) if (!skips(t.url, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
       // Read before write: a failed conditional write still costs its write unit (docs/design-facts.md).
       const existing = await getMany([...byUrl.keys()]);
       const fresh: UrlTask[] = [];
+      const stale: string[] = [];
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
         if (item.claimedBy === claimer) fresh.push(t);
         else remember(t.url);
+        const reach = item.reachedAt ?? item.discoveredAt;
+        if (stampBefore && (reach ?? '') < stampBefore) stale.push(t.url);
+        else noteReached(t.url, reach);
         return false;
       });
       const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
       candidates.forEach((t, i) => {
         if (results[i]) fresh.push(t);
         else remember(t.url);
+        noteReached(t.url, now);
       });
+      await mapLimit(stale, CLAIM_CONCURRENCY, (url) => stampOne(url, now));
       return fresh;
     },
     getMany,

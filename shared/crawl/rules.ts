@@ -14,6 +14,7 @@
 import type { CrawlConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import type { MetaValue } from '../types.ts';
+import { parseDuration } from './duration.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { normalizeUrl } from './normalize-url.ts';
 import { parseXmlRules } from './rules-xml.ts';
@@ -37,6 +38,8 @@ export interface RuleActions {
   source: string | null;
   addMeta: MetaValue[];
   priority: number | null;
+  /** adaptive refresh bounds for the URLs the rule matches (ms) */
+  refresh: RefreshBounds | null;
   /** the actions as written, for `reason` strings */
   names: string[];
 }
@@ -228,6 +231,7 @@ function compileActions(actions: unknown, rulePath: string): RuleActions {
     source: null,
     addMeta: [],
     priority: null,
+    refresh: null,
     names: [],
   };
   for (const [i, action] of actions.entries()) applyAction(out, action, `${path}.${i}`);
@@ -265,9 +269,32 @@ function applyAction(out: RuleActions, action: unknown, path: string): void {
     }
     out.priority = shift;
     out.names.push(`priority ${shift}`);
+  } else if (isObject(action.refresh)) {
+    out.refresh = refreshBounds(action.refresh, `${path}.refresh`);
+    out.names.push(`refresh ${action.refresh.min}..${action.refresh.max}`);
   } else {
     fail(path, `unknown action ${JSON.stringify(action)}`);
   }
+}
+
+/** Adaptive refresh bounds in ms: the shortest and longest interval between two fetches of a URL. */
+export interface RefreshBounds {
+  minMs: number;
+  maxMs: number;
+}
+
+/** `{"refresh": {"min": "1h", "max": "7d"}}`: both durations, min ≤ max. */
+function refreshBounds(spec: Record<string, unknown>, path: string): RefreshBounds {
+  const ms = (key: 'min' | 'max') => {
+    try {
+      return parseDuration(String(spec[key]));
+    } catch (err) {
+      return fail(`${path}.${key}`, (err as Error).message);
+    }
+  };
+  const bounds = { minMs: ms('min'), maxMs: ms('max') };
+  if (bounds.minMs <= 0 || bounds.minMs > bounds.maxMs) fail(path, 'min must be positive and not exceed max');
+  return bounds;
 }
 
 /** index/noIndex/follow/noFollow; a rule saying both "index" and "noIndex" is a config error. */

@@ -45,6 +45,25 @@ export function nextRefreshAt(fetchedAtMs: number, maxAgeMs: number, dueAtMs?: n
   return new Date(dueAtMs + k * maxAgeMs).toISOString();
 }
 
+/** What a refetch found: new content, the same content (304 or same delta hash), or nothing to compare. */
+export type RefetchChange = 'changed' | 'unchanged' | 'unknown';
+
+/**
+ * Adaptive refresh (Norconex / StormCrawler style): the interval halves when a refetch finds the
+ * page changed and doubles when it finds it unchanged, within [min, max]; a first fetch, or one
+ * with nothing to compare, starts from (or keeps) `baseMs`, seed 004's max age.
+ */
+export function adaptInterval(
+  previousMs: number | null | undefined,
+  baseMs: number,
+  bounds: { minMs: number; maxMs: number },
+  change: RefetchChange,
+): number {
+  const from = previousMs && previousMs > 0 ? previousMs : baseMs;
+  const next = change === 'changed' ? from / 2 : change === 'unchanged' ? from * 2 : from;
+  return Math.round(Math.min(bounds.maxMs, Math.max(bounds.minMs, next)));
+}
+
 const DAY_MS = 86_400_000;
 
 /**

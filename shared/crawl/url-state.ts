@@ -54,3 +54,20 @@ export function resolveState(item: UrlItem | undefined, line: UrlItem | undefine
   }
   return item;
 }
+
+/** When a URL was last reached by a link or a sitemap entry: its stamp, else its claim. */
+export function reachedAt(item: UrlItem): string | undefined {
+  const [a, b] = [item.reachedAt, item.discoveredAt];
+  return a && b ? (a > b ? a : b) : (a ?? b);
+}
+
+/**
+ * Orphans (issue 15): a URL that no fetched page has linked to and no sitemap listed since
+ * `before` (now − refresh.orphanGrace). Start URLs and sitemaps are seeded, never orphans.
+ * Returns the change-feed reason, or null.
+ */
+export function orphanReason(item: UrlItem, seeded: boolean, before: string | null): string | null {
+  if (!before || seeded) return null;
+  const reach = reachedAt(item);
+  return reach && reach < before ? `orphan: not linked or listed since ${reach}` : null;
+}

@@ -8,6 +8,7 @@ import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { orphanGraceMs } from '../crawl/orphans.ts';
 import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
@@ -88,7 +89,7 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
-  const fresh = await deps.urls.claim(tasks, source.claimer, now);
+  const fresh = await deps.urls.claim(tasks, source.claimer, now, reachStamps(config, deps.now()));
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();
@@ -103,6 +104,17 @@ function pagesOf(body: ExtractMessage | null): { claimer: string; inline?: strin
     return { claimer: `inline/${body.id}`, inline: body.inline };
   if ('bundle' in body && typeof body.bundle === 'string') return { claimer: body.bundle };
   return null;
+}
+
+/**
+ * Orphans (refresh.orphanGrace): every link and sitemap entry found stamps its known target as
+ * reached, at most once per quarter of the grace, so a URL costs a few write units per grace
+ * period and the refresh cycle can tell an orphan by its stamp alone.
+ */
+function reachStamps(config: CrawlConfig, now: number): { stampBefore?: string } {
+  const grace = orphanGraceMs(config);
+  if (grace === null) return {};
+  return { stampBefore: new Date(now - grace / 4).toISOString() };
 }
 
 /**

@@ -3,7 +3,8 @@
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
 import { type CrawlConfig, parseDuration } from '../config.ts';
-import { nextRefreshAt } from '../crawl/scheduling.ts';
+import { compileRules, firstMatchingRule, type RefreshBounds, urlParts } from '../crawl/rules.ts';
+import { adaptInterval, nextRefreshAt, type RefetchChange } from '../crawl/scheduling.ts';
 import type { PageOutcome, UrlItem } from '../types.ts';
 
 export interface OutcomePlan {
@@ -22,11 +23,33 @@ export interface PlanContext {
   existing: Map<string, UrlItem>;
   now: number;
   maxAgeMs: number;
+  /** adaptive refresh bounds of a URL (its first matching rule's, else the config's); null: fixed maxAge */
+  bounds(url: string): RefreshBounds | null;
+}
+
+const boundsCache = new WeakMap<CrawlConfig, (url: string) => RefreshBounds | null>();
+
+/** A config's bound lookup, compiled once per config object (its rules are compiled anyway). */
+function boundsOf(config: CrawlConfig): (url: string) => RefreshBounds | null {
+  let lookup = boundsCache.get(config);
+  if (lookup) return lookup;
+  const rules = compileRules(config.rules);
+  const { adaptive } = config.refresh;
+  const fallback = adaptive
+    ? { minMs: parseDuration(adaptive.min), maxMs: parseDuration(adaptive.max) }
+    : null;
+  lookup = (url) => {
+    const parts = urlParts(url);
+    const rule = parts ? firstMatchingRule(rules, parts) : undefined;
+    return rule?.actions.refresh ?? fallback;
+  };
+  boundsCache.set(config, lookup);
+  return lookup;
 }
 
 /** The context both the extract stage (which documents to write) and the index stage plan with. */
 export function planContext(config: CrawlConfig, existing: Map<string, UrlItem>, now: number): PlanContext {
-  return { config, existing, now, maxAgeMs: parseDuration(config.refresh.maxAge) };
+  return { config, existing, now, maxAgeMs: parseDuration(config.refresh.maxAge), bounds: boundsOf(config) };
 }
 
 /** The document fields of a URL item: removed together when its document is deleted. */
@@ -39,7 +62,6 @@ function refreshAt(iso: string): Partial<UrlItem> {
 }
 
 function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
-  const fetched = Date.parse(o.fetchedAt);
   return {
     state: o.state,
     httpStatus: o.httpStatus || null,
@@ -55,12 +77,27 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     errorCode: null,
     temporaryErrors: 0,
     ...(o.task.kind ? { kind: o.task.kind } : {}),
-    // Elements of a compound file have no URL of their own to fetch (SMILA webExtractor): refreshing
-    // the archive derives them again, so they get no refresh time of their own.
-    ...(o.element
-      ? {}
-      : refreshAt(nextRefreshAt(Number.isNaN(fetched) ? ctx.now : fetched, ctx.maxAgeMs, dueAt(o, ctx)))),
+    // Orphans: a page's links were read (and their targets stamped) by a whole fetch of it.
+    ...(o.task.follow && !o.notModified && o.state !== 'error' ? { linksReadAt: o.fetchedAt } : {}),
+    ...schedule(o, ctx, 'unknown'),
   };
+}
+
+/**
+ * The next refresh time: `maxAge` after the fetch, or with adaptive bounds the URL's interval,
+ * halved or doubled by what this fetch found (scheduling.ts), kept on the grid of its due time.
+ */
+function schedule(o: PageOutcome, ctx: PlanContext, change: RefetchChange): Partial<UrlItem> {
+  // Elements of a compound file have no URL of their own to fetch (SMILA webExtractor): refreshing
+  // the archive derives them again, so they get no refresh time of their own.
+  if (o.element) return {};
+  const fetched = Date.parse(o.fetchedAt);
+  const at = Number.isNaN(fetched) ? ctx.now : fetched;
+  const bounds = ctx.bounds(o.url);
+  if (!bounds) return refreshAt(nextRefreshAt(at, ctx.maxAgeMs, dueAt(o, ctx)));
+  const previous = ctx.existing.get(o.url)?.refreshInterval;
+  const interval = adaptInterval(previous, ctx.maxAgeMs, bounds, change);
+  return { ...refreshAt(nextRefreshAt(at, interval, dueAt(o, ctx))), refreshInterval: interval };
 }
 
 /** The due time a refresh was fetched for: the next one stays on that grid. */
@@ -96,6 +133,8 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
     }
     return plan;
   }
+  const change = refetchChange(o, prev, hadDoc);
+  if (change !== 'unknown') plan.set = { ...plan.set, ...schedule(o, ctx, change) };
   if (o.notModified) {
     // Seed 004: 304 to If-Modified-Since → skip reindexing, keep the document.
     plan.set = {
@@ -116,6 +155,15 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
   plan.set = { ...plan.set, hash, indexedAt: o.docRef?.indexedAt ?? o.doc?.indexedAt ?? null };
   plan.stat = hadDoc ? 'reindexed' : 'indexed';
   return plan;
+}
+
+/** What a fetch of an indexed page found, compared with the previous one (only a refetch can tell). */
+function refetchChange(o: PageOutcome, prev: UrlItem | undefined, hadDoc: boolean): RefetchChange {
+  if (!prev?.lastFetched) return 'unknown';
+  if (o.notModified) return 'unchanged';
+  const hash = o.docRef?.hash ?? o.doc?.hash ?? null;
+  if (!hadDoc || !hash) return 'unknown';
+  return prev.hash === hash ? 'unchanged' : 'changed';
 }
 
 function planError(

@@ -11,8 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { mapLimit } from '../crawl/concurrency.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
+import { orphanGraceMs } from '../crawl/orphans.ts';
 import { refreshBuckets } from '../crawl/scheduling.ts';
-import { isTableKept, keepNewest, resolveState } from '../crawl/url-state.ts';
+import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/url-state.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -45,14 +46,14 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts } = await findDue(deps);
+  const { due, decider, starts, orphanBefore } = await findDue(deps);
   return due.map((item) => {
     const isStart = starts.has(item.url) || item.kind === 'sitemap';
     const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
-    if (!d.accepted) {
-      const action = item.docBulk ? 'delete' : 'forget';
-      return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
-    }
+    const action = item.docBulk ? 'delete' : 'forget';
+    if (!d.accepted) return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
+    const orphan = orphanReason(item, isStart, orphanBefore);
+    if (orphan) return { url: item.url, action, reason: orphan };
     if (item.docBulk && !d.index)
       return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason}` };
     return { url: item.url, action: 'refresh', reason: `due since ${item.nextRefreshAt ?? '?'}` };
@@ -77,16 +78,20 @@ async function findDue(deps: StageDeps) {
   const starts = new Set(
     config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
   );
-  return { due, decider, starts, until, buckets, config };
+  const grace = orphanGraceMs(config);
+  const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
+  const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore };
 }
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets, config } = await findDue(deps);
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore } = await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
+  const out = { changes, docRemoved, at: until, orphanBefore, linksBefore };
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
-    refreshOne(deps, decider, item, starts, { changes, docRemoved, at: until }),
+    refreshOne(deps, decider, item, starts, out),
   );
   // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
   if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
@@ -122,8 +127,9 @@ function dueStates(lines: UrlItem[], items: Map<string, UrlItem>): UrlItem[] {
     const item = items.get(line.url);
     const state = resolveState(item, line);
     if (!item || !state) continue;
+    // The reach stamp is the table item's (a line's copy is as old as the fetch that wrote it).
     if (isTableKept(item) ? item.nextRefreshAt === line.nextRefreshAt : state.stored === 'line')
-      due.push(state);
+      due.push({ ...state, reachedAt: reachedAt(item) });
   }
   return due;
 }
@@ -132,6 +138,10 @@ interface RefreshOutput {
   changes: ChangeRecord[];
   docRemoved: UrlItem[];
   at: string;
+  /** now − refresh.orphanGrace; null when orphans are kept */
+  orphanBefore: string | null;
+  /** now − a quarter of the grace: a page whose links were read before then is fetched whole */
+  linksBefore: string | null;
 }
 
 async function refreshOne(
@@ -146,11 +156,12 @@ async function refreshOne(
   // an ignored extension for links, which must not make a refreshed sitemap "out of scope".
   const isStart = starts.has(item.url) || item.kind === 'sitemap';
   const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
-  if (!d.accepted) {
-    // Seed 004: a document whose link no longer applies after a config change is removed.
+  // Seed 004: a document whose link no longer applies after a config change is removed, and so
+  // is one that no page links to and no sitemap lists any more (its "removed pages").
+  const gone = d.accepted ? orphanReason(item, isStart, out.orphanBefore) : `out-of-scope: ${d.reason}`;
+  if (gone) {
     await deps.urls.forget(item.url);
-    if (item.docBulk)
-      changes.push({ type: 'delete', url: item.url, at, reason: `out-of-scope: ${d.reason}` });
+    if (item.docBulk) changes.push({ type: 'delete', url: item.url, at, reason: gone });
     return null;
   }
   let prev = item;
@@ -178,7 +189,11 @@ async function refreshOne(
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.
-    ...(hasDoc ? { conditional: { lastModified, etag: item.etag ?? undefined } } : {}),
+    // With orphans on, a page whose links are followed and were last read a quarter of the grace
+    // ago is fetched whole (a 304 names no links); in between, conditional GETs as usual.
+    ...(hasDoc && !(out.linksBefore && d.follow && (item.linksReadAt ?? '') < out.linksBefore)
+      ? { conditional: { lastModified, etag: item.etag ?? undefined } }
+      : {}),
     prev,
   };
 }

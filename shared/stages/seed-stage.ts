@@ -55,7 +55,8 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   for (const t of tasks) {
     const item = existing.get(t.url);
     if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
-    if (item?.docBulk)
+    // With orphans on, a start page whose links are followed is fetched whole: a 304 names no links.
+    if (item?.docBulk && !(config.refresh.orphanGrace && t.follow))
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
   }
   await deps.urls.claim(

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig, parseDuration } from '../../shared/config.ts';
+import { orphanGraceMs } from '../../shared/crawl/orphans.ts';
 import { ConfigError } from '../../shared/errors.ts';
 
 describe('parseConfig', () => {
@@ -41,6 +42,31 @@ describe('parseConfig', () => {
       },
       /rules\.0\.actions\.0/,
     ],
+    [
+      'adaptive min above max',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { adaptive: { min: '2d', max: '1d' } } },
+      /refresh\.adaptive: min must not exceed max/,
+    ],
+    [
+      'orphan grace shorter than three times maxAge',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '48h', orphanGrace: '5d' } },
+      /refresh\.orphanGrace: must be at least three times the longest refresh interval \(48h\)/,
+    ],
+    [
+      "orphan grace shorter than three times a rule's refresh max",
+      {
+        name: 'a',
+        startUrls: ['http://x.y/'],
+        refresh: { orphanGrace: '8d' },
+        rules: [{ match: { path: '/a' }, actions: [{ refresh: { min: '1h', max: '3d' } }] }],
+      },
+      /refresh\.orphanGrace: .*\(72h\)/,
+    ],
+    [
+      'orphan grace of two cycles',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 2 } },
+      /refresh\.orphanGrace/,
+    ],
   ];
   for (const [label, raw, pattern] of bad) {
     it(`rejects ${label} naming the field path`, () => {
@@ -55,6 +81,18 @@ describe('parseConfig', () => {
       );
     });
   }
+});
+
+describe('refresh.orphanGrace', () => {
+  const config = (refresh: Record<string, unknown>) =>
+    parseConfig({ name: 'a', startUrls: ['http://x.y/'], refresh });
+  it('off by default', () => assert.equal(orphanGraceMs(config({})), null));
+  it('a duration', () => assert.equal(orphanGraceMs(config({ orphanGrace: '7d' })), 7 * 86_400_000));
+  it('a number of cycles of the longest refresh interval', () => {
+    assert.equal(orphanGraceMs(config({ orphanGrace: 3 })), 3 * 48 * 3_600_000);
+    const adaptive = config({ orphanGrace: 3, adaptive: { min: '1h', max: '7d' } });
+    assert.equal(orphanGraceMs(adaptive), 21 * 86_400_000);
+  });
 });
 
 describe('parseDuration', () => {

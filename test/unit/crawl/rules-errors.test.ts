@@ -25,6 +25,8 @@ const BAD: [string, unknown, RegExp][] = [
   ['index and noIndex', [{ match: { path: '/' }, actions: ['index', 'noIndex'] }], /^rules\.0\.actions\.1: "noIndex" contradicts/],
   ['accept and ignore', [{ match: { path: '/' }, actions: ['accept', 'ignore'] }], /^rules\.0\.actions: "accept" and "ignore" contradict/],
   ['priority out of range', [{ match: { path: '/' }, actions: [{ priority: 3 }] }], /^rules\.0\.actions\.0\.priority: must be an integer from -2/],
+  ['refresh: not a duration', [{ match: { path: '/' }, actions: [{ refresh: { min: 'soon', max: '1d' } }] }], /^rules\.0\.actions\.0\.refresh\.min: not a duration: "soon"/],
+  ['refresh: min above max', [{ match: { path: '/' }, actions: [{ refresh: { min: '2d', max: '1d' } }] }], /^rules\.0\.actions\.0\.refresh: min must be positive and not exceed max/],
   ['unknown rule key', [{ match: { path: '/' }, actions: ['index'], when: 1 }], /^rules\.0: unknown key "when"/],
   ['XML: not XML', '<Rules><Rule></Rules>', /^rules: invalid XML at line 1/],
   ['XML: no Rules root', '<Rule><Path val="/"/><Index/></Rule>', /^rules: the XML needs a <Rules> root element/],

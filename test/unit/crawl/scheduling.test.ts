@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { mulberry32 } from '../../../demo/generate-site.ts';
 import { parseConfig } from '../../../shared/config.ts';
 import {
+  adaptInterval,
   nextRefreshAt,
   pickSource,
   refreshBucket,
@@ -145,5 +146,32 @@ describe('scheduleIntervals: the EventBridge rates the local runner uses as time
       refresh: { discoveryInterval: '15m' },
     });
     assert.deepEqual(scheduleIntervals(config), { discoveryMs: 15 * 60_000, refreshMs: 60 * 60_000 });
+  });
+});
+
+describe('adaptInterval: halves on change, doubles when unchanged, within the bounds', () => {
+  const H = 3_600_000;
+  const b = { minMs: 1 * H, maxMs: 24 * H };
+  const cases: [number | undefined, 'changed' | 'unchanged' | 'unknown', number][] = [
+    [undefined, 'unknown', 4 * H],
+    [undefined, 'changed', 2 * H],
+    [8 * H, 'changed', 4 * H],
+    [1 * H, 'changed', 1 * H],
+    [8 * H, 'unchanged', 16 * H],
+    [16 * H, 'unchanged', 24 * H],
+    [30 * H, 'unknown', 24 * H],
+    [0, 'unknown', 4 * H],
+  ];
+  for (const [prev, change, want] of cases)
+    it(`${prev ?? 'none'} ${change} → ${want / H}h`, () =>
+      assert.equal(adaptInterval(prev, 4 * H, b, change), want));
+  it('a page that changes every cycle converges to the minimum, a static one to the maximum', () => {
+    let fast = 4 * H;
+    let slow = 4 * H;
+    for (let i = 0; i < 10; i++) {
+      fast = adaptInterval(fast, 4 * H, b, 'changed');
+      slow = adaptInterval(slow, 4 * H, b, 'unchanged');
+    }
+    assert.deepEqual([fast, slow], [b.minMs, b.maxMs]);
   });
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isNewerLine, isTableKept, keepsInTable, resolveState } from '../../../shared/crawl/url-state.ts';
+import {
+  isNewerLine,
+  isTableKept,
+  keepsInTable,
+  orphanReason,
+  reachedAt,
+  resolveState,
+} from '../../../shared/crawl/url-state.ts';
 import type { PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';
@@ -114,5 +121,34 @@ describe('resolving a URL state from its item and its newest line', () => {
     const s = resolveState(item, line({ lastFetched: '2026-03-10T12:00:00.000Z' }));
     assert.equal(s?.state, 'error');
     assert.equal(s?.stored, 'table');
+  });
+});
+
+describe('orphans: reachedAt and orphanReason', () => {
+  const item = (over: Partial<UrlItem>): UrlItem => ({
+    url: 'https://a.test/p',
+    state: 'indexed',
+    depth: 1,
+    queue: 'index_follow',
+    discoveredAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  });
+  const BEFORE = '2026-01-10T00:00:00.000Z';
+  it('the later of the stamp and the claim', () => {
+    assert.equal(reachedAt(item({})), '2026-01-01T00:00:00.000Z');
+    assert.equal(reachedAt(item({ reachedAt: '2026-01-05T00:00:00.000Z' })), '2026-01-05T00:00:00.000Z');
+    // A URL forgotten and claimed again: the new claim counts.
+    assert.equal(reachedAt(item({ reachedAt: '2025-12-01T00:00:00.000Z' })), '2026-01-01T00:00:00.000Z');
+    assert.equal(reachedAt(item({ discoveredAt: undefined })), undefined);
+  });
+  it('an orphan only when reached before the limit, never a seeded URL, never with orphans off', () => {
+    assert.match(
+      orphanReason(item({}), false, BEFORE) ?? '',
+      /^orphan: not linked or listed since 2026-01-01/,
+    );
+    assert.equal(orphanReason(item({ reachedAt: '2026-01-11T00:00:00.000Z' }), false, BEFORE), null);
+    assert.equal(orphanReason(item({}), true, BEFORE), null);
+    assert.equal(orphanReason(item({}), false, null), null);
+    assert.equal(orphanReason(item({ discoveredAt: undefined }), false, BEFORE), null);
   });
 });

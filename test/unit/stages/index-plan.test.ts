@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseConfig } from '../../../shared/config.ts';
-import { type PlanContext, planOutcome } from '../../../shared/stages/index-plan.ts';
+import { type CrawlConfigInput, parseConfig, type Rule } from '../../../shared/config.ts';
+import { type PlanContext, planContext, planOutcome } from '../../../shared/stages/index-plan.ts';
 import type { CrawlDocument, PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';
@@ -53,13 +53,13 @@ const indexedItem: UrlItem = {
   etag: '"v1"',
   lastModified: 'Sat, 07 Mar 2026 00:00:00 GMT',
 };
-function ctx(existing: UrlItem[] = []): PlanContext {
-  return {
-    config: parseConfig({ name: 't', startUrls: ['https://www.example.com/'] }),
-    existing: new Map(existing.map((i) => [i.url, i])),
-    now: NOW,
-    maxAgeMs: MAX_AGE,
-  };
+function ctx(
+  existing: UrlItem[] = [],
+  refresh: CrawlConfigInput['refresh'] = {},
+  rules: Rule[] = [],
+): PlanContext {
+  const config = parseConfig({ name: 't', startUrls: ['https://www.example.com/'], refresh, rules });
+  return { ...planContext(config, new Map(existing.map((i) => [i.url, i])), NOW), maxAgeMs: MAX_AGE };
 }
 const refreshTask = task({ queue: 'refresh', conditional: { etag: '"v1"' } });
 const http404 = { kind: 'permanent' as const, code: 'http-404', message: 'Not Found' };
@@ -207,5 +207,70 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
 
   it('every plan releases the claim', () => {
     assert.ok(planOutcome(outcome(), ctx()).remove.includes('claimedBy'));
+  });
+});
+
+describe('planOutcome: adaptive refresh (issue 17)', () => {
+  const H = 3_600_000;
+  const adaptive = { maxAge: '48h', adaptive: { min: '6h', max: '192h' } };
+  const DUE = '2026-03-10T11:00:00.000Z';
+  const refreshed = (over: Partial<UrlItem> = {}): UrlItem => ({
+    ...indexedItem,
+    lastFetched: '2026-03-08T11:00:00.000Z',
+    nextRefreshAt: DUE,
+    ...over,
+  });
+  const next = (p: ReturnType<typeof planOutcome>) => Date.parse(p.set.nextRefreshAt ?? '') - Date.parse(DUE);
+
+  it('off by default: every page is due maxAge later, no interval recorded', () => {
+    const p = planOutcome(outcome({ task: refreshTask, doc: doc('h2') }), ctx([refreshed()]));
+    assert.equal(next(p), 48 * H);
+    assert.equal(p.set.refreshInterval, undefined);
+  });
+
+  it('a changed page halves its interval, an unchanged (same hash or 304) one doubles it', () => {
+    const changed = planOutcome(outcome({ task: refreshTask, doc: doc('h2') }), ctx([refreshed()], adaptive));
+    assert.equal(changed.set.refreshInterval, 24 * H);
+    assert.equal(next(changed), 24 * H);
+    const same = planOutcome(outcome({ task: refreshTask, doc: doc('h1') }), ctx([refreshed()], adaptive));
+    assert.equal(same.set.refreshInterval, 96 * H);
+    const notModified = planOutcome(
+      outcome({ task: refreshTask, notModified: true, doc: undefined }),
+      ctx([refreshed({ refreshInterval: 12 * H })], adaptive),
+    );
+    assert.equal(notModified.set.refreshInterval, 24 * H);
+    assert.equal(next(notModified), 24 * H);
+  });
+
+  it('stays within the bounds, and a rule sets its own', () => {
+    const low = planOutcome(
+      outcome({ task: refreshTask, doc: doc('h2') }),
+      ctx([refreshed({ refreshInterval: 6 * H })], adaptive),
+    );
+    assert.equal(low.set.refreshInterval, 6 * H);
+    const high = planOutcome(
+      outcome({ task: refreshTask, doc: doc('h1') }),
+      ctx([refreshed({ refreshInterval: 192 * H })], adaptive),
+    );
+    assert.equal(high.set.refreshInterval, 192 * H);
+    const rule: Rule = { match: { path: '/a' }, actions: [{ refresh: { min: '1h', max: '2h' } }] };
+    const ruled = planOutcome(outcome({ task: refreshTask, doc: doc('h1') }), ctx([refreshed()], {}, [rule]));
+    assert.equal(ruled.set.refreshInterval, 2 * H);
+  });
+
+  it('a first fetch starts at maxAge within the bounds', () => {
+    const p = planOutcome(outcome(), ctx([], { maxAge: '48h', adaptive: { min: '1h', max: '24h' } }));
+    assert.equal(p.set.refreshInterval, 24 * H);
+    assert.equal(Date.parse(p.set.nextRefreshAt ?? '') - Date.parse(FETCHED), 24 * H);
+  });
+});
+
+describe('planOutcome: linksReadAt (orphans)', () => {
+  it('a whole fetch of a followed page records when its links were read; a 304 keeps the old time', () => {
+    assert.equal(planOutcome(outcome(), ctx()).set.linksReadAt, FETCHED);
+    const p304 = planOutcome(outcome({ notModified: true, doc: undefined }), ctx([indexedItem]));
+    assert.equal(p304.set.linksReadAt, undefined);
+    const noFollow = planOutcome(outcome({ task: task({ follow: false }) }), ctx());
+    assert.equal(noFollow.set.linksReadAt, undefined);
   });
 });

@@ -1,0 +1,102 @@
+/**
+ * Orphans (issue 15 item 6, seed 004 "removed pages"): a page that still answers 200 but that no
+ * page links to and no sitemap lists any more is deleted by the refresh cycle once
+ * `refresh.orphanGrace` has passed, with reason `orphan` in the change feed and in
+ * `trawl refresh --dry-run`; pages reached only through an unchanged page or a sitemap stay.
+ * Real loopback site (static files: Last-Modified, so 304s are possible), real emulator, shifted clock.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { readChanges } from '../../cli/change-feed.ts';
+import { crawl, documents, openSession, planRefresh, refresh } from '../../cli/session.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { collect } from '../helpers/collect.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const DAY = 86_400_000;
+const page = (title: string, links: string[] = []) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><p>${title}</p>${links
+    .map((l) => `<a href="${l}">${l}</a>`)
+    .join('')}</body></html>`;
+
+describe('orphans: pages nothing links to any more are deleted after the grace period', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  let dir: string;
+  before(async () => {
+    emu = await startTestEmulator();
+    dir = mkdtempSync(join(tmpdir(), 'trawl-orphans-'));
+    site = await startSiteServer({ root: dir });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('deletes the unlinked page in the first cycle past the grace, keeps the others', async () => {
+    writeFileSync(join(dir, 'index.html'), page('Home', ['/a.html', '/b.html', '/gone.html']));
+    writeFileSync(join(dir, 'a.html'), page('A', ['/deep.html']));
+    for (const p of ['b', 'gone', 'deep', 'listed']) writeFileSync(join(dir, `${p}.html`), page(p));
+    const sitemap = `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/listed.html</loc></url></urlset>`;
+    writeFileSync(join(dir, 'sitemap.xml'), sitemap);
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('orphans'),
+      startUrls: [`${site.url}/`],
+      sitemaps: [`${site.url}/sitemap.xml`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1d', orphanGrace: '3d' },
+    };
+    const config = parseConfig(input);
+    const t0 = Date.now();
+    await crawl(await openSession(config));
+    const paths = async (s: Awaited<ReturnType<typeof openSession>>) =>
+      (await collect(documents(s))).map((d) => new URL(d.url as string).pathname);
+    assert.deepEqual(await paths(await openSession(config)), [
+      '/',
+      '/a.html',
+      '/b.html',
+      '/deep.html',
+      '/gone.html',
+      '/listed.html',
+    ]);
+
+    // The home page stops linking to gone.html; the page itself still answers 200.
+    writeFileSync(join(dir, 'index.html'), page('Home, edited', ['/a.html', '/b.html']));
+    const at = (days: number) => new Date(t0 + days * DAY + 5 * 60_000);
+    for (const days of [1, 2]) {
+      const since = site.requests.length;
+      await refresh(await openSession(config, { now: at(days) }));
+      const got = site.requests.slice(since).filter((r) => r.path === '/a.html');
+      // a.html never changes, but with orphans on it is fetched whole: a 304 would name no links.
+      assert.equal(got[0]?.status, 200, `day ${days}: a.html fetched whole`);
+      assert.equal(got[0]?.headers['if-modified-since'], undefined);
+      assert.ok(
+        (await paths(await openSession(config))).includes('/gone.html'),
+        `day ${days}: within the grace`,
+      );
+    }
+
+    const third = await openSession(config, { now: at(3) });
+    const plan = await planRefresh(third);
+    const planned = Object.fromEntries(plan.map((p) => [new URL(p.url).pathname, p]));
+    assert.equal(planned['/gone.html']?.action, 'delete');
+    assert.match(planned['/gone.html']?.reason ?? '', /^orphan: not linked or listed since /);
+    for (const p of ['/a.html', '/b.html', '/deep.html', '/listed.html'])
+      assert.equal(planned[p]?.action, 'refresh', `${p}: ${planned[p]?.reason}`);
+
+    const since = site.requests.length;
+    await refresh(third);
+    assert.deepEqual(await paths(third), ['/', '/a.html', '/b.html', '/deep.html', '/listed.html']);
+    const deletes = (await readChanges(third)).filter((c) => c.type === 'delete');
+    assert.deepEqual(
+      deletes.map((c) => [new URL(c.url).pathname, c.reason]),
+      [['/gone.html', planned['/gone.html']?.reason]],
+    );
+    const gone = site.requests.slice(since).filter((r) => r.path === '/gone.html');
+    assert.equal(gone.length, 0, 'an orphan is deleted without being fetched');
+  });
+});
