@@ -13,7 +13,7 @@ import {
 import { copyTombstones, freshIndex, physicalIndices, swapIn } from '../../shared/search/reindex.ts';
 import type { CrawlDocument, UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import { loadDeployment, useDeployment } from '../deployment.ts';
 import {
   ENGINE_HELP,
   engineInstalled,
@@ -22,7 +22,8 @@ import {
   searchEngineStatus,
   stopSearchEngine,
 } from '../search-engine.ts';
-import { type CrawlSession, currentStates, openSession } from '../session.ts';
+import { type CrawlSession, currentStates } from '../session.ts';
+import { session } from './listing.ts';
 
 /**
  * Before a crawl: with the opensearch sink and no endpoint, the embedded engine is started.
@@ -59,11 +60,29 @@ async function startEmbedded(): Promise<void> {
   process.stderr.write(`trawl: using the embedded search engine at ${engine.endpoint}\n`);
 }
 
+/** The config's endpoint, else the deployed stack's (its outputs), else the embedded engine. */
 async function endpointFor(config: CrawlConfig): Promise<string> {
   const configured = searchEndpoint(config);
   if (configured) return configured;
+  const deployed = loadDeployment(config.name);
+  if (deployed) {
+    if (!deployed.outputs.SearchEndpoint)
+      throw new ConfigError(`crawl "${config.name}" was deployed without a search index (index.sink "feed")`);
+    await useDeployment(deployed);
+    return deployed.outputs.SearchEndpoint;
+  }
   if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
   return (await ensureSearchEngine()).endpoint;
+}
+
+/**
+ * `trawl deploy --local` with the opensearch sink and no endpoint: the embedded engine is started
+ * and the stack's index function pointed at it (its functions run as local processes).
+ */
+export async function localSearchContext(config: CrawlConfig): Promise<string[]> {
+  if (config.index.sink !== 'opensearch' || config.index.opensearch.endpoint) return [];
+  if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
+  return ['-c', `searchEndpoint=${(await ensureSearchEngine()).endpoint}`];
 }
 
 /** One JSON line per hit, best first. */
@@ -93,14 +112,13 @@ const REINDEX_BULK = 500;
  */
 export async function reindexCommand(opts: { config: string }): Promise<void> {
   const config = loadConfigFile(opts.config);
-  await resolveAwsEndpoint();
-  const session = await openSession(config);
+  const crawl = await session(opts.config);
   const client = searchClient(await endpointFor(config));
   const name = indexName(config);
   const olds = await physicalIndices(client, name);
   const fresh = await freshIndex(client, name, Date.now());
   const tombstones = await copyTombstones(client, olds, fresh);
-  const written = await writeDocuments(session, client, fresh);
+  const written = await writeDocuments(crawl, client, fresh);
   await swapIn(client, name, fresh, olds);
   await client.indices.refresh({ index: name });
   process.stdout.write(
@@ -108,15 +126,15 @@ export async function reindexCommand(opts: { config: string }): Promise<void> {
   );
 }
 
-async function writeDocuments(session: CrawlSession, client: Client, index: string): Promise<number> {
+async function writeDocuments(crawl: CrawlSession, client: Client, index: string): Promise<number> {
   const byBulk = new Map<string, UrlItem[]>();
-  for (const item of await currentStates(session)) {
+  for (const item of await currentStates(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
     byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
   }
   let written = 0;
   for (const [bulk, items] of byBulk) {
-    const lines = await session.store.getLines<CrawlDocument>(bulk);
+    const lines = await crawl.store.getLines<CrawlDocument>(bulk);
     const upserts = items.flatMap((item) => {
       const doc = lines[item.docLine as number];
       return doc
