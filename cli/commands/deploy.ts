@@ -31,7 +31,7 @@ import {
   saveLocalCloud,
   stopLocalCloud,
 } from '../local-cloud.ts';
-import { localSearchContext } from './search.ts';
+import { searchDeployContext } from './search.ts';
 
 /** A step outside Trawl failed (the CDK CLI): its message, exit code 1, no stack trace. */
 export class CommandFailed extends Error {
@@ -78,7 +78,7 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   try {
     // The bundled demo config names the demo site: it is served in the background for the functions.
     if (demo) config = await startBackgroundDemoSite(opts.config, config);
-    const search = cloud ? await localSearchContext(config) : [];
+    const search = await searchDeployContext(config, Boolean(cloud));
     const d = await deployStack(opts.config, config.name, cloud, search);
     Object.assign(process.env, cloud ? localCloudEnv(cloud) : {});
     const clients = createAwsClients({ count: false });

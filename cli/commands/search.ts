@@ -76,11 +76,17 @@ async function endpointFor(config: CrawlConfig): Promise<string> {
 }
 
 /**
- * `trawl deploy --local` with the opensearch sink and no endpoint: the embedded engine is started
- * and the stack's index function pointed at it (its functions run as local processes).
+ * The search context of `cdk deploy`. On the local cloud, with the opensearch sink and no
+ * endpoint, the embedded engine is started and the index function pointed at it (its functions
+ * run as local processes). On AWS, TRAWL_SEARCH_OPERATORS (role ARNs, comma-separated) names who
+ * may search and reindex the Serverless collection besides the index function.
  */
-export async function localSearchContext(config: CrawlConfig): Promise<string[]> {
+export async function searchDeployContext(config: CrawlConfig, local: boolean): Promise<string[]> {
   if (config.index.sink !== 'opensearch' || config.index.opensearch.endpoint) return [];
+  if (!local) {
+    const operators = process.env.TRAWL_SEARCH_OPERATORS;
+    return operators ? ['-c', `searchOperators=${operators}`] : [];
+  }
   if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
   return ['-c', `searchEndpoint=${(await ensureSearchEngine()).endpoint}`];
 }
