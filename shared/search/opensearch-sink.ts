@@ -74,8 +74,7 @@ export function awsSigning(endpoint: string): { service: 'aoss' | 'es'; region: 
 }
 
 /** A client for the endpoint; SigV4-signed with the SDK's credential chain on AWS. */
-export function searchClient(endpoint: string): Client {
-  const signing = awsSigning(endpoint);
+export function searchClient(endpoint: string, signing = awsSigning(endpoint)): Client {
   if (!signing) return new Client({ node: endpoint, requestTimeout: 30_000 });
   return new Client({
     node: endpoint,
