@@ -26,6 +26,7 @@ import {
   targetLines,
   usd,
 } from './report.ts';
+import { type SearchFigures, searchRuns } from './search-run.ts';
 import {
   type BenchSite,
   CORPUS_ROOT,
@@ -57,11 +58,8 @@ function machine() {
 
 async function mainSiteRun(site: BenchSite) {
   heading(`Crawl: ${site.description}`);
-  const trawl = await runTrawl('main', {
-    name: crawlName('main'),
-    ...site.trawl,
-    fetch: { allowPrivateNetworks: true },
-  });
+  const trawlConfig = { name: crawlName('main'), ...site.trawl, fetch: { allowPrivateNetworks: true } };
+  const trawl = await runTrawl('main', trawlConfig);
   const crawlee = await runCrawlee({
     startUrl: site.startUrl,
     scope: site.crawleeScope,
@@ -91,10 +89,13 @@ async function mainSiteRun(site: BenchSite) {
   say(lambdaTable(trawl));
   heading('Cost per million pages at us-east-1 list prices (Trawl, main site)');
   say(costTable(trawl));
+  heading('Search sink: the index stage into the embedded OpenSearch');
+  const search = await searchRuns(trawl, { ...trawlConfig, name: crawlName('search') }, say);
+  if (search) say(search.line);
   say(
     `target ≤ ${usd(TARGET_DOLLARS_PER_MILLION)}: ${trawl.cost.perMillion.total <= TARGET_DOLLARS_PER_MILLION ? 'met' : `missed by ${usd(trawl.cost.perMillion.total - TARGET_DOLLARS_PER_MILLION)} (${(trawl.cost.perMillion.total / TARGET_DOLLARS_PER_MILLION).toFixed(2)}×)`}`,
   );
-  return { trawl, crawlee, speedRatio };
+  return { trawl, crawlee, speedRatio, search };
 }
 
 async function linksRuns(): Promise<LinksRow[]> {
@@ -217,6 +218,7 @@ export async function main(): Promise<void> {
       trawl: slim(main.trawl),
       crawlee: { ...main.crawlee, urls: undefined },
       speedRatio: main.speedRatio,
+      search: main.search as SearchFigures | null,
       extract: micro,
       links: links.map((l) => ({ linksPerPage: l.linksPerPage, run: slim(l.run) })),
       linksSpread: { requests: spread.spreadRequests, cost: spread.spreadCost },

@@ -21,6 +21,8 @@ export interface StackOutputs {
   FunctionNames: string;
   /** JSON, same shape as QueueUrls: each queue's dead-letter queue */
   DeadLetterQueueUrls?: string;
+  /** index.sink "opensearch": the engine the index function feeds */
+  SearchEndpoint?: string;
 }
 
 export interface Deployment {

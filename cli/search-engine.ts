@@ -61,14 +61,21 @@ async function healthy(endpoint: string): Promise<boolean> {
   }
 }
 
+export const JAVA_HELP =
+  'the embedded search engine needs Java 11..23 (e.g. apt-get install openjdk-17-jre-headless, or set JAVA_HOME); the crawl itself needs no Java: keep index.sink "feed", or set index.opensearch.endpoint to a running OpenSearch';
+
 /** The system Java's home (the integ-test zip bundles no JDK): JAVA_HOME, else `java` on the PATH. */
-function javaHome(): string {
-  if (process.env.JAVA_HOME) return process.env.JAVA_HOME;
+export function javaHome(): string {
+  const env = process.env.JAVA_HOME;
+  if (env) {
+    if (existsSync(join(env, 'bin', 'java'))) return env;
+    throw new ConfigError(`no Java at JAVA_HOME=${env}: ${JAVA_HELP}`);
+  }
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     const bin = join(dir, 'java');
     if (existsSync(bin)) return dirname(dirname(realpathSync(bin)));
   }
-  throw new ConfigError(ENGINE_HELP);
+  throw new ConfigError(`no Java on the PATH: ${JAVA_HELP}`);
 }
 
 /** uid/gid of the unprivileged user when running as root, else null (run as ourselves). */
@@ -129,6 +136,7 @@ export async function startSearchEngine(
   opts: { detached?: boolean } = {},
 ): Promise<SearchEngine> {
   if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
+  const java = javaHome();
   const user = runAs();
   const dataDir = engineHome(asked, user);
   const home = readableInstall(user);
@@ -162,7 +170,7 @@ export async function startSearchEngine(
       stdio: ['ignore', out, out],
       env: {
         ...process.env,
-        OPENSEARCH_JAVA_HOME: javaHome(),
+        OPENSEARCH_JAVA_HOME: java,
         OPENSEARCH_PATH_CONF: conf,
         OPENSEARCH_JAVA_OPTS: '-Xms256m -Xmx256m',
         ...(user ? { HOME: dataDir } : {}),

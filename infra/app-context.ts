@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, parseDuration } from '../shared/config.ts';
+import { searchTarget } from './constructs/search.ts';
 import { capacityFromContext } from './constructs/table-capacity.ts';
 import type { CrawlerStackProps } from './crawler-stack.ts';
 
@@ -28,7 +29,9 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
   }
   // Rounded up: the schedule never runs more often than the config asks.
   const minutes = Math.max(1, Math.ceil(parseDuration(config.refresh.discoveryInterval) / 60_000));
+  const search = searchTarget(config, context('searchEndpoint'), context('searchOperators'));
   return {
+    ...(search ? { search } : {}),
     crawlName: config.name,
     discoveryIntervalMinutes: minutes,
     fetchReservedConcurrency: config.fetch.maxInvocations,

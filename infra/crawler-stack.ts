@@ -1,4 +1,5 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
 import {
@@ -17,6 +18,7 @@ import { FetchStage } from './constructs/fetch.ts';
 import { functionArnFromName } from './constructs/grants.ts';
 import { IndexStage } from './constructs/index.ts';
 import { RefreshStage } from './constructs/refresh.ts';
+import { SearchIndex, type SearchTarget } from './constructs/search.ts';
 import { SeedStage } from './constructs/seed.ts';
 import type { CrawlResources } from './constructs/stage-function.ts';
 import { CrawlStorage } from './constructs/storage.ts';
@@ -35,6 +37,8 @@ export interface CrawlerStackProps extends StackProps {
   fetchReservedConcurrency?: number;
   /** DynamoDB capacity of both tables; @default on-demand */
   dynamoCapacity?: TableCapacity;
+  /** index.sink "opensearch": the engine the index function feeds (infra/constructs/search.ts) */
+  search?: SearchTarget;
 }
 
 /** One crawl on AWS: frontier and stage queues, URL and host tables, the bucket, five stage functions. */
@@ -98,6 +102,17 @@ export class CrawlerStack extends Stack {
       index: stages.index.fn,
       refresh: stages.refresh.fn,
     };
+    if (props.search) {
+      const search = new SearchIndex(
+        this,
+        'Search',
+        props.crawlName,
+        props.search,
+        stages.index.fn.role as IRole,
+      );
+      stages.index.fn.addEnvironment('TRAWL_SEARCH_ENDPOINT', search.endpoint);
+      new CfnOutput(this, 'SearchEndpoint', { value: search.endpoint });
+    }
     new CfnOutput(this, 'BucketName', { value: storage.bucket.bucketName });
     new CfnOutput(this, 'UrlsTableName', { value: storage.urls.tableName });
     new CfnOutput(this, 'HostsTableName', { value: storage.hosts.tableName });

@@ -31,6 +31,7 @@ import {
   saveLocalCloud,
   stopLocalCloud,
 } from '../local-cloud.ts';
+import { searchDeployContext } from './search.ts';
 
 /** A step outside Trawl failed (the CDK CLI): its message, exit code 1, no stack trace. */
 export class CommandFailed extends Error {
@@ -77,7 +78,8 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   try {
     // The bundled demo config names the demo site: it is served in the background for the functions.
     if (demo) config = await startBackgroundDemoSite(opts.config, config);
-    const d = await deployStack(opts.config, config.name, cloud);
+    const search = await searchDeployContext(config, Boolean(cloud));
+    const d = await deployStack(opts.config, config.name, cloud, search);
     Object.assign(process.env, cloud ? localCloudEnv(cloud) : {});
     const clients = createAwsClients({ count: false });
     await createPageStore({ client: clients.s3, bucket: d.outputs.BucketName }).putJson(CONFIG_KEY, config);
@@ -93,7 +95,12 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   }
 }
 
-async function deployStack(file: string, crawl: string, cloud: LocalCloud | null): Promise<Deployment> {
+async function deployStack(
+  file: string,
+  crawl: string,
+  cloud: LocalCloud | null,
+  search: string[] = [],
+): Promise<Deployment> {
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
   const context = ['-c', `config=${resolve(file)}`];
   if (!cloud?.bootstrapped) {
@@ -104,7 +111,19 @@ async function deployStack(file: string, crawl: string, cloud: LocalCloud | null
   const outputsFile = join(stateDir(), `cdk-outputs-${crawl}.json`);
   rmSync(outputsFile, { force: true });
   // --outputs-file is what DescribeStacks answered after the deploy.
-  cdk(['deploy', stackName, ...context, '--require-approval', 'never', '--outputs-file', outputsFile], env);
+  cdk(
+    [
+      'deploy',
+      stackName,
+      ...context,
+      ...search,
+      '--require-approval',
+      'never',
+      '--outputs-file',
+      outputsFile,
+    ],
+    env,
+  );
   const all = existsSync(outputsFile) ? JSON.parse(readFileSync(outputsFile, 'utf8')) : {};
   const outputs = all[stackName] as StackOutputs | undefined;
   if (!outputs?.BucketName || !outputs.QueueUrls || !outputs.FunctionNames) {

@@ -6,7 +6,8 @@ import { deployedResources, loadDeployment, useDeployment } from '../deployment.
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
 
-async function session(file: string) {
+/** The crawl's session: its deployed stack's resources when deployed, else the local ones. */
+export async function session(file: string) {
   const config = loadConfigFile(file);
   // A deployed crawl: its stack's resources, where `trawl deploy` put them.
   const deployed = loadDeployment(config.name);

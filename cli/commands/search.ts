@@ -1,26 +1,29 @@
 /** `trawl search`, `trawl reindex`, `trawl search-engine`: the search index behind index.sink "opensearch". */
 
+import type { Client } from '@opensearch-project/opensearch';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import {
-  ensureIndex,
   indexName,
   search,
   searchClient,
   searchEndpoint,
   writeBulk,
 } from '../../shared/search/opensearch-sink.ts';
+import { copyTombstones, freshIndex, physicalIndices, swapIn } from '../../shared/search/reindex.ts';
 import type { CrawlDocument, UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import { loadDeployment, useDeployment } from '../deployment.ts';
 import {
   ENGINE_HELP,
   engineInstalled,
   ensureSearchEngine,
+  javaHome,
   searchEngineStatus,
   stopSearchEngine,
 } from '../search-engine.ts';
-import { currentStates, openSession } from '../session.ts';
+import { type CrawlSession, currentStates } from '../session.ts';
+import { session } from './listing.ts';
 
 /**
  * Before a crawl: with the opensearch sink and no endpoint, the embedded engine is started.
@@ -57,11 +60,35 @@ async function startEmbedded(): Promise<void> {
   process.stderr.write(`trawl: using the embedded search engine at ${engine.endpoint}\n`);
 }
 
+/** The config's endpoint, else the deployed stack's (its outputs), else the embedded engine. */
 async function endpointFor(config: CrawlConfig): Promise<string> {
   const configured = searchEndpoint(config);
   if (configured) return configured;
+  const deployed = loadDeployment(config.name);
+  if (deployed) {
+    if (!deployed.outputs.SearchEndpoint)
+      throw new ConfigError(`crawl "${config.name}" was deployed without a search index (index.sink "feed")`);
+    await useDeployment(deployed);
+    return deployed.outputs.SearchEndpoint;
+  }
   if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
   return (await ensureSearchEngine()).endpoint;
+}
+
+/**
+ * The search context of `cdk deploy`. On the local cloud, with the opensearch sink and no
+ * endpoint, the embedded engine is started and the index function pointed at it (its functions
+ * run as local processes). On AWS, TRAWL_SEARCH_OPERATORS (role ARNs, comma-separated) names who
+ * may search and reindex the Serverless collection besides the index function.
+ */
+export async function searchDeployContext(config: CrawlConfig, local: boolean): Promise<string[]> {
+  if (config.index.sink !== 'opensearch' || config.index.opensearch.endpoint) return [];
+  if (!local) {
+    const operators = process.env.TRAWL_SEARCH_OPERATORS;
+    return operators ? ['-c', `searchOperators=${operators}`] : [];
+  }
+  if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
+  return ['-c', `searchEndpoint=${(await ensureSearchEngine()).endpoint}`];
 }
 
 /** One JSON line per hit, best first. */
@@ -84,26 +111,36 @@ export async function searchCommand(query: string, opts: { config: string; limit
 const REINDEX_BULK = 500;
 
 /**
- * Rebuilds the index from the stored documents: drops it, creates it with the current mapping,
- * and sends every current document with its fetch time as version. Memory holds the URL states
- * and one document bulk at a time.
+ * Rebuilds the index from the stored documents into a fresh physical index: the old index's
+ * tombstones first (so a late upsert still cannot bring a deleted page back), then every
+ * current document with its fetch time as version, then the crawl's index name is switched to
+ * it atomically (shared/search/reindex.ts). Memory holds the URL states and one bulk at a time.
  */
 export async function reindexCommand(opts: { config: string }): Promise<void> {
   const config = loadConfigFile(opts.config);
-  await resolveAwsEndpoint();
-  const session = await openSession(config);
+  const crawl = await session(opts.config);
   const client = searchClient(await endpointFor(config));
-  const index = indexName(config);
-  await client.indices.delete({ index, ignore_unavailable: true });
-  await ensureIndex(client, index, true);
+  const name = indexName(config);
+  const olds = await physicalIndices(client, name);
+  const fresh = await freshIndex(client, name, Date.now());
+  const tombstones = await copyTombstones(client, olds, fresh);
+  const written = await writeDocuments(crawl, client, fresh);
+  await swapIn(client, name, fresh, olds);
+  await client.indices.refresh({ index: name });
+  process.stdout.write(
+    `reindexed ${written} document(s) into ${name} (${fresh}); kept ${tombstones} deletion(s)\n`,
+  );
+}
+
+async function writeDocuments(crawl: CrawlSession, client: Client, index: string): Promise<number> {
   const byBulk = new Map<string, UrlItem[]>();
-  for (const item of await currentStates(session)) {
+  for (const item of await currentStates(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
     byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
   }
   let written = 0;
   for (const [bulk, items] of byBulk) {
-    const lines = await session.store.getLines<CrawlDocument>(bulk);
+    const lines = await crawl.store.getLines<CrawlDocument>(bulk);
     const upserts = items.flatMap((item) => {
       const doc = lines[item.docLine as number];
       return doc
@@ -113,8 +150,17 @@ export async function reindexCommand(opts: { config: string }): Promise<void> {
     for (let i = 0; i < upserts.length; i += REINDEX_BULK)
       written += (await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [])).written;
   }
-  await client.indices.refresh({ index });
-  process.stdout.write(`reindexed ${written} document(s) into ${index}\n`);
+  return written;
+}
+
+/** Why `start` would fail on a machine without Java, else nothing. */
+function javaNote(): string {
+  try {
+    javaHome();
+    return '';
+  } catch (err) {
+    return ` (${(err as Error).message})`;
+  }
 }
 
 /** `trawl search-engine start|stop|status` */
@@ -133,7 +179,7 @@ export async function searchEngineCommand(action: string): Promise<void> {
       process.stdout.write(`search engine running at ${s.endpoint} (pid ${s.pid}, since ${s.startedAt})\n`);
     else
       process.stdout.write(
-        engineInstalled() ? 'search engine not running\n' : `search engine: ${ENGINE_HELP}\n`,
+        `search engine not running${engineInstalled() ? javaNote() : `: ${ENGINE_HELP}`}\n`,
       );
   } else
     throw new ConfigError(`search-engine: unknown action ${JSON.stringify(action)} (start | stop | status)`);

@@ -6,7 +6,9 @@
  * version (a real delete would forget the version and let the late upsert back in).
  */
 import { createHash } from 'node:crypto';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { Client } from '@opensearch-project/opensearch';
+import { AwsSigv4Signer } from '@opensearch-project/opensearch/aws-v3';
 import type { CrawlConfig } from '../config.ts';
 import type { CrawlDocument } from '../types.ts';
 
@@ -60,8 +62,32 @@ export const INDEX_BODY = {
   },
 } as const;
 
-export function searchClient(endpoint: string): Client {
-  return new Client({ node: endpoint, requestTimeout: 30_000 });
+/**
+ * Which AWS service signs requests to this endpoint: OpenSearch Serverless (`*.aoss.amazonaws.com`)
+ * or an OpenSearch Service domain (`*.es.amazonaws.com`); null for anything else (the embedded
+ * engine, a self-hosted cluster): plain requests. The region is the host's.
+ */
+export function awsSigning(endpoint: string): { service: 'aoss' | 'es'; region: string } | null {
+  const host = new URL(endpoint).hostname;
+  const m = /\.([a-z0-9-]+)\.(aoss|es)\.amazonaws\.com$/.exec(host);
+  return m ? { service: m[2] as 'aoss' | 'es', region: m[1] as string } : null;
+}
+
+/** A client for the endpoint; SigV4-signed with the SDK's credential chain on AWS. */
+export function searchClient(endpoint: string, signing = awsSigning(endpoint)): Client {
+  if (!signing) return new Client({ node: endpoint, requestTimeout: 30_000 });
+  return new Client({
+    node: endpoint,
+    requestTimeout: 30_000,
+    ...AwsSigv4Signer({ ...signing, getCredentials: credentials() }),
+  });
+}
+
+let chain: ReturnType<typeof defaultProvider> | null = null;
+/** One credential chain per container: it caches (and refreshes) the role's credentials. */
+function credentials(): ReturnType<typeof defaultProvider> {
+  chain ??= defaultProvider();
+  return chain;
 }
 
 const ready = new Set<string>();

@@ -3,11 +3,18 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reindexCommand } from '../../cli/commands/search.ts';
+import { type AnyHandler, LocalRunner, lambdaContext } from '../../cli/runner.ts';
 import { engineInstalled, type SearchEngine, startSearchEngine } from '../../cli/search-engine.ts';
-import { crawl, openSession, refresh } from '../../cli/session.ts';
+import { type CrawlSession, crawl, openSession, refresh, type SessionOptions } from '../../cli/session.ts';
+import { handler as extractHandler } from '../../functions/extract/handler.ts';
+import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
+import { handler as indexHandler } from '../../functions/index/handler.ts';
+import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
+import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
-import { docId, search, searchClient, writeBulk } from '../../shared/search/opensearch-sink.ts';
+import { docId, indexName, search, searchClient, writeBulk } from '../../shared/search/opensearch-sink.ts';
 import type { CrawlDocument } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -117,5 +124,77 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.equal(late.stale, 1);
     assert.equal((await get())._source?.deleted, true);
     assert.deepEqual(await paths('ocelot', index), []);
+  });
+  /** A session whose index function keeps a copy of every SQS event it is given. */
+  const recording = async (input: CrawlConfigInput, recorded: SQSEvent[], opts: SessionOptions = {}) => {
+    const base = await openSession(parseConfig(input), opts);
+    const index: AnyHandler = async (event: SQSEvent, ctx) => {
+      recorded.push(structuredClone(event));
+      return indexHandler(event, ctx);
+    };
+    const runner = new LocalRunner({
+      handlers: {
+        seed: seedHandler,
+        fetch: fetchHandler,
+        extract: extractHandler,
+        index,
+        refresh: refreshHandler,
+      },
+      queueUrls: base.resources.queueUrls,
+      monitor: base.monitor,
+      pollers: base.clients,
+    });
+    return { ...base, runner } as CrawlSession;
+  };
+  /** Every document the engine holds, tombstones included, with its version. */
+  const snapshot = async (index: string) => {
+    const client = searchClient(engine.endpoint);
+    await client.indices.refresh({ index });
+    const res = await client.search({ index, body: { size: 100, version: true, query: { match_all: {} } } });
+    const hits = res.body.hits.hits as unknown as { _id: string; _version: number; _source: unknown }[];
+    return Object.fromEntries(hits.map((h) => [h._id, { version: h._version, source: h._source }]));
+  };
+  const redeliver = async (events: SQSEvent[]) => {
+    for (const event of events) {
+      const res = (await indexHandler(event, lambdaContext('index'))) as SQSBatchResponse;
+      assert.deepEqual(res.batchItemFailures, []);
+    }
+  };
+
+  it('a redelivered index batch, through the real handler, changes nothing; after a deletion and a reindex it stays out', async () => {
+    const root = join(dir, 'site', 'r');
+    mkdirSync(root);
+    writeFileSync(join(root, 'index.html'), page('R', 'start', ['/r/keep.html', '/r/gone.html']));
+    writeFileSync(join(root, 'keep.html'), page('Keep', 'page narwhal'));
+    writeFileSync(join(root, 'gone.html'), page('Gone', 'page okapi'));
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('redeliver'),
+      startUrls: [`${site.url}/r/`],
+      fetch: { allowPrivateNetworks: true },
+      index: { sink: 'opensearch' },
+    };
+    const index = indexName(parseConfig(input));
+    const recorded: SQSEvent[] = [];
+    await crawl(await recording(input, recorded));
+    assert.ok(recorded.length > 0, 'the index function was invoked');
+    const first = await snapshot(index);
+    assert.equal(Object.keys(first).length, 3);
+    await redeliver(recorded);
+    assert.deepEqual(await snapshot(index), first, 'same documents, same versions');
+
+    rmSync(join(root, 'gone.html'));
+    await refresh(await recording(input, [], { now: new Date(Date.now() + 3 * DAY) }));
+    assert.deepEqual(await paths('okapi', index), []);
+    const file = join(dir, 'redeliver.json');
+    writeFileSync(file, JSON.stringify(input));
+    await reindexCommand({ config: file });
+    assert.deepEqual(await paths('narwhal', index), ['/r/keep.html']);
+    assert.deepEqual(await paths('okapi', index), [], 'reindex brings no deleted page back');
+    // The crawl's batches again, late: the deletion's tombstone survived the reindex and wins.
+    await redeliver(recorded);
+    assert.deepEqual(await paths('okapi', index), [], 'a late upsert after the reindex stays out');
+    const client = searchClient(engine.endpoint);
+    const gone = await client.get({ index, id: docId(`${site.url}/r/gone.html`) });
+    assert.equal(gone.body._source?.deleted, true);
   });
 });
