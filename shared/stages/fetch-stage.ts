@@ -80,8 +80,9 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
       await fetchMessages(ctx, queueUrl, messages, flusher);
       await flusher.flush();
     }
-    // Nothing due now: instead of waiting, leave a wake-up call for when the earliest URL put back is.
-    if (summary.drained && summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt);
+    // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
+    // out of time: the fetcher chained next does not know what this one put back).
+    if (summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt);
   } finally {
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.

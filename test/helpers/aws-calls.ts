@@ -32,6 +32,7 @@ function resourceOf(call: AwsCall, r: ProvisionedResources, names: ResourceNames
     if (source) return `frontier:${source.name}`;
     if (input.QueueUrl === r.queueUrls.extract) return 'stage:extract';
     if (input.QueueUrl === r.queueUrls.index) return 'stage:index';
+    if (input.QueueUrl === r.queueUrls.wake) return 'stage:wake';
     return `queue ${input.QueueUrl}`;
   }
   if (call.service === 'S3') {

@@ -6,6 +6,7 @@
  * source mapping's polling).
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,8 +95,11 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
       '/d.html',
       '/e.html',
     ];
-    writeFileSync(join(dir, 'index.html'), page('Home', [...links, '/g.html', '/slow.html']));
+    writeFileSync(join(dir, 'index.html'), page('Home', [...links, '/g.html', '/slow.html', '/big.html']));
     for (const p of ['a', 'b', 'c', 'd', 'e', 'g']) writeFileSync(join(dir, `${p}.html`), page(`Page ${p}`));
+    // Text that does not compress: the pages of its fetch round no longer fit in the extract
+    // message, so they go to S3 as a page bundle (fetch-flush.ts).
+    writeFileSync(join(dir, 'big.html'), page(randomBytes(300_000).toString('base64')));
     let slowMs = 0;
     site.route('/slow.html', { handler: (_req, res) => setTimeout(() => res.end(page('Slow')), slowMs) });
     site.route('/robots.txt', { body: `User-agent: *\nAllow: /\nSitemap: ${site.url}/sitemap.xml\n` });
@@ -128,6 +132,7 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     rmSync(join(dir, 'a.html'));
     const changed = parseConfig({
       ...input,
+
       rules: [
         { match: { path: '/d.html' }, actions: ['ignore'] },
         { match: { path: '/b.html' }, actions: ['noIndex'] },
@@ -136,7 +141,8 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     });
     const second = await openSession(changed, { now: new Date(Date.now() + 3 * DAY) });
     asDeployed(crawlName);
-    // One page answers 503 with Retry-After: the fetch stage puts it back in the frontier, delayed.
+    // One page answers 503 with Retry-After: the fetch stage puts it back in the frontier, delayed,
+    // and the fetcher that then runs out of due work leaves a wake-up call (fetch-stage.ts).
     site.route('/e.html', { status: 503, headers: { 'Retry-After': '1' }, body: 'busy' });
     await second.runner.invoke('refresh', scheduledEvent());
     // One page now takes longer than the lease heartbeat (fetch-leases.ts: every 10 s), and the
