@@ -12,9 +12,9 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulator, useEmulatorEnv } from '../cli/emulator.ts';
+import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from '../shared/pricing.ts';
 import { runCrawlee } from './crawlee-run.ts';
 import { formatExtractMicro, runExtractMicro } from './extract-micro.ts';
-import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from './pricing.ts';
 import { PROFILES, type ProfileFigures, profileConfig, profileLine, startSlowServer } from './realistic.ts';
 import {
   costTable,

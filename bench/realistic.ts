@@ -8,7 +8,7 @@
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { PRICES } from './pricing.ts';
+import { PRICES } from '../shared/pricing.ts';
 import type { TrawlResult } from './trawl-run.ts';
 
 export interface Profile {

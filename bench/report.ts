@@ -1,7 +1,8 @@
 /** The benchmark's printed tables (plain text, aligned columns). */
+
+import { TARGET_DOLLARS_PER_MILLION } from '../shared/pricing.ts';
 import { FUNCTIONS, type StageName } from '../shared/topology.ts';
 import type { CrawleeResult } from './crawlee-run.ts';
-import { TARGET_DOLLARS_PER_MILLION } from './pricing.ts';
 import type { TrawlResult } from './trawl-run.ts';
 
 type Cell = string | number;

@@ -7,9 +7,9 @@ import { performance } from 'node:perf_hooks';
 import { crawl, documents, openSession, urlStates } from '../cli/session.ts';
 import { requestCounts, resetRequestCounts } from '../shared/aws/request-counter.ts';
 import { type CrawlConfigInput, parseConfig } from '../shared/config.ts';
+import { type CostBreakdown, priceRun, type RunUsage } from '../shared/pricing.ts';
 import type { StageName } from '../shared/topology.ts';
 import { AwsMeter, type MeterReport } from './aws-meter.ts';
-import { type CostBreakdown, priceRun, type RunUsage } from './pricing.ts';
 
 export interface TrawlResult {
   label: string;

@@ -30,3 +30,10 @@ export async function readChanges(
   // A stable sort: records of one batch keep their line order.
   return out.sort((a, b) => a.at.localeCompare(b.at));
 }
+
+/** Every change record one object at a time (unsorted across objects): `trawl report`'s aggregates. */
+export async function* eachChange(session: Pick<CrawlSession, 'store'>): AsyncGenerator<ChangeRecord> {
+  for await (const key of session.store.list('changes/')) {
+    for (const record of await session.store.getLines<ChangeRecord>(key)) yield record;
+  }
+}

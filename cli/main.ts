@@ -18,6 +18,7 @@ const ops = () => import('./commands/ops.ts');
 const deploy = () => import('./commands/deploy.ts');
 const status = () => import('./commands/status.ts');
 const search = () => import('./commands/search.ts');
+const report = () => import('./commands/report.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -55,6 +56,13 @@ function program(): Command {
     .requiredOption('-c, --config <file>', 'crawl config')
     .option('--since <iso-time>', 'only changes at or after this time')
     .action(async (o) => (await listing()).changesCommand(o));
+  p.command('report')
+    .description(
+      'write one self-contained HTML report: URL states, errors, documents, freshness, changes, throughput, cost',
+    )
+    .requiredOption('-c, --config <file>', 'crawl config')
+    .option('-o, --output <file>', 'where to write the page', 'report.html')
+    .action(async (o) => (await report()).reportCommand(o));
   p.command('clear-errors')
     .description('forget every URL in error state')
     .requiredOption('-c, --config <file>', 'crawl config')

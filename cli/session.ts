@@ -5,7 +5,7 @@
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { CONFIG_KEY, createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
-import { currentStates as currentStatesOf } from '../shared/aws/refresh-manifest.ts';
+import { currentStates as currentStatesOf, eachCurrentState } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/build-document.ts';
@@ -112,6 +112,11 @@ export async function planRefresh(_session: CrawlSession): Promise<PlannedAction
 export async function currentStates(session: Pick<CrawlSession, 'urls' | 'store'>): Promise<UrlItem[]> {
   const states = await currentStatesOf(session.store, session.urls.scan());
   return states.sort((a, b) => a.url.localeCompare(b.url));
+}
+
+/** Every known URL's current state, unsorted and one at a time (`trawl report`'s aggregates). */
+export function eachState(session: Pick<CrawlSession, 'urls' | 'store'>): AsyncGenerator<UrlItem> {
+  return eachCurrentState(session.store, session.urls.scan());
 }
 
 /** The current index: every URL with a document, read through its bulk pointer. */

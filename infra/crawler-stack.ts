@@ -17,6 +17,7 @@ import { ExtractStage } from './constructs/extract.ts';
 import { FetchStage } from './constructs/fetch.ts';
 import { functionArnFromName } from './constructs/grants.ts';
 import { IndexStage } from './constructs/index.ts';
+import { CrawlObservability } from './constructs/observability.ts';
 import { RefreshStage } from './constructs/refresh.ts';
 import { SearchIndex, type SearchTarget } from './constructs/search.ts';
 import { SeedStage } from './constructs/seed.ts';
@@ -47,6 +48,7 @@ export class CrawlerStack extends Stack {
   readonly frontier: Record<SourceName, WorkQueue>;
   readonly stageQueues: Record<StageQueueName, WorkQueue>;
   readonly functions: Record<StageName, NodejsFunction>;
+  readonly observability: CrawlObservability;
 
   constructor(scope: Construct, id: string, props: CrawlerStackProps) {
     super(scope, id, props);
@@ -113,6 +115,18 @@ export class CrawlerStack extends Stack {
       stages.index.fn.addEnvironment('TRAWL_SEARCH_ENDPOINT', search.endpoint);
       new CfnOutput(this, 'SearchEndpoint', { value: search.endpoint });
     }
+    this.observability = new CrawlObservability(this, 'Observability', {
+      crawlName: props.crawlName,
+      functions: this.functions,
+      frontier: Object.fromEntries(FRONTIER.map((s) => [s.name, frontier[s.name].queue])),
+      // Prefixed: the frontier source `index` and the index stage queue share a name.
+      deadLetterQueues: {
+        ...Object.fromEntries(FRONTIER.map((s) => [`frontier-${s.name}`, frontier[s.name].dlq])),
+        'stage-extract': stageQueues.extract.dlq,
+        'stage-index': stageQueues.index.dlq,
+      },
+    });
+    new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
     new CfnOutput(this, 'BucketName', { value: storage.bucket.bucketName });
     new CfnOutput(this, 'UrlsTableName', { value: storage.urls.tableName });
     new CfnOutput(this, 'HostsTableName', { value: storage.hosts.tableName });

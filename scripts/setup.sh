@@ -10,7 +10,8 @@ VENV=".emulator/venv"
 MINISTACK_VERSION="1.5.33"
 MINISTACK_VENV=".emulator/ministack"
 
-if [ ! -x node_modules/.bin/tsx ] || [ ! -x node_modules/.bin/node ]; then
+# Also after a merge or pull changed the lock file (npm writes node_modules/.package-lock.json).
+if [ ! -x node_modules/.bin/tsx ] || [ ! -x node_modules/.bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "[setup] installing npm packages" >&2
   npm ci --no-audit --no-fund
 fi
@@ -57,4 +58,17 @@ if [ -x "$OS_HOME/bin/opensearch" ] && [ "$(id -u)" = "0" ] && ! id trawl-search
 fi
 # jvm.options writes logs/gc.log under the engine's home, whoever runs it.
 if [ -d "$OS_HOME" ]; then mkdir -p "$OS_HOME/logs" && chmod 1777 "$OS_HOME/logs"; fi
+# A real browser for the report's test (test/integration/report-browser.test.ts): Debian's chromium,
+# driven by playwright-core (its own browser downloads do not work here). Skipped without apt.
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${TRAWL_CHROMIUM:-}" ]; then
+  SUDO=""
+  if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; fi
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = "0" ] || [ -n "$SUDO" ]; }; then
+    echo "[setup] installing chromium (apt) for the report's browser test" >&2
+    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } ||
+      echo "[setup] apt-get install chromium failed: the report's browser test will be skipped" >&2
+  else
+    echo "[setup] no apt-get as root: skipping chromium; the report's browser test will be skipped (install chromium, or set TRAWL_CHROMIUM to a Chromium binary)" >&2
+  fi
+fi
 echo "[setup] ready" >&2

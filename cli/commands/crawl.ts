@@ -1,8 +1,10 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
 
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
+import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
@@ -72,6 +74,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
     printSummary({ ...summary, stats: stageStats, counts: requestCounts });
+    await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts);
     signals.dispose();
     await persistEmbeddedState();
@@ -80,6 +83,29 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     await close();
   }
+}
+
+/** Keeps the run's counters in the bucket for `trawl report` (throughput and cost of the last runs). */
+async function recordRun(
+  session: CrawlSession,
+  kind: 'crawl' | 'refresh',
+  started: number,
+  interrupted: boolean,
+) {
+  const record = buildRunRecord({
+    kind,
+    crawl: session.config.name,
+    startedMs: started,
+    finishedMs: Date.now(),
+    stats: stageStats,
+    counts: requestCounts,
+    stages: session.runner.stats,
+    interrupted,
+  });
+  // A report without this run is better than a crawl that fails at its end.
+  await saveRunRecord(session.store, record).catch((err: Error) =>
+    process.stderr.write(`trawl: could not save the run record: ${err.message}\n`),
+  );
 }
 
 /** After Ctrl-C: what was held is given back, the state saved, and the exit code is 130 / 143. */

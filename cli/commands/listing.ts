@@ -6,8 +6,8 @@ import { deployedResources, loadDeployment, useDeployment } from '../deployment.
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
 
-/** The crawl's session: its deployed stack's resources when deployed, else the local ones. */
-export async function session(file: string) {
+/** The crawl's session: a deployed stack's resources when `trawl deploy` recorded one, else local. */
+export async function listingSession(file: string) {
   const config = loadConfigFile(file);
   // A deployed crawl: its stack's resources, where `trawl deploy` put them.
   const deployed = loadDeployment(config.name);
@@ -21,25 +21,25 @@ export async function session(file: string) {
 
 /** Prints the index, one JSON document per line. */
 export async function docsCommand(opts: { config: string }): Promise<void> {
-  const s = await session(opts.config);
+  const s = await listingSession(opts.config);
   for await (const doc of documents(s)) process.stdout.write(`${JSON.stringify(doc)}\n`);
 }
 
 /** Prints every known URL's state, one JSON line each. */
 export async function urlsCommand(opts: { config: string }): Promise<void> {
-  const s = await session(opts.config);
+  const s = await listingSession(opts.config);
   for await (const u of urlStates(s)) process.stdout.write(`${JSON.stringify(u)}\n`);
 }
 
 /** Prints the change feed a search index consumes, oldest first. */
 export async function changesCommand(opts: { config: string; since?: string }): Promise<void> {
-  const s = await session(opts.config);
+  const s = await listingSession(opts.config);
   for (const c of await readChanges(s, { since: opts.since })) process.stdout.write(`${JSON.stringify(c)}\n`);
 }
 
 /** Forgets every URL in error state. */
 export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
-  const s = await session(opts.config);
+  const s = await listingSession(opts.config);
   const n = await clearErrors(s);
   await persistEmbeddedState();
   process.stdout.write(`forgot ${n} URL(s) in error state\n`);

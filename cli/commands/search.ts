@@ -23,7 +23,7 @@ import {
   stopSearchEngine,
 } from '../search-engine.ts';
 import { type CrawlSession, currentStates } from '../session.ts';
-import { session } from './listing.ts';
+import { listingSession as session } from './listing.ts';
 
 /**
  * Before a crawl: with the opensearch sink and no endpoint, the embedded engine is started.

@@ -2,6 +2,7 @@
 
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { DEADLINE_MARGIN_MS, scheduledHandler } from '../../shared/stages/handler-kit.ts';
+import { containerMetrics, fetchMetrics, publishMetrics } from '../../shared/stages/metrics.ts';
 
 export const handler = scheduledHandler('fetch', async (deps, context) => {
   const stop = (context as { trawlStop?: AbortSignal }).trawlStop;
@@ -10,6 +11,7 @@ export const handler = scheduledHandler('fetch', async (deps, context) => {
     // The local runner's Ctrl-C (cli/runner.ts); absent on Lambda.
     signal: stop,
   });
+  publishMetrics(containerMetrics(), 'fetch', fetchMetrics(summary));
   // Work left when the time ran out: start the next fetcher now instead of waiting for the tick.
   if (!summary.drained && !stop?.aborted) await deps.kickFetch();
   return {

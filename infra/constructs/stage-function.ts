@@ -76,6 +76,8 @@ export function stageFunction(
       ...options.environment,
       NODE_OPTIONS: '--enable-source-maps',
       POWERTOOLS_SERVICE_NAME: 'trawl',
+      // The handlers print CloudWatch embedded-metric lines (shared/stages/metrics.ts) only on AWS.
+      TRAWL_METRICS: '1',
     },
     bundling: {
       format: OutputFormat.ESM,

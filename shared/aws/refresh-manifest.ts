@@ -64,11 +64,19 @@ export async function currentStates(
   store: PageStore,
   items: Iterable<UrlItem> | AsyncIterable<UrlItem>,
 ): Promise<UrlItem[]> {
-  const lines = await newestUnder(store, REFRESH_PREFIX);
   const out: UrlItem[] = [];
+  for await (const state of eachCurrentState(store, items)) out.push(state);
+  return out;
+}
+
+/** `currentStates` one at a time, in table order: only the newest line per URL is held. */
+export async function* eachCurrentState(
+  store: PageStore,
+  items: Iterable<UrlItem> | AsyncIterable<UrlItem>,
+): AsyncGenerator<UrlItem> {
+  const lines = await newestUnder(store, REFRESH_PREFIX);
   for await (const item of items) {
     const state = resolveState(item, lines.get(item.url));
-    if (state) out.push(state);
+    if (state) yield state;
   }
-  return out;
 }

@@ -10,10 +10,17 @@ export interface RequestCounts {
   calls: Record<string, number>;
   /** SQS requests as billed: each 64 KB of payload is one request */
   sqsBilledRequests: number;
+  /**
+   * DynamoDB capacity units estimated from the requests (items under 1 KB, as Trawl's URL items
+   * are): a write item = 1 unit, an eventually consistent key read = ½ unit. `trawl report`
+   * prices local runs from these; the benchmark models item sizes exactly (bench/ddb-units.ts).
+   */
+  dynamoWriteUnits: number;
+  dynamoReadUnits: number;
 }
 
 export function emptyCounts(): RequestCounts {
-  return { calls: {}, sqsBilledRequests: 0 };
+  return { calls: {}, sqsBilledRequests: 0, dynamoWriteUnits: 0, dynamoReadUnits: 0 };
 }
 
 /** Process-wide counter (one Lambda container, or the whole local runner). */
@@ -62,6 +69,23 @@ function sqsPayloadBytes(input: Record<string, unknown>): number {
   return 0;
 }
 
+const DDB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
+const DDB_READS = new Set(['GetItem', 'Query', 'Scan']);
+
+/** Estimated units of one DynamoDB call: [write, read]. */
+export function dynamoUnits(op: string, input: Record<string, unknown>): [number, number] {
+  if (DDB_WRITES.has(op)) return [1, 0];
+  if (DDB_READS.has(op)) return [0, input.ConsistentRead ? 1 : 0.5];
+  const items = (m: unknown, field: 'Keys' | null) =>
+    Object.values((m ?? {}) as Record<string, unknown>).reduce<number>((n, v) => {
+      const list = field ? (v as Record<string, unknown[]>)[field] : v;
+      return n + (Array.isArray(list) ? list.length : 0);
+    }, 0);
+  if (op === 'BatchWriteItem') return [items(input.RequestItems, null), 0];
+  if (op === 'BatchGetItem') return [0, items(input.RequestItems, 'Keys') / 2];
+  return [0, 0];
+}
+
 function receivedBytes(output: { Messages?: { Body?: string }[] } | undefined): number {
   return (output?.Messages ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.Body ?? ''), 0);
 }
@@ -84,6 +108,11 @@ export function countingMiddleware(service: string): Pluggable<any, any> {
             for (const w of watchers) w(call);
           }
           const result = await next(args);
+          if (service === 'DynamoDB') {
+            const [w, r] = dynamoUnits(op, args.input as Record<string, unknown>);
+            requestCounts.dynamoWriteUnits += w;
+            requestCounts.dynamoReadUnits += r;
+          }
           if (service === 'SQS') {
             // Billed per 64 KB of payload, what is sent and what a receive returns.
             const sent = sqsPayloadBytes(args.input as Record<string, unknown>);

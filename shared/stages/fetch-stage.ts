@@ -30,6 +30,12 @@ export interface FetchRunSummary {
   requeued: number;
   /** every source answered empty */
   drained: boolean;
+  /** body bytes read (the CloudWatch metrics) */
+  bytes: number;
+  /** fetches that ended in an error, by seed 001's class */
+  errors: { permanent: number; temporary: number };
+  /** tasks sent back because their host was not due (politeness by scheduling) */
+  politeness: number;
   /** fetch order, for diagnostics and the priority test */
   order: { url: string; source: SourceName }[];
   /** epoch ms when the earliest URL this invocation put back with a delay is due */
@@ -48,7 +54,16 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     deadline: opts.deadline,
     signal: opts.signal,
   };
-  const summary: FetchRunSummary = { rounds: 0, fetched: 0, requeued: 0, drained: false, order: [] };
+  const summary: FetchRunSummary = {
+    rounds: 0,
+    fetched: 0,
+    requeued: 0,
+    drained: false,
+    bytes: 0,
+    errors: { permanent: 0, temporary: 0 },
+    politeness: 0,
+    order: [],
+  };
   const leases = new Leases(deps.queues, (err) => deps.log.warn('lease heartbeat failed', { err }));
   leases.start();
   try {
@@ -115,11 +130,15 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
   for (const r of results) {
     if (r.type === 'page') {
       summary.fetched++;
+      // base64 in the bundle: 3 bytes per 4 characters.
+      summary.bytes += Math.floor((r.page.body.length * 3) / 4);
+      if (r.page.error) summary.errors[r.page.error.kind]++;
       bump('fetched');
       bump(`fetched:${source}`);
       summary.order.push({ url: r.page.url, source });
     } else {
       summary.requeued++;
+      if (r.reason === 'politeness') summary.politeness++;
       bump(`requeued:${r.reason}`);
       if (r.delaySeconds > 0)
         summary.wakeAt = Math.min(summary.wakeAt ?? Infinity, now + r.delaySeconds * 1000);

@@ -9,6 +9,7 @@ import { inStage } from '../aws/request-counter.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { bump, logger } from './logger.ts';
+import { batchMetrics, containerMetrics, publishMetrics } from './metrics.ts';
 
 /** Lambda stops us at its timeout; we stop starting new work this long before. */
 export const DEADLINE_MARGIN_MS = 15_000;
@@ -50,6 +51,7 @@ async function runBatch<T>(
     ms: Date.now() - started,
     ...result.stats,
   });
+  publishMetrics(containerMetrics(), stage, batchMetrics(result.stats, event, started));
   return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };
 }
 

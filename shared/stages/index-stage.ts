@@ -54,6 +54,10 @@ export async function runIndexStage(
     deps.log.error('index writes failed', { error: err as Error });
     return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
   }
+  for (const c of changes) {
+    const k = c.type === 'upsert' ? 'documents:upserted' : 'documents:deleted';
+    result.stats[k] = (result.stats[k] ?? 0) + 1;
+  }
   if (changes.length > 0) {
     await deps.store.putLines(
       `changes/${new Date(now).toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`,

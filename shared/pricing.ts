@@ -2,7 +2,7 @@
  * us-east-1 list prices (docs/design-facts.md, issue #7) and the arithmetic that turns one run's measured
  * requests, capacity units and handler durations into dollars per million pages.
  */
-import { FUNCTIONS, type StageName } from '../shared/topology.ts';
+import { FUNCTIONS, type StageName } from './topology.ts';
 
 export const PRICES = {
   /** Lambda arm64, per GB-second and per request */

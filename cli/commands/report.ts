@@ -1,0 +1,46 @@
+/**
+ * `trawl report -c FILE [-o report.html]`: one self-contained HTML page about a crawl, built from
+ * the same readers as `trawl urls`, `trawl docs` and `trawl changes`, streamed into bounded
+ * aggregates (shared/report/report-model.ts), plus the run records of the last local runs.
+ */
+import { writeFileSync } from 'node:fs';
+import { lastRunRecords } from '../../shared/aws/run-records.ts';
+import { parseDuration } from '../../shared/config.ts';
+import { ReportAggregate, type ReportData } from '../../shared/report/report-model.ts';
+import { eachChange } from '../change-feed.ts';
+import { loadConfigFile } from '../config-file.ts';
+import { loadDeployment } from '../deployment.ts';
+import { renderReportHtml } from '../report-html.ts';
+import { type CrawlSession, eachState } from '../session.ts';
+import { listingSession } from './listing.ts';
+
+/** Aggregates the crawl's URL states, change feed and run records. */
+export async function buildReport(session: CrawlSession, where: string, nowMs: number): Promise<ReportData> {
+  const agg = new ReportAggregate({
+    crawl: session.config.name,
+    where,
+    nowMs,
+    maxAgeMs: parseDuration(session.config.refresh.maxAge),
+  });
+  for await (const state of eachState(session)) agg.addState(state);
+  for await (const change of eachChange(session)) agg.addChange(change);
+  for (const run of await lastRunRecords(session.store)) agg.addRun(run);
+  return agg.finish();
+}
+
+/** Writes the report and says where. */
+export async function reportCommand(opts: { config: string; output?: string }): Promise<void> {
+  const name = loadConfigFile(opts.config).name;
+  const deployed = loadDeployment(name);
+  const where = deployed
+    ? `deployed stack ${deployed.stackName} (${deployed.local ? 'local cloud' : deployed.region})`
+    : 'local crawl (embedded emulator)';
+  const session = await listingSession(opts.config);
+  const data = await buildReport(session, where, Date.now());
+  const out = opts.output ?? 'report.html';
+  const html = renderReportHtml(data);
+  writeFileSync(out, html);
+  process.stderr.write(
+    `trawl: report for "${name}" written to ${out} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KB): ${data.totals.urls} URLs, ${data.totals.documents} documents, ${data.totals.errors} errors\n`,
+  );
+}

@@ -1,0 +1,207 @@
+/**
+ * The crawl report's figures, aggregated one URL state, change record and run record at a time
+ * in bounded memory (counters, capped example lists, time histograms): a million URLs make a
+ * report of the same size as a thousand. Pure: the time and the max age come in as arguments.
+ */
+import type { ChangeRecord } from '../stages/index-stage.ts';
+import type { UrlItem } from '../types.ts';
+import { priceRunRecord, type RunRecord } from './run-record.ts';
+import { BoundedCounter, type TimeBucket, TimeHistogram } from './time-histogram.ts';
+
+export interface HostErrors {
+  host: string;
+  permanent: number;
+  temporary: number;
+  examples: { url: string; code: string | null; httpStatus: number | null }[];
+}
+
+export interface RunSummary {
+  kind: string;
+  startedAt: string;
+  seconds: number;
+  pages: number;
+  pagesPerSecond: number;
+  awsRequests: number;
+  /** dollars per million pages at list prices; null when the run fetched nothing */
+  costPerMillion: number | null;
+  costByService: Record<string, number> | null;
+}
+
+export interface ReportData {
+  crawl: string;
+  generatedAt: string;
+  where: string;
+  totals: { urls: number; documents: number; errors: number; upserts: number; deletes: number };
+  states: Record<string, number>;
+  httpStatus: Record<string, number>;
+  errorCodes: Record<string, number>;
+  errorsByHost: HostErrors[];
+  docsByDepth: Record<string, number>;
+  docsByQueue: Record<string, number>;
+  freshness: { maxAgeHours: number; buckets: { label: string; count: number }[]; overdue: number };
+  changes: { bucketMinutes: number; buckets: TimeBucket[]; deletesByReason: [string, number][] };
+  fetches: { bucketMinutes: number; buckets: TimeBucket[] };
+  runs: RunSummary[];
+  skipped: [string, number][];
+}
+
+export interface ReportOptions {
+  crawl: string;
+  /** where the crawl runs, e.g. "local emulator" or the stack name */
+  where: string;
+  nowMs: number;
+  maxAgeMs: number;
+}
+
+const TOP_HOSTS = 25;
+const EXAMPLES_PER_HOST = 3;
+/** Freshness classes as fractions of refresh.maxAge; the last is "overdue". */
+const AGE_EDGES = [0.25, 0.5, 0.75, 1];
+
+const bump = (o: Record<string, number>, k: string, n = 1) => {
+  o[k] = (o[k] ?? 0) + n;
+};
+
+/** Strips the URL-specific tail of a skip note ("mime-type video/mp4" stays, a URL does not). */
+export function skipReason(note: string | null | undefined): string {
+  if (!note) return '(no reason recorded)';
+  return note
+    .replace(/https?:\/\/\S+/g, '…')
+    .replace(/\(\d[\d,.]*\s*\w*\)/g, '')
+    .trim()
+    .slice(0, 80);
+}
+
+/** Accumulates the report's figures. */
+export class ReportAggregate {
+  private readonly states: Record<string, number> = {};
+  private readonly httpStatus: Record<string, number> = {};
+  private readonly errorCodes = new BoundedCounter();
+  private readonly hosts = new Map<string, HostErrors>();
+  private readonly docsByDepth: Record<string, number> = {};
+  private readonly docsByQueue: Record<string, number> = {};
+  private readonly ages = new Array<number>(AGE_EDGES.length + 1).fill(0);
+  private readonly skipped = new BoundedCounter();
+  private readonly deleteReasons = new BoundedCounter();
+  private readonly changeTimes = new TimeHistogram(2);
+  private readonly fetchTimes = new TimeHistogram(1);
+  private readonly runs: RunSummary[] = [];
+  private readonly totals = { urls: 0, documents: 0, errors: 0, upserts: 0, deletes: 0 };
+
+  constructor(private readonly opts: ReportOptions) {}
+
+  /** One URL in the `trawl urls` state (current state, forgotten URLs already left out). */
+  addState(s: UrlItem): void {
+    this.totals.urls++;
+    bump(this.states, s.state);
+    bump(this.httpStatus, s.httpStatus ? String(s.httpStatus) : 'none');
+    this.fetchTimes.add(s.lastFetched, 0);
+    if (s.state === 'error') this.addError(s);
+    if (s.state === 'ignored') this.skipped.add(skipReason(s.note));
+    // A document is what `trawl docs` lists: a state with a document pointer.
+    if (s.docBulk && s.docLine !== undefined && s.docLine !== null) {
+      this.totals.documents++;
+      bump(this.docsByDepth, String(s.depth ?? 'unknown'));
+      bump(this.docsByQueue, s.queue ?? 'unknown');
+      this.addAge(s.lastFetched ?? s.indexedAt);
+    }
+  }
+
+  /** One change-feed record (`trawl changes`). */
+  addChange(c: ChangeRecord): void {
+    if (c.type === 'upsert') this.totals.upserts++;
+    else {
+      this.totals.deletes++;
+      this.deleteReasons.add(c.reason ? c.reason.replace(/\(.*\)$/, '').trim() : '(none)');
+    }
+    this.changeTimes.add(c.at, c.type === 'upsert' ? 0 : 1);
+  }
+
+  /** One run record (local `trawl crawl` / `trawl refresh`); `rejected:<reason>` counters are skips. */
+  addRun(r: RunRecord): void {
+    for (const [k, v] of Object.entries(r.stats)) {
+      if (k.startsWith('rejected:')) this.skipped.add(`link rejected: ${k.slice(9)}`, v);
+    }
+    const cost = r.pages > 0 ? priceRunRecord(r) : null;
+    const { total, ...byService } = cost?.perMillion ?? { total: 0 };
+    this.runs.push({
+      kind: r.kind,
+      startedAt: r.startedAt,
+      seconds: r.seconds,
+      pages: r.pages,
+      pagesPerSecond: r.seconds > 0 ? r.pages / r.seconds : 0,
+      awsRequests: Object.values(r.counts.calls).reduce((a, b) => a + b, 0),
+      costPerMillion: cost ? total : null,
+      costByService: cost ? byService : null,
+    });
+  }
+
+  private addError(s: UrlItem): void {
+    this.totals.errors++;
+    this.errorCodes.add(s.errorCode ?? 'unknown');
+    const host = hostOf(s.url);
+    let h = this.hosts.get(host);
+    if (!h) {
+      // Bounded: past 10,000 hosts the rest count under one line.
+      const key = this.hosts.size < 10_000 ? host : '(other hosts)';
+      h = this.hosts.get(key) ?? { host: key, permanent: 0, temporary: 0, examples: [] };
+      this.hosts.set(key, h);
+    }
+    if (s.errorKind === 'temporary') h.temporary++;
+    else h.permanent++;
+    if (h.examples.length < EXAMPLES_PER_HOST) {
+      h.examples.push({ url: s.url, code: s.errorCode ?? null, httpStatus: s.httpStatus ?? null });
+    }
+  }
+
+  private addAge(at: string | null | undefined): void {
+    const t = at ? Date.parse(at) : Number.NaN;
+    if (!Number.isFinite(t)) return;
+    const fraction = (this.opts.nowMs - t) / this.opts.maxAgeMs;
+    const i = AGE_EDGES.findIndex((edge) => fraction < edge);
+    this.ages[i === -1 ? AGE_EDGES.length : i] = (this.ages[i === -1 ? AGE_EDGES.length : i] ?? 0) + 1;
+  }
+
+  /** The figures, ready for the page. */
+  finish(): ReportData {
+    const maxAgeHours = this.opts.maxAgeMs / 3_600_000;
+    const labels = ['< 25 %', '25–50 %', '50–75 %', '75–100 %', 'overdue (> max age)'];
+    return {
+      crawl: this.opts.crawl,
+      generatedAt: new Date(this.opts.nowMs).toISOString(),
+      where: this.opts.where,
+      totals: { ...this.totals },
+      states: this.states,
+      httpStatus: this.httpStatus,
+      errorCodes: this.errorCodes.toObject(),
+      errorsByHost: [...this.hosts.values()]
+        .sort(
+          (a, b) => b.permanent + b.temporary - (a.permanent + a.temporary) || a.host.localeCompare(b.host),
+        )
+        .slice(0, TOP_HOSTS),
+      docsByDepth: this.docsByDepth,
+      docsByQueue: this.docsByQueue,
+      freshness: {
+        maxAgeHours,
+        buckets: labels.map((label, i) => ({ label, count: this.ages[i] ?? 0 })),
+        overdue: this.ages[AGE_EDGES.length] ?? 0,
+      },
+      changes: {
+        bucketMinutes: this.changeTimes.bucketMs / 60_000,
+        buckets: this.changeTimes.toArray(),
+        deletesByReason: this.deleteReasons.top(15),
+      },
+      fetches: { bucketMinutes: this.fetchTimes.bucketMs / 60_000, buckets: this.fetchTimes.toArray() },
+      runs: [...this.runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
+      skipped: this.skipped.top(15),
+    };
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(malformed)';
+  }
+}

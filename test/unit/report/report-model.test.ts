@@ -1,0 +1,146 @@
+/** The report's aggregates: counts, bounded examples and histograms, freshness against maxAge. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { emptyCounts } from '../../../shared/aws/request-counter.ts';
+import { ReportAggregate, skipReason } from '../../../shared/report/report-model.ts';
+import { buildRunRecord } from '../../../shared/report/run-record.ts';
+import { BoundedCounter, TimeHistogram } from '../../../shared/report/time-histogram.ts';
+import type { UrlItem } from '../../../shared/types.ts';
+
+const NOW = Date.parse('2026-11-23T12:00:00Z');
+const HOUR = 3_600_000;
+const ago = (h: number) => new Date(NOW - h * HOUR).toISOString();
+const item = (url: string, extra: Partial<UrlItem> = {}): UrlItem => ({
+  url,
+  state: 'indexed',
+  depth: 1,
+  queue: 'index_follow',
+  httpStatus: 200,
+  lastFetched: ago(1),
+  docBulk: 'docs/bulks/a.jsonl.gz',
+  docLine: 0,
+  ...extra,
+});
+const aggregate = () => new ReportAggregate({ crawl: 'c', where: 'here', nowMs: NOW, maxAgeMs: 48 * HOUR });
+
+describe('report aggregates', () => {
+  it('counts states, HTTP statuses, documents by depth and queue, errors by host with examples', () => {
+    const agg = aggregate();
+    agg.addState(item('http://a.test/', { depth: 0, queue: 'user' }));
+    agg.addState(item('http://a.test/x'));
+    agg.addState(item('http://a.test/f', { state: 'followed', docBulk: null, docLine: null }));
+    for (let i = 0; i < 5; i++) {
+      agg.addState(
+        item(`http://b.test/${i}`, {
+          state: 'error',
+          errorKind: i < 4 ? 'permanent' : 'temporary',
+          errorCode: 'http-404',
+          httpStatus: 404,
+          docBulk: null,
+        }),
+      );
+    }
+    agg.addState(
+      item('http://a.test/v.mp4', { state: 'ignored', note: 'mime-type video/mp4', docBulk: null }),
+    );
+    const d = agg.finish();
+    assert.deepEqual(d.totals, { urls: 9, documents: 2, errors: 5, upserts: 0, deletes: 0 });
+    assert.deepEqual(d.states, { indexed: 2, followed: 1, error: 5, ignored: 1 });
+    assert.deepEqual(d.httpStatus, { '200': 4, '404': 5 });
+    assert.deepEqual(d.docsByDepth, { '0': 1, '1': 1 });
+    assert.deepEqual(d.docsByQueue, { user: 1, index_follow: 1 });
+    assert.deepEqual(
+      d.errorsByHost.map((h) => [h.host, h.permanent, h.temporary, h.examples.length]),
+      [['b.test', 4, 1, 3]],
+    );
+    assert.deepEqual(d.skipped, [['mime-type video/mp4', 1]]);
+  });
+
+  it('puts document ages in classes of refresh.maxAge, overdue past it', () => {
+    const agg = aggregate();
+    for (const h of [1, 11, 13, 30, 47, 49, 100])
+      agg.addState(item(`http://a.test/${h}`, { lastFetched: ago(h) }));
+    const d = agg.finish();
+    assert.deepEqual(
+      d.freshness.buckets.map((b) => b.count),
+      [2, 1, 1, 1, 2],
+    );
+    assert.equal(d.freshness.overdue, 2);
+    assert.equal(d.freshness.maxAgeHours, 48);
+  });
+
+  it('counts the change feed over time and deletions by reason without the URL-specific detail', () => {
+    const agg = aggregate();
+    agg.addChange({ type: 'upsert', url: 'u1', at: '2026-11-23T10:00:10Z' });
+    agg.addChange({ type: 'upsert', url: 'u2', at: '2026-11-23T10:00:50Z' });
+    agg.addChange({
+      type: 'delete',
+      url: 'u3',
+      at: '2026-11-23T10:03:00Z',
+      reason: 'permanent-error: http-404 (HTTP 404)',
+    });
+    const d = agg.finish();
+    assert.equal(d.totals.upserts, 2);
+    assert.equal(d.totals.deletes, 1);
+    assert.deepEqual(d.changes.deletesByReason, [['permanent-error: http-404', 1]]);
+    assert.deepEqual(
+      d.changes.buckets.map((b) => [b.t, b.values]),
+      [
+        ['2026-11-23T10:00:00.000Z', [2, 0]],
+        ['2026-11-23T10:03:00.000Z', [0, 1]],
+      ],
+    );
+  });
+
+  it('prices each run per million pages and counts its rejected links as skip reasons', () => {
+    const counts = {
+      ...emptyCounts(),
+      calls: { 'S3.PutObject': 10, 'SQS.SendMessageBatch': 5 },
+      sqsBilledRequests: 5,
+    };
+    const run = buildRunRecord({
+      kind: 'crawl',
+      crawl: 'c',
+      startedMs: NOW - 10_000,
+      finishedMs: NOW,
+      stats: { fetched: 100, 'rejected:ignored-extension': 7 },
+      counts,
+      stages: { fetch: { invocations: 2, totalMs: 4000 } },
+    });
+    const agg = aggregate();
+    agg.addRun(run);
+    const [r] = agg.finish().runs;
+    assert.equal(r?.pagesPerSecond, 10);
+    assert.equal(r?.awsRequests, 15);
+    // S3: 10 PUTs × $0.005/1000 for 100 pages → $0.50 per million; SQS 5 × $0.40/M → $0.02.
+    assert.equal(r?.costByService?.s3?.toFixed(4), '0.5000');
+    assert.equal(r?.costByService?.sqs?.toFixed(4), '0.0200');
+    assert.ok((r?.costPerMillion ?? 0) > 0.52);
+    assert.deepEqual(agg.finish().skipped, [['link rejected: ignored-extension', 7]]);
+  });
+
+  it('stays bounded: a time histogram coarsens, a counter folds the tail into (other)', () => {
+    const h = new TimeHistogram(1, 10);
+    for (let i = 0; i < 1000; i++) h.add(new Date(NOW + i * 60_000).toISOString(), 0);
+    const buckets = h.toArray();
+    assert.ok(buckets.length <= 10, `${buckets.length} buckets`);
+    assert.equal(
+      buckets.reduce((n, b) => n + (b.values[0] ?? 0), 0),
+      1000,
+    );
+    assert.equal(h.add('not a time', 0), false);
+    const c = new BoundedCounter(3);
+    for (const k of ['a', 'b', 'c', 'd', 'e', 'a']) c.add(k);
+    assert.deepEqual(c.top(), [
+      ['(other)', 2],
+      ['a', 2],
+      ['b', 1],
+      ['c', 1],
+    ]);
+  });
+
+  it('names skip reasons without URLs', () => {
+    assert.equal(skipReason('redirect to http://x.test/a not followed'), 'redirect to … not followed');
+    assert.equal(skipReason(null), '(no reason recorded)');
+  });
+});
