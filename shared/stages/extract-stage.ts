@@ -16,6 +16,8 @@ import { sendTasks } from './send-tasks.ts';
 export interface StageRecord<T> {
   messageId: string;
   body: T | null;
+  /** SQS ApproximateReceiveCount: above 1 the message may have been processed before */
+  receiveCount?: number;
 }
 
 export interface BatchResult {
@@ -76,10 +78,13 @@ async function extractRecord(
   const now = new Date(deps.now()).toISOString();
   const outcomes: PageOutcome[] = [];
   const tasks = [];
+  // A record received before may have sent its outcomes and claims already (a crash before its delete).
+  const again = (record.receiveCount ?? 1) > 1;
   for (const page of pages) {
     const r = await processPage(page, { config, decider, now });
-    outcomes.push(...r.outcomes);
-    tasks.push(...r.tasks);
+    const copy = again || page.task.redelivered === true;
+    outcomes.push(...(copy ? r.outcomes.map((o) => ({ ...o, redelivered: true })) : r.outcomes));
+    tasks.push(...(again ? r.tasks.map((t) => ({ ...t, redelivered: true })) : r.tasks));
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }

@@ -54,6 +54,9 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   for (const t of tasks) {
     const item = existing.get(t.url);
     if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
+    // Claimed but not yet recorded: an earlier (failed, retried) seed sent it already, so this task
+    // may be a second copy; the index stage checks the URL's state before recording it again.
+    else if (item) t.redelivered = true;
     if (item?.docBulk)
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
   }
@@ -71,12 +74,11 @@ async function sitemapUrls(deps: StageDeps, config: CrawlConfig, starts: UrlTask
   const urls = new Set(config.sitemaps);
   const robots = createRobotsCache(deps.hosts, config, deps.now);
   const origins = new Set(starts.map((t) => new URL(t.url).origin));
+  // An unreachable or broken robots.txt is an answer (cached by the robots cache); what throws here
+  // is the hosts table or S3 failing. The seed then fails and is retried: carrying on would drop
+  // the site's sitemaps from this cycle without a trace.
   for (const origin of origins) {
-    try {
-      for (const s of robotsSitemaps(await robots.get(`${origin}/`))) urls.add(s);
-    } catch (err) {
-      deps.log.warn('robots.txt unreadable while seeding', { origin, error: err as Error });
-    }
+    for (const s of robotsSitemaps(await robots.get(`${origin}/`))) urls.add(s);
   }
   return [...urls];
 }
