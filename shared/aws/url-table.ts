@@ -28,6 +28,7 @@ const KNOWN_TTL_MS = 10 * 60_000;
 const CLAIM_CONCURRENCY = 32;
 
 export interface UrlTable {
+  /** The tasks this claimer holds the claim of; those it claimed before come back marked `redelivered`. */
   claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
@@ -48,15 +49,17 @@ export function createUrlTable({
   client: DynamoDBDocumentClient;
   tableName: string;
 }): UrlTable {
-  const known = new Map<string, number>();
-  const remember = (url: string) => {
+  // URL → until when it is known, and who claimed it: a claimer's own claims are never skipped,
+  // so its retry (the same container, after a failed send) finds and re-sends them.
+  const known = new Map<string, { until: number; claimer?: string }>();
+  const remember = (url: string, claimer?: string) => {
     if (known.size >= KNOWN_CACHE_MAX) known.clear();
-    known.set(url, Date.now() + KNOWN_TTL_MS);
+    known.set(url, { until: Date.now() + KNOWN_TTL_MS, claimer });
   };
-  const isKnown = (url: string) => {
-    const until = known.get(url);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
+  const isKnown = (url: string, claimer: string) => {
+    const entry = known.get(url);
+    if (entry === undefined) return false;
+    if (entry.until > Date.now()) return entry.claimer !== claimer;
     known.delete(url);
     return false;
   };
@@ -117,7 +120,7 @@ export function createUrlTable({
   return {
     async claim(tasks, claimer, now) {
       const byUrl = new Map<string, UrlTask>();
-      for (const t of tasks) if (!isKnown(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+      for (const t of tasks) if (!isKnown(t.url, claimer) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
       // Read before write: a failed conditional write still costs its write unit (FACTS.md).
       const existing = await getMany([...byUrl.keys()]);
@@ -125,14 +128,15 @@ export function createUrlTable({
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
-        if (item.claimedBy === claimer) fresh.push(t);
-        else remember(t.url);
+        // Claimed by this claimer before: a copy of its message; the task says it may have been sent.
+        if (item.claimedBy === claimer) fresh.push({ ...t, redelivered: true });
+        else remember(t.url, item.claimedBy);
         return false;
       });
       const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
+      // A lost race: the winner is not known here, so nothing is cached (the next sight reads again).
       candidates.forEach((t, i) => {
         if (results[i]) fresh.push(t);
-        else remember(t.url);
       });
       return fresh;
     },
@@ -172,7 +176,7 @@ export function createUrlTable({
           pending = res.UnprocessedItems?.[tableName] ?? [];
         }
       }
-      for (const item of puts) remember(item.url);
+      for (const item of puts) remember(item.url, item.claimedBy);
       for (const url of deletes) known.delete(url);
     },
     async *scan() {

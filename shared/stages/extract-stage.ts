@@ -78,18 +78,19 @@ async function extractRecord(
   const now = new Date(deps.now()).toISOString();
   const outcomes: PageOutcome[] = [];
   const tasks = [];
-  // A record received before may have sent its outcomes and claims already (a crash before its delete).
-  const again = (record.receiveCount ?? 1) > 1;
   for (const page of pages) {
     const r = await processPage(page, { config, decider, now });
-    const copy = again || page.task.redelivered === true;
-    outcomes.push(...(copy ? r.outcomes.map((o) => ({ ...o, redelivered: true })) : r.outcomes));
-    tasks.push(...(again ? r.tasks.map((t) => ({ ...t, redelivered: true })) : r.tasks));
+    outcomes.push(...r.outcomes);
+    tasks.push(...r.tasks);
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer is the bundle: a redelivery of this record re-sends what it claimed before a crash.
   const fresh = await deps.urls.claim(tasks, record.body.bundle, now);
+  // Received before, or holding claims it made before: this bundle may have been extracted already
+  // (a crash before the delete, a message sent twice), so its outcomes may be copies.
+  const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
+  for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();

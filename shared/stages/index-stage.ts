@@ -158,28 +158,46 @@ async function previousStates(
   if (elements.length > 0) {
     for (const [url, item] of await deps.urls.getMany(elements)) existing.set(url, item);
   }
+  // Start URLs and sitemaps live in the table: their item is read for every outcome (a few per
+  // cycle), so a copy indexed before its original (a race after a lost delete) cannot slip through.
   const copies = outcomes.filter((o) => o.redelivered && !o.element);
-  if (copies.length === 0) return existing;
-  const urls = new Set(copies.map((o) => o.url));
+  const tableKept = outcomes.filter((o) => !o.element && (o.task.depth === 0 || o.task.kind === 'sitemap'));
+  const urls = new Set([...copies, ...tableKept].map((o) => o.url));
+  if (urls.size === 0) return existing;
   const items = await deps.urls.getMany([...urls]);
-  const ctx = planContext(config, existing, now);
-  const days = copies.flatMap((o) => {
-    const due = planOutcome(o, ctx).set.nextRefreshAt;
-    return due
-      ? [refreshBucket(due), refreshBucket(new Date(Date.parse(due) - REDELIVERY_WINDOW_MS).toISOString())]
-      : [];
-  });
-  const since = Math.min(...copies.map((o) => Date.parse(o.fetchedAt) || now)) - REDELIVERY_WINDOW_MS;
-  const lines = await recentLines(deps.store, urls, days, new Date(since).toISOString());
+  const lines = await copyLines(deps, config, copies, existing, now);
   for (const url of urls) {
-    // No item: forgotten since (a 404 on refresh, clear-errors): the copy has nothing left to record.
-    if (!items.has(url)) forgotten.add(url);
     const current = resolveState(items.get(url), lines.get(url));
     const known = existing.get(url);
     if (current && (!known || (current.lastFetched ?? '') > (known.lastFetched ?? '')))
       existing.set(url, current);
   }
+  // No item: forgotten since (a 404 on refresh, clear-errors): the copy has nothing left to record.
+  for (const o of copies) if (!items.has(o.url)) forgotten.add(o.url);
   return existing;
+}
+
+/** The state lines an earlier delivery of these outcomes could have written: their due days, since their fetch. */
+async function copyLines(
+  deps: StageDeps,
+  config: CrawlConfig,
+  copies: PageOutcome[],
+  existing: Map<string, UrlItem>,
+  now: number,
+): Promise<Map<string, UrlItem>> {
+  if (copies.length === 0) return new Map();
+  const ctx = planContext(config, existing, now);
+  const days = copies.flatMap((o) => {
+    const due = planOutcome(o, ctx).set.nextRefreshAt;
+    if (!due) return [];
+    return [
+      refreshBucket(due),
+      refreshBucket(new Date(Date.parse(due) - REDELIVERY_WINDOW_MS).toISOString()),
+    ];
+  });
+  const since = Math.min(...copies.map((o) => Date.parse(o.fetchedAt) || now)) - REDELIVERY_WINDOW_MS;
+  const urls = new Set(copies.map((o) => o.url));
+  return recentLines(deps.store, urls, days, new Date(since).toISOString());
 }
 
 async function loadOutcomes(deps: StageDeps, record: StageRecord<IndexMessage>): Promise<PageOutcome[]> {

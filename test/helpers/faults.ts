@@ -5,6 +5,9 @@
  *   response was lost: a message sent, an object written, a delete done, yet the caller sees an
  *   error). moto cannot be made to fail on demand, so this is an SDK middleware: the one mock
  *   here, for faults the emulator cannot produce;
+ * - an AWS call answered with a transient server error (HTTP 500) that the SDK's own retries
+ *   (maxAttempts 5) absorb: injected inside the SDK's retry loop, so the stage never sees it
+ *   unless it repeats;
  * - a handler that throws before its work, or after it (a crash between the writes and the
  *   delete of its messages): the real handler runs, then the runner sees a failure, so the real
  *   queue redelivers the batch.
@@ -23,6 +26,8 @@ export interface FaultRates {
   aws: number;
   /** chance a stage handler invocation throws (half before its work, half after it) */
   handler: number;
+  /** chance one attempt of an AWS call gets a transient HTTP 500, retried by the SDK */
+  transient: number;
 }
 
 /** mulberry32: a small, seedable PRNG. */
@@ -94,6 +99,22 @@ export class FaultInjector {
   private middleware(): Pluggable<any, any> {
     return {
       applyToStack: (stack) => {
+        // Inside the SDK's retry middleware (finalizeRequest, after it): one failed attempt.
+        stack.add(
+          (next, context) => async (args) => {
+            const name = (context as { commandName?: string }).commandName ?? 'call';
+            const op = `${name.replace(/Command$/, '')}#attempt`;
+            if (this.decide(this.where.getStore() ?? 'runner', op, this.rates.transient) !== null) {
+              throw Object.assign(new InjectedFault(`injected: ${op} HTTP 500`), {
+                name: 'InternalError',
+                $fault: 'server',
+                $metadata: { httpStatusCode: 500 },
+              });
+            }
+            return next(args);
+          },
+          { step: 'finalizeRequest', priority: 'low', name: 'trawlTransientFault', override: true },
+        );
         stack.add(
           (next, context) => async (args) => {
             const name = (context as { commandName?: string }).commandName ?? 'call';
