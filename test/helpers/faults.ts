@@ -64,6 +64,13 @@ export class FaultInjector {
     return n;
   }
 
+  /** Faults the stages and the runner saw (the rest were transient errors the SDK's retries absorbed). */
+  get surfacing(): number {
+    let n = 0;
+    for (const [k, v] of this.counts) if (!k.includes('#attempt')) n += v;
+    return n;
+  }
+
   /** Faults per stage, e.g. { fetch: 80, extract: 40, … }. */
   byStage(): Record<string, number> {
     const out: Record<string, number> = {};

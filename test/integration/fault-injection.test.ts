@@ -115,12 +115,15 @@ describe('fault injection', () => {
     let t = Date.now();
     const clean = await run('clean', null);
     console.log(`fault-free crawl: ${Date.now() - t} ms`);
-    const faults = new FaultInjector(SEED, { aws: 0.1, handler: 0.3, transient: 0.3 });
+    const faults = new FaultInjector(SEED, { aws: 0.1, handler: 0.3, transient: 0.35 });
     console.log(`fault seed ${SEED} (TRAWL_FAULT_SEED=${SEED} replays it)`);
     t = Date.now();
     const faulty = await run('faults', faults);
     console.log(`crawl with faults: ${Date.now() - t} ms`);
-    console.log(`injected ${faults.total} faults:`, faults.byStage());
+    console.log(
+      `injected ${faults.total} faults (${faults.surfacing} seen by the stages and the runner, the rest transient errors the SDK retried):`,
+      faults.byStage(),
+    );
     console.log([...faults.counts].map(([k, v]) => `${k}: ${v}`).join(', '));
 
     assert.ok(clean.docs.length > PAGES / 2, `${clean.docs.length} documents`);
@@ -132,6 +135,7 @@ describe('fault injection', () => {
       assert.equal(faulty[what].length, clean[what].length, `${what}: as many (none twice)`);
     }
     assert.ok(faults.total >= 200, `only ${faults.total} faults injected`);
+    assert.ok(faults.surfacing >= 30, `only ${faults.surfacing} faults reached the stages`);
     for (const stage of ['seed', 'fetch', 'extract', 'index', 'runner'])
       assert.ok((faults.byStage()[stage] ?? 0) > 0, `no fault in ${stage}`);
   });

@@ -38,7 +38,7 @@ describe('redelivery', () => {
     emu = await startTestEmulator();
     const dir = mkdtempSync(join(tmpdir(), 'trawl-redeliver-'));
     site = await startSiteServer({ root: dir });
-    expected = generateDemoSite(dir, { pages: 40, seed: 5, baseUrl: site.url }).expectedIndexed;
+    expected = generateDemoSite(dir, { pages: 24, seed: 5, baseUrl: site.url }).expectedIndexed;
   });
   after(async () => {
     if (lease === undefined) delete process.env.TRAWL_LEASE_SECONDS;
