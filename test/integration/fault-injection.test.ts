@@ -128,6 +128,8 @@ describe('fault injection', () => {
 
     assert.ok(clean.docs.length > PAGES / 2, `${clean.docs.length} documents`);
     assert.equal(clean.changes.length, clean.docs.length, 'one upsert per document without faults');
+    const twice = faulty.changes.filter((c, i) => faulty.changes.indexOf(c) !== i);
+    assert.deepEqual(twice, [], 'change records twice');
     for (const what of ['docs', 'states', 'changes'] as const) {
       const missing = clean[what].filter((x) => !faulty[what].includes(x));
       const extra = faulty[what].filter((x) => !clean[what].includes(x));
