@@ -14,6 +14,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
 import type { ScheduleIntervals } from '../shared/crawl/scheduling.ts';
+import { heartbeatMs, leaseSeconds } from '../shared/stages/fetch-leases.ts';
 import {
   FRONTIER_QUEUE,
   FUNCTIONS,
@@ -60,10 +61,8 @@ export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/sched
 
 const region = process.env.AWS_REGION ?? 'us-east-1';
 
-/** A stage batch's lease: what a killed process makes the next run wait at most. */
-export const LEASE_SECONDS = 30;
-/** The heartbeat extends held leases this often (a third of the lease: two beats may fail). */
-const HEARTBEAT_MS = (LEASE_SECONDS * 1000) / 3;
+/** A stage batch's lease (what a killed process makes the next run wait at most), the fetch stage's. */
+export { heartbeatMs, LEASE_SECONDS, leaseSeconds } from '../shared/stages/fetch-leases.ts';
 
 /** The local context also carries the runner's stop signal (`trawlStop`), which a stage may honour. */
 export type LocalContext = Context & { trawlStop?: AbortSignal };
@@ -326,21 +325,35 @@ export class LocalRunner {
         await sleep(30);
         continue;
       }
-      const batch = await this.collectBatch(queue, url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
-      full = batch.length >= spec.batchSize;
-      if (batch.length === 0) {
-        // The depth reading that sent this poller was stale (another took the work): wait for a
-        // fresh one rather than receive again, so idle receives are not counted as the crawl's.
-        const seen = this.depthReads;
-        while (this.depthReads === seen && !this.stopped && !this.halted) await sleep(30);
-        continue;
+      try {
+        full = await this.pollOnce(queue, url);
+      } catch (err) {
+        // A failed receive or delete (throttling, a network error) must not end the poller: what it
+        // did not delete comes back when its lease ends and is done again (handlers are idempotent).
+        process.stderr.write(`${queue} poller: ${(err as Error).message}\n`);
+        full = false;
+        await sleep(50);
       }
-      const failed = await this.runLeased(queue, url, batch);
-      this.stats[spec.consumer].failedRecords += failed.size;
-      const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.receiptHandle);
-      // Finished after stop() gave it back: still deleted, so the next run does not do it again.
-      if (done.length) await this.pollQueues.delete(url, done);
     }
+  }
+
+  /** One receive, invoke and delete of the event source mapping; true when the batch was full. */
+  private async pollOnce(queue: StageQueueName, url: string): Promise<boolean> {
+    const spec = STAGE_QUEUES[queue];
+    const batch = await this.collectBatch(queue, url, spec.batchSize, spec.maxBatchingWindowSeconds * 1000);
+    if (batch.length === 0) {
+      // The depth reading that sent this poller was stale (another took the work): wait for a
+      // fresh one rather than receive again, so idle receives are not counted as the crawl's.
+      const seen = this.depthReads;
+      while (this.depthReads === seen && !this.stopped && !this.halted) await sleep(30);
+      return false;
+    }
+    const failed = await this.runLeased(queue, url, batch);
+    this.stats[spec.consumer].failedRecords += failed.size;
+    const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.receiptHandle);
+    // Finished after stop() gave it back: still deleted, so the next run does not do it again.
+    if (done.length) await this.pollQueues.delete(url, done);
+    return batch.length >= spec.batchSize;
   }
 
   /** Invokes the consumer on a batch while a heartbeat keeps its lease; resolves with the failed ids. */
@@ -355,10 +368,10 @@ export class LocalRunner {
     const beat = setInterval(() => {
       const entries = batch
         .filter((m) => handles.has(m.receiptHandle))
-        .map((m) => ({ receiptHandle: m.receiptHandle, seconds: LEASE_SECONDS }));
+        .map((m) => ({ receiptHandle: m.receiptHandle, seconds: leaseSeconds() }));
       // A missed beat is not fatal: the lease has two more beats' worth of time left.
       if (entries.length) this.pollQueues.changeVisibility(url, entries).catch(() => undefined);
-    }, HEARTBEAT_MS);
+    }, heartbeatMs());
     try {
       const res = (await this.invoke(STAGE_QUEUES[queue].consumer, sqsEvent(url, batch))) as
         | SQSBatchResponse
@@ -380,14 +393,14 @@ export class LocalRunner {
     size: number,
     windowMs: number,
   ): Promise<ReceivedMessage<unknown>[]> {
-    const batch = await this.pollQueues.receive<unknown>(url, size, 0, LEASE_SECONDS);
+    const batch = await this.pollQueues.receive<unknown>(url, size, 0, leaseSeconds());
     if (batch.length === 0) return batch;
     // The batching window: Lambda invokes when the batch is full or the window ends. Here it also
     // ends when nothing upstream can add to the batch any more (a crawl's tail), so a local crawl
     // does not finish a window late; while pages are still being fetched it holds as on AWS.
     const until = Date.now() + windowMs;
     while (batch.length < size && Date.now() < until && !this.stopped && !this.upstreamIdle(queue)) {
-      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, 1, LEASE_SECONDS)));
+      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, 1, leaseSeconds())));
     }
     return batch;
   }

@@ -83,6 +83,8 @@ export interface UrlTask {
   fromSitemap?: boolean;
   /** the URL's state when it was queued again (refresh, seed): the index stage's delta check reads it */
   prev?: UrlItem;
+  /** a message on the way here was delivered more than once: the index stage checks the URL's state */
+  redelivered?: boolean;
 }
 
 /** The document a search index receives (docs/documents.md). */
@@ -162,4 +164,6 @@ export interface PageOutcome {
   notModified?: boolean;
   /** an element of a compound file (archive): no task and no refresh time of its own */
   element?: boolean;
+  /** a message on the way here was delivered more than once (possibly a copy of one indexed before) */
+  redelivered?: boolean;
 }

@@ -34,7 +34,8 @@ export interface PageStore {
   getLines<T>(key: string): Promise<T[]>;
   putJson(key: string, value: unknown): Promise<void>;
   getJson<T>(key: string): Promise<T | null>;
-  list(prefix: string): AsyncGenerator<string>;
+  /** keys under `prefix` in key order; `startAfter` skips the keys up to it (ListObjectsV2 StartAfter) */
+  list(prefix: string, startAfter?: string): AsyncGenerator<string>;
 }
 
 /** Creates the adapter; bulk objects are read once per container (they never change once written). */
@@ -89,11 +90,16 @@ export function createPageStore({ client, bucket }: { client: S3Client; bucket: 
       const bytes = await getBytes(key);
       return bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as T) : null;
     },
-    async *list(prefix) {
+    async *list(prefix, startAfter) {
       let token: string | undefined;
       do {
         const res = await client.send(
-          new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+          new ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: prefix,
+            ContinuationToken: token,
+            ...(startAfter && !token ? { StartAfter: startAfter } : {}),
+          }),
         );
         for (const o of res.Contents ?? []) if (o.Key) yield o.Key;
         token = res.IsTruncated ? res.NextContinuationToken : undefined;

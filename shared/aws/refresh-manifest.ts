@@ -18,6 +18,11 @@ export const REFRESH_PREFIX = 'refresh/';
 /** The bucket of states with no refresh time of their own. */
 const NEVER = 'never';
 
+/** A manifest key's time part (keys sort by the time their index batch wrote them). */
+export function manifestStamp(iso: string): string {
+  return iso.replace(/[:.]/g, '-');
+}
+
 /** Appends the states, one manifest object per due day; `at` orders lines of one fetch. */
 export async function writeStateLines(store: PageStore, states: UrlItem[], nowIso: string): Promise<void> {
   const byDay = new Map<string, UrlItem[]>();
@@ -25,7 +30,7 @@ export async function writeStateLines(store: PageStore, states: UrlItem[], nowIs
     const day = s.nextRefreshAt ? refreshBucket(s.nextRefreshAt) : NEVER;
     byDay.set(day, [...(byDay.get(day) ?? []), { ...s, at: nowIso }]);
   }
-  const stamp = nowIso.replace(/[:.]/g, '-');
+  const stamp = manifestStamp(nowIso);
   for (const [day, list] of byDay) {
     await store.putLines(`${REFRESH_PREFIX}${day}/${stamp}-${randomUUID()}.jsonl.gz`, list);
   }
@@ -79,4 +84,25 @@ export async function* eachCurrentState(
     const state = resolveState(item, lines.get(item.url));
     if (state) yield state;
   }
+}
+
+/**
+ * The newest line of each of `urls` among the manifests of `days` written after `sinceIso`: what
+ * an earlier delivery of the same page recorded. Only redelivered outcomes ask (a crash, a lost
+ * delete), so the cost is the manifests written since, not a scan of the day.
+ */
+export async function recentLines(
+  store: PageStore,
+  urls: Set<string>,
+  days: string[],
+  sinceIso: string,
+): Promise<Map<string, UrlItem>> {
+  const newest = new Map<string, UrlItem>();
+  for (const day of new Set(days)) {
+    const prefix = `${REFRESH_PREFIX}${day}/`;
+    for await (const key of store.list(prefix, `${prefix}${manifestStamp(sinceIso)}`)) {
+      for (const line of await store.getLines<UrlItem>(key)) if (urls.has(line.url)) keepNewest(newest, line);
+    }
+  }
+  return newest;
 }

@@ -34,6 +34,7 @@ export interface ClaimOptions {
 }
 
 export interface UrlTable {
+  /** The tasks this claimer holds the claim of; those it claimed before come back marked `redelivered`. */
   claim(tasks: UrlTask[], claimer: string, now: string, opts?: ClaimOptions): Promise<UrlTask[]>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
@@ -54,10 +55,12 @@ export function createUrlTable({
   client: DynamoDBDocumentClient;
   tableName: string;
 }): UrlTable {
-  const known = new Map<string, number>();
-  const remember = (url: string) => {
+  // URL → until when it is known, and who claimed it: a claimer's own claims are never skipped,
+  // so its retry (the same container, after a failed send) finds and re-sends them.
+  const known = new Map<string, { until: number; claimer?: string }>();
+  const remember = (url: string, claimer?: string) => {
     if (known.size >= KNOWN_CACHE_MAX) known.clear();
-    known.set(url, Date.now() + KNOWN_TTL_MS);
+    known.set(url, { until: Date.now() + KNOWN_TTL_MS, claimer });
   };
   // When each cached URL was last reached (orphans): a cached URL is read again once its stamp is due.
   const reached = new Map<string, string>();
@@ -65,10 +68,10 @@ export function createUrlTable({
     if (reached.size >= KNOWN_CACHE_MAX) reached.clear();
     if (at) reached.set(url, at);
   };
-  const isKnown = (url: string) => {
-    const until = known.get(url);
-    if (until === undefined) return false;
-    if (until > Date.now()) return true;
+  const isKnown = (url: string, claimer: string) => {
+    const entry = known.get(url);
+    if (entry === undefined) return false;
+    if (entry.until > Date.now()) return entry.claimer !== claimer;
     known.delete(url);
     return false;
   };
@@ -147,14 +150,15 @@ export function createUrlTable({
   }
 
   /** Known URLs that need no read: cached, and (with stamps) stamped recently enough. */
-  const skips = (url: string, stampBefore: string | undefined) =>
-    isKnown(url) && (!stampBefore || (reached.get(url) ?? '') >= stampBefore);
+  const skips = (url: string, claimer: string, stampBefore: string | undefined) =>
+    isKnown(url, claimer) && (!stampBefore || (reached.get(url) ?? '') >= stampBefore);
 
   return {
     async claim(tasks, claimer, now, opts = {}) {
       const { stampBefore } = opts;
       const byUrl = new Map<string, UrlTask>();
-      for (const t of tasks) if (!skips(t.url, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+      for (const t of tasks)
+        if (!skips(t.url, claimer, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
       // Read before write: a failed conditional write still costs its write unit (docs/design-facts.md).
       const existing = await getMany([...byUrl.keys()]);
@@ -163,17 +167,18 @@ export function createUrlTable({
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
-        if (item.claimedBy === claimer) fresh.push(t);
-        else remember(t.url);
+        // Claimed by this claimer before: a copy of its message; the task says it may have been sent.
+        if (item.claimedBy === claimer) fresh.push({ ...t, redelivered: true });
+        else remember(t.url, item.claimedBy);
         const reach = item.reachedAt ?? item.discoveredAt;
         if (stampBefore && (reach ?? '') < stampBefore) stale.push(t.url);
         else noteReached(t.url, reach);
         return false;
       });
       const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
+      // A lost race: the winner is not known here, so nothing is cached (the next sight reads again).
       candidates.forEach((t, i) => {
         if (results[i]) fresh.push(t);
-        else remember(t.url);
         noteReached(t.url, now);
       });
       await mapLimit(stale, CLAIM_CONCURRENCY, (url) => stampOne(url, now));
@@ -215,7 +220,7 @@ export function createUrlTable({
           pending = res.UnprocessedItems?.[tableName] ?? [];
         }
       }
-      for (const item of puts) remember(item.url);
+      for (const item of puts) remember(item.url, item.claimedBy);
       for (const url of deletes) known.delete(url);
     },
     async *scan() {

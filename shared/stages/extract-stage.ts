@@ -18,6 +18,8 @@ import { sendTasks } from './send-tasks.ts';
 export interface StageRecord<T> {
   messageId: string;
   body: T | null;
+  /** SQS ApproximateReceiveCount: above 1 the message may have been processed before */
+  receiveCount?: number;
 }
 
 export interface BatchResult {
@@ -90,6 +92,10 @@ async function extractRecord(
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
   const fresh = await deps.urls.claim(tasks, source.claimer, now, reachStamps(config, deps.now()));
+  // Received before, or holding claims it made before: these pages may have been extracted already
+  // (a crash before the delete, a message sent twice), so its outcomes may be copies.
+  const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
+  for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();

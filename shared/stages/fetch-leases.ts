@@ -7,10 +7,20 @@
  */
 import type { WorkQueues } from '../aws/work-queues.ts';
 
-/** How long a received frontier message stays invisible without a heartbeat. */
+/** How long a received message stays invisible without a heartbeat. */
 export const LEASE_SECONDS = 30;
+
+/**
+ * The lease in force: LEASE_SECONDS, or TRAWL_LEASE_SECONDS (1–300) where a test must see many
+ * redeliveries in seconds (test/integration/fault-injection.test.ts) instead of half-minutes.
+ */
+export function leaseSeconds(): number {
+  const v = Math.floor(Number(process.env.TRAWL_LEASE_SECONDS));
+  return v >= 1 && v <= 300 ? v : LEASE_SECONDS;
+}
+
 /** A third of the lease: two heartbeats can be late before a lease runs out. */
-const HEARTBEAT_MS = (LEASE_SECONDS * 1000) / 3;
+export const heartbeatMs = (): number => (leaseSeconds() * 1000) / 3;
 
 export class Leases {
   /** receipt handle → queue URL */
@@ -25,8 +35,8 @@ export class Leases {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.beat = this.change(this.held.keys(), LEASE_SECONDS).catch(this.onError);
-    }, HEARTBEAT_MS);
+      this.beat = this.change(this.held.keys(), leaseSeconds()).catch(this.onError);
+    }, heartbeatMs());
     // The heartbeat alone never keeps a process (or a test) alive.
     this.timer.unref();
   }

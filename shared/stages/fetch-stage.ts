@@ -10,7 +10,7 @@ import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { RoundFlusher } from './fetch-flush.ts';
-import { LEASE_SECONDS, Leases } from './fetch-leases.ts';
+import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { createRobotsCache } from './robots-cache.ts';
@@ -78,7 +78,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         queueUrl,
         FRONTIER_QUEUE.receiveBatch,
         0,
-        LEASE_SECONDS,
+        leaseSeconds(),
       );
       if (messages.length === 0) {
         exhausted.add(source);
@@ -153,7 +153,12 @@ async function fetchMessages(
   messages: ReceivedMessage<FrontierMessage>[],
   flusher: RoundFlusher,
 ): Promise<void> {
-  const perMessage = messages.map((m) => (Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : []));
+  // A message received before may have had its pages written already (a crash before its delete):
+  // its tasks say so, and the index stage checks their URLs' states instead of trusting the task.
+  const perMessage = messages.map((m) => {
+    const tasks = Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [];
+    return m.receiveCount > 1 ? tasks.map((t) => ({ ...t, redelivered: true })) : tasks;
+  });
   const results: TaskResult[][] = messages.map(() => []);
   const left = perMessage.map((t) => t.length);
   const done = (i: number) =>

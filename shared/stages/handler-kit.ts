@@ -17,10 +17,11 @@ export const DEADLINE_MARGIN_MS = 15_000;
 /** Decodes SQS records; a body that is not JSON becomes null (the stage drops it with a log line). */
 export function decodeRecords<T>(event: SQSEvent): StageRecord<T>[] {
   return event.Records.map((r) => {
+    const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? 1) || 1;
     try {
-      return { messageId: r.messageId, body: JSON.parse(r.body) as T };
+      return { messageId: r.messageId, body: JSON.parse(r.body) as T, receiveCount };
     } catch {
-      return { messageId: r.messageId, body: null };
+      return { messageId: r.messageId, body: null, receiveCount };
     }
   });
 }

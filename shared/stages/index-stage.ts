@@ -5,11 +5,13 @@
  * appended to the change feed a search index consumes. No per-URL table read or write for a
  * page fetched and indexed normally: its claim was the one write unit it costs.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
-import { writeStateLines } from '../aws/refresh-manifest.ts';
+import { manifestStamp, recentLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
-import { keepsInTable } from '../crawl/url-state.ts';
+import type { CrawlConfig } from '../config.ts';
+import { refreshBucket } from '../crawl/scheduling.ts';
+import { keepsInTable, resolveState } from '../crawl/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -32,48 +34,63 @@ export async function runIndexStage(
 ): Promise<BatchResult> {
   const config = await deps.loadConfig();
   const result: BatchResult = { failedMessageIds: [], stats: {} };
-  const perRecord: { record: StageRecord<IndexMessage>; outcomes: PageOutcome[] }[] = [];
+  const all: PageOutcome[] = [];
   for (const record of records) {
     try {
-      perRecord.push({ record, outcomes: await loadOutcomes(deps, record) });
+      all.push(...(await loadOutcomes(deps, record)));
     } catch (err) {
       deps.log.error('index record unreadable', { messageId: record.messageId, error: err as Error });
       result.failedMessageIds.push(record.messageId);
     }
   }
-  const all = perRecord.flatMap((r) => r.outcomes);
-  const existing = await previousStates(deps, all);
   const now = deps.now();
-  const ctx = planContext(config, existing, now);
-  const plans = all.map((o) => planOutcome(o, ctx));
-  const changes: ChangeRecord[] = [];
+  let writes: PlannedWrites;
   try {
-    await writeStates(deps, plans, existing, changes, result.stats);
+    const forgotten = new Set<string>();
+    const existing = await previousStates(deps, config, all, now, forgotten);
+    const ctx = planContext(config, existing, now);
+    const live = all.filter((o) => !(o.redelivered && forgotten.has(o.url)));
+    if (live.length < all.length) result.stats.forgotten = all.length - live.length;
+    writes = planWrites(
+      live.map((o) => planOutcome(o, ctx)),
+      existing,
+      now,
+      result.stats,
+    );
+    // The change feed and the search sink first, the states last: a batch retried after a failure
+    // finds its states not yet current and yields the same changes again (the same feed object);
+    // once the states are written, a redelivered copy finds them current and changes nothing.
+    await writeChanges(deps, writes.changes);
+    const sunk = await sinkChanges(deps.store, config, writes.changes);
+    if (sunk) result.stats['search:written'] = sunk.written;
+    await persistStates(deps, writes);
   } catch (err) {
-    // The writes are idempotent (whole items, the same pointers): the whole batch is retried.
+    // Every write is idempotent (whole items, the same pointers, a key named by its content).
     deps.log.error('index writes failed', { error: err as Error });
     return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
   }
-  for (const c of changes) {
+  for (const c of writes.changes) {
     const k = c.type === 'upsert' ? 'documents:upserted' : 'documents:deleted';
     result.stats[k] = (result.stats[k] ?? 0) + 1;
   }
-  if (changes.length > 0) {
-    await deps.store.putLines(
-      `changes/${new Date(now).toISOString().replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`,
-      changes,
-    );
-    await publishChanges(deps, changes, result.stats);
-    // The search sink (index.sink): a failure retries the batch, which yields the same changes.
-    try {
-      const sunk = await sinkChanges(deps.store, config, changes);
-      if (sunk) result.stats['search:written'] = sunk.written;
-    } catch (err) {
-      deps.log.error('search sink failed', { error: err as Error });
-      return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
-    }
-  }
+  await publishChanges(deps, writes.changes, result.stats);
   return result;
+}
+
+/**
+ * The batch's change records in one object. Its key is named by the changes' identity (URL,
+ * fetch time, kind), so the same changes written twice — a batch retried before its states were
+ * recorded — are one object, not two.
+ */
+async function writeChanges(deps: StageDeps, changes: ChangeRecord[]): Promise<void> {
+  if (changes.length === 0) return;
+  const identity = changes.map((c) => [c.type, c.url, changeVersions.get(c) ?? 0, c.reason ?? '']);
+  const digest = createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 32);
+  const newest = Math.max(...changes.map((c) => changeVersions.get(c) ?? 0));
+  await deps.store.putLines(
+    `changes/${manifestStamp(new Date(newest).toISOString())}-${digest}.jsonl.gz`,
+    changes,
+  );
 }
 
 /** detail-type of the change events a search index subscribes to (an EventBridge rule on it). */
@@ -123,51 +140,113 @@ export async function publishChanges(
   }
 }
 
+/** How long after a first delivery a copy can still arrive (SQS receives × visibility, with room). */
+const REDELIVERY_WINDOW_MS = 2 * 3_600_000;
+
 /**
  * Each URL's state before this fetch: carried by its task when it was queued again (refresh,
  * seed), none for a URL fetched the first time (its claim is all there is). Compound elements
- * have no task of their own: their states are read from the table (one BatchGetItem).
+ * have no task of their own: their states are read from the table (one BatchGetItem). An outcome
+ * that may be a copy (a message on its way was delivered twice) is checked against the URL's
+ * current state: its table item and the state lines written since its fetch could have been.
  */
-async function previousStates(deps: StageDeps, outcomes: PageOutcome[]): Promise<Map<string, UrlItem>> {
+async function previousStates(
+  deps: StageDeps,
+  config: CrawlConfig,
+  outcomes: PageOutcome[],
+  now: number,
+  forgotten: Set<string>,
+): Promise<Map<string, UrlItem>> {
   const existing = previousFromTasks(outcomes);
   const elements = outcomes.filter((o) => o.element).map((o) => o.url);
   if (elements.length > 0) {
     for (const [url, item] of await deps.urls.getMany(elements)) existing.set(url, item);
   }
+  // Start URLs and sitemaps live in the table: their item is read for every outcome (a few per
+  // cycle), so a copy indexed before its original (a race after a lost delete) cannot slip through.
+  const copies = outcomes.filter((o) => o.redelivered && !o.element);
+  const tableKept = outcomes.filter((o) => !o.element && (o.task.depth === 0 || o.task.kind === 'sitemap'));
+  const urls = new Set([...copies, ...tableKept].map((o) => o.url));
+  if (urls.size === 0) return existing;
+  const items = await deps.urls.getMany([...urls]);
+  const lines = await copyLines(deps, config, copies, existing, now);
+  for (const url of urls) {
+    const current = resolveState(items.get(url), lines.get(url));
+    const known = existing.get(url);
+    if (current && (!known || (current.lastFetched ?? '') > (known.lastFetched ?? '')))
+      existing.set(url, current);
+  }
+  // No item: forgotten since (a 404 on refresh, clear-errors): the copy has nothing left to record.
+  for (const o of copies) if (!items.has(o.url)) forgotten.add(o.url);
   return existing;
+}
+
+/** The state lines an earlier delivery of these outcomes could have written: their due days, since their fetch. */
+async function copyLines(
+  deps: StageDeps,
+  config: CrawlConfig,
+  copies: PageOutcome[],
+  existing: Map<string, UrlItem>,
+  now: number,
+): Promise<Map<string, UrlItem>> {
+  if (copies.length === 0) return new Map();
+  const ctx = planContext(config, existing, now);
+  const days = copies.flatMap((o) => {
+    const due = planOutcome(o, ctx).set.nextRefreshAt;
+    if (!due) return [];
+    return [
+      refreshBucket(due),
+      refreshBucket(new Date(Date.parse(due) - REDELIVERY_WINDOW_MS).toISOString()),
+    ];
+  });
+  const since = Math.min(...copies.map((o) => Date.parse(o.fetchedAt) || now)) - REDELIVERY_WINDOW_MS;
+  const urls = new Set(copies.map((o) => o.url));
+  return recentLines(deps.store, urls, days, new Date(since).toISOString());
 }
 
 async function loadOutcomes(deps: StageDeps, record: StageRecord<IndexMessage>): Promise<PageOutcome[]> {
   const body = record.body;
   if (!body) return [];
-  if (body.spill) return deps.store.getLines<PageOutcome>(body.spill);
-  return Array.isArray(body.outcomes) ? body.outcomes : [];
+  const outcomes = body.spill
+    ? await deps.store.getLines<PageOutcome>(body.spill)
+    : Array.isArray(body.outcomes)
+      ? body.outcomes
+      : [];
+  // A message received before may have been indexed already (a crash before its delete).
+  return (record.receiveCount ?? 1) > 1 ? outcomes.map((o) => ({ ...o, redelivered: true })) : outcomes;
+}
+
+interface PlannedWrites {
+  changes: ChangeRecord[];
+  puts: Map<string, UrlItem>;
+  deletes: Set<string>;
+  at: string;
 }
 
 /**
- * Writes every URL's new state: as a line in the refresh manifests (one S3 PUT per due day),
- * and — only for the URLs kept in the table (url-state.ts) — as whole items, 25 a BatchWriteItem.
- * Guard against out-of-order deliveries: an outcome fetched before the known state was is
- * stale and recorded nowhere; within a batch the newest outcome of a URL wins.
+ * Every URL's new state and the batch's change records, decided without I/O. Guard against
+ * out-of-order and repeated deliveries: an outcome fetched before the known state was is stale,
+ * one fetched at the same time is a copy of one recorded already, and neither is recorded again;
+ * within a batch the newest outcome of a URL wins.
  */
-async function writeStates(
-  deps: StageDeps,
+function planWrites(
   plans: OutcomePlan[],
   existing: Map<string, UrlItem>,
-  changes: ChangeRecord[],
+  now: number,
   stats: Record<string, number>,
-): Promise<void> {
-  const at = new Date(deps.now()).toISOString();
-  const puts = new Map<string, UrlItem>();
-  const deletes = new Set<string>();
+): PlannedWrites {
+  const at = new Date(now).toISOString();
+  const writes: PlannedWrites = { changes: [], puts: new Map(), deletes: new Set(), at };
+  const { changes, puts, deletes } = writes;
   for (const plan of plans) {
     const { outcome } = plan;
     // The extract stage wrote the document into its bulk unless the same delta check kept the old one.
     const ref = outcome.docRef;
     const pointer = plan.writeDoc && ref?.bulk ? { bulk: ref.bulk, line: ref.line ?? 0 } : null;
     const prev = puts.get(outcome.url) ?? existing.get(outcome.url);
-    if (prev?.lastFetched && prev.lastFetched > outcome.fetchedAt) {
-      stats.stale = (stats.stale ?? 0) + 1;
+    if (prev?.lastFetched && prev.lastFetched >= outcome.fetchedAt) {
+      const kind = prev.lastFetched === outcome.fetchedAt ? 'redelivered' : 'stale';
+      stats[kind] = (stats[kind] ?? 0) + 1;
       continue;
     }
     stats[plan.stat] = (stats[plan.stat] ?? 0) + 1;
@@ -186,16 +265,24 @@ async function writeStates(
       changes.push({ type: 'upsert', url: outcome.url, at, bulk: pointer.bulk, line: pointer.line });
     for (const c of changes.slice(-2)) if (c.url === outcome.url) changeVersions.set(c, version);
   }
-  const states = [...puts.values()];
+  return writes;
+}
+
+/**
+ * Writes the states: as lines in the refresh manifests (one S3 PUT per due day), and — only for
+ * the URLs kept in the table (url-state.ts) — as whole items, 25 a BatchWriteItem.
+ */
+async function persistStates(deps: StageDeps, writes: PlannedWrites): Promise<void> {
+  const states = [...writes.puts.values()];
   // Lines first: a failed table write retries the batch, and a repeated line is harmless.
   await writeStateLines(
     deps.store,
     states.filter((s) => s.stored === 'line' || s.nextRefreshAt),
-    at,
+    writes.at,
   );
   await deps.urls.writeMany(
     states.filter((s) => s.stored === 'table'),
-    [...deletes],
+    [...writes.deletes],
   );
 }
 

@@ -55,6 +55,9 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   for (const t of tasks) {
     const item = existing.get(t.url);
     if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
+    // Claimed but not yet recorded: an earlier (failed, retried) seed sent it already, so this task
+    // may be a second copy; the index stage checks the URL's state before recording it again.
+    else if (item) t.redelivered = true;
     // With orphans on, a start page whose links are followed is fetched whole: a 304 names no links.
     if (item?.docBulk && !(config.refresh.orphanGrace && t.follow))
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
@@ -79,13 +82,12 @@ async function sitemapUrls(
   const urls = new Set(config.sitemaps);
   const robots = createRobotsCache(deps.hosts, config, deps.now);
   const origins = new Set(starts.map((t) => new URL(t.url).origin));
+  // An unreachable or broken robots.txt is an answer (cached by the robots cache); what throws here
+  // is the hosts table or S3 failing. The seed then fails and is retried: carrying on would drop
+  // the site's sitemaps from this cycle without a trace.
   for (const origin of origins) {
-    try {
-      const lines = robotsSitemaps(await robots.get(`${origin}/`));
-      for (const s of robotsSitemapsInScope(lines, origin, decider, config, summary)) urls.add(s);
-    } catch (err) {
-      deps.log.warn('robots.txt unreadable while seeding', { origin, error: err as Error });
-    }
+    const lines = robotsSitemaps(await robots.get(`${origin}/`));
+    for (const s of robotsSitemapsInScope(lines, origin, decider, config, summary)) urls.add(s);
   }
   return [...urls];
 }

@@ -1,0 +1,139 @@
+/**
+ * Issue 15 item 5: redelivery leaves no trace. Every extract and index batch is delivered twice by
+ * the real queue (the handler really runs, then the runner sees it fail — a crash before the
+ * delete — so the emulator's queue hands the batch out again after its lease), every fetch
+ * round's first delete of its frontier messages is lost (the pages are written, the messages
+ * come back and are fetched again), and copies of extract messages are sent to the queue. The
+ * change feed still holds one upsert per document, and `trawl docs` one version per URL.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { SQSEvent } from 'aws-lambda';
+import { readChanges } from '../../cli/change-feed.ts';
+import { type AnyHandler, LocalRunner, scheduledEvent } from '../../cli/runner.ts';
+import { type CrawlSession, documents, openSession } from '../../cli/session.ts';
+import { generateDemoSite } from '../../demo/generate-site.ts';
+import * as extract from '../../functions/extract/handler.ts';
+import * as fetch from '../../functions/fetch/handler.ts';
+import * as index from '../../functions/index/handler.ts';
+import * as refresh from '../../functions/refresh/handler.ts';
+import * as seed from '../../functions/seed/handler.ts';
+import { createWorkQueues } from '../../shared/aws/work-queues.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { containerDeps, resetContainerDeps } from '../../shared/stages/deps.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+describe('redelivery', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  let expected = 0;
+  const lease = process.env.TRAWL_LEASE_SECONDS;
+
+  before(async () => {
+    process.env.TRAWL_LEASE_SECONDS = '2';
+    emu = await startTestEmulator();
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-redeliver-'));
+    site = await startSiteServer({ root: dir });
+    expected = generateDemoSite(dir, { pages: 24, seed: 5, baseUrl: site.url }).expectedIndexed;
+  });
+  after(async () => {
+    if (lease === undefined) delete process.env.TRAWL_LEASE_SECONDS;
+    else process.env.TRAWL_LEASE_SECONDS = lease;
+    await site?.close();
+    await emu?.stop();
+  });
+
+  /** The real handler; on a batch's first delivery the runner is told it failed after it ran. */
+  function twice(handler: AnyHandler, counter: { redelivered: number }): AnyHandler {
+    return async (event: SQSEvent, context) => {
+      const out = await handler(event, context);
+      const counts = event.Records.map((r) => Number(r.attributes.ApproximateReceiveCount));
+      if (counts.every((c) => c === 1)) throw new Error('crashed after its work, before the delete');
+      counter.redelivered += counts.filter((c) => c > 1).length;
+      return out;
+    };
+  }
+
+  async function upserts(session: CrawlSession): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const c of await readChanges(session))
+      if (c.type === 'upsert') out.set(c.url, (out.get(c.url) ?? 0) + 1);
+    return out;
+  }
+
+  it('gives one change record per document when every batch is delivered twice', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('redeliver'),
+      startUrls: [`${site.url}/`],
+      scope: { keepQueryParams: [] },
+      fetch: { allowPrivateNetworks: true, maxInvocations: 2 },
+    });
+    const session = await openSession(config, { logLevel: 'SILENT' });
+    const seen = { redelivered: 0 };
+    // The first delete of each fetch round's frontier messages is lost: written, not deleted.
+    let lostDeletes = 0;
+    const deleted = new Set<string>();
+    containerDeps().clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { QueueUrl?: string };
+        const frontier = Object.values(session.resources.queueUrls.frontier).includes(input.QueueUrl ?? '');
+        if ((context as { commandName?: string }).commandName === 'DeleteMessageBatchCommand' && frontier) {
+          const key = JSON.stringify(args.input);
+          if (!deleted.has(key)) {
+            deleted.add(key);
+            lostDeletes++;
+            throw new Error('delete lost');
+          }
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'loseFirstDelete' },
+    );
+    const runner = new LocalRunner({
+      handlers: {
+        seed: seed.handler as AnyHandler,
+        fetch: fetch.handler as AnyHandler,
+        extract: twice(extract.handler as AnyHandler, seen),
+        index: twice(index.handler as AnyHandler, seen),
+        refresh: refresh.handler as AnyHandler,
+      },
+      queueUrls: session.resources.queueUrls,
+      monitor: session.monitor,
+      pollers: session.clients,
+      fetchConcurrency: 2,
+    });
+    await runner.invoke('seed', scheduledEvent('Start Crawl'));
+    await runner.drain();
+
+    assert.ok(seen.redelivered > 0 && lostDeletes > 0, 'batches were redelivered, deletes lost');
+    const pageGets = site.requests.filter((r) => r.path.endsWith('.html'));
+    assert.ok(new Set(pageGets.map((r) => r.path)).size < pageGets.length, 'pages were fetched twice');
+    const docs: string[] = [];
+    for await (const d of documents(session)) docs.push(d.url as string);
+    assert.equal(docs.length, expected);
+    assert.equal(new Set(docs).size, docs.length, 'one version per URL');
+    const once = await upserts(session);
+    assert.deepEqual([...once.keys()].sort(), [...docs].sort());
+    assert.deepEqual(
+      [...once].filter(([, n]) => n > 1),
+      [],
+      'one upsert per document',
+    );
+
+    // Copies of every extract message sent to the queue again (as a new container would see them).
+    resetContainerDeps();
+    const bundles: string[] = [];
+    for await (const key of session.store.list('pages/')) bundles.push(key);
+    const queues = createWorkQueues({ client: session.monitor.sqs });
+    await queues.send(
+      session.resources.queueUrls.extract,
+      bundles.map((bundle) => ({ body: { bundle, count: 0 } })),
+    );
+    await session.runner.drain();
+    assert.deepEqual(await upserts(session), once, 'the copies changed nothing in the feed');
+  });
+});
