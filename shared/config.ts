@@ -3,6 +3,7 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { AuthSchema } from './config-auth.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 
@@ -190,6 +191,11 @@ export const FetchSchema = z
      * many hosts, since politeness is per host and an invocation with no due host ends at once
      */
     maxInvocations: z.number().int().min(1).max(1000).default(4),
+    /**
+     * @default [] — credentials per URL prefix: `{urlPrefix, basic | headers | cookies | form}`, secrets
+     * as `{"env": "NAME"}` or `{"secretArn": "…"}` (README "Authentication")
+     */
+    auth: AuthSchema,
   })
   .prefault({});
 

@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SCHEDULES } from '../../shared/topology.ts';
-import { allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
+import { allowAuthSecrets, allowInvoke, allowObjects, allowQueues, allowTable } from './grants.ts';
 import { type CrawlResources, scheduleStage, stageFunction } from './stage-function.ts';
 import { PREFIXES } from './storage.ts';
 
@@ -10,7 +10,13 @@ import { PREFIXES } from './storage.ts';
 export class FetchStage extends Construct {
   readonly fn: NodejsFunction;
 
-  constructor(scope: Construct, id: string, r: CrawlResources, reservedConcurrency?: number) {
+  constructor(
+    scope: Construct,
+    id: string,
+    r: CrawlResources,
+    reservedConcurrency?: number,
+    authSecretArns: string[] = [],
+  ) {
     super(scope, id);
     // Fixed name: every stage (fetch included, to chain itself) invokes it by name without a token cycle.
     this.fn = stageFunction(this, 'fetch', {
@@ -32,6 +38,7 @@ export class FetchStage extends Construct {
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.pages], ['PutObject']);
     allowObjects(this.fn, r.storage.bucket, [PREFIXES.config], ['GetObject']);
     allowInvoke(this.fn, r.fetchFunctionArn);
+    allowAuthSecrets(this.fn, authSecretArns);
     // Ticks and kicks are asynchronous invocations. One older than a tick is superseded by the next
     // tick (the queues still hold the work), so it is dropped rather than retried for up to 6 h.
     this.fn.configureAsyncInvoke({

@@ -5,9 +5,11 @@
 import type { CrawlConfig } from '../config.ts';
 import { backoffMs } from '../crawl/classify.ts';
 import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots.ts';
-import { fetchUrl } from '../net/fetcher.ts';
+import type { AuthSessions } from '../net/auth.ts';
+import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { fetchWithAuth } from './fetch-auth.ts';
 import type { RobotsCache } from './robots-cache.ts';
 
 export type TaskResult =
@@ -29,6 +31,8 @@ export interface FetchContext {
   deferred?: Map<string, { until: number; delaySeconds: number }>;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
+  /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
+  auth?: AuthSessions | null;
 }
 
 /** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
@@ -130,7 +134,13 @@ function deferHost(ctx: FetchContext, host: string, until: number): void {
 }
 
 /** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
-async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delayMs: number) {
+async function politeFetch(
+  ctx: FetchContext,
+  task: UrlTask,
+  host: string,
+  delayMs: number,
+  headers: HeaderRecord | undefined,
+) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
     const slot = await politeSlot(ctx, host, delayMs);
@@ -149,6 +159,7 @@ async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delay
       metadataFirst: true,
       now: deps.now,
       sendBy: slot.sendBy,
+      headers,
     });
     if (res.kind !== 'late') return res;
     // Connecting outlasted the slot: book further ahead next time.
@@ -188,7 +199,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   }
   ctx.hostDelays ??= new Map();
   ctx.hostDelays.set(host, delayMs);
-  const res = await politeFetch(ctx, task, host, delayMs);
+  const res = await fetchWithAuth(ctx.auth, task.url, (headers) =>
+    politeFetch(ctx, task, host, delayMs, headers),
+  );
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') {
     deferHost(ctx, host, deps.now() + res * 1000);
@@ -224,6 +237,8 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       });
     case 'error':
       return onError(ctx, task, host, res, at);
+    case 'late':
+      return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   }
 }
 

@@ -9,6 +9,7 @@ import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { authSessionsFor } from './fetch-auth.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { LEASE_SECONDS, Leases } from './fetch-leases.ts';
 import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
@@ -45,6 +46,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     robots: createRobotsCache(deps.hosts, config, deps.now),
     deadline: opts.deadline,
     signal: opts.signal,
+    auth: await authSessionsFor(config, deps),
   };
   const summary: FetchRunSummary = { rounds: 0, fetched: 0, requeued: 0, drained: false, order: [] };
   const leases = new Leases(deps.queues, (err) => deps.log.warn('lease heartbeat failed', { err }));
