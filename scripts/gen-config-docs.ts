@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { ConfigSchema } from '../shared/config.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCE = resolve(ROOT, 'shared/config.ts');
+// The schema's files: shared/config.ts and the sections kept beside it.
+const SOURCES = ['shared/config.ts', 'shared/config-traps.ts'].map((f) => resolve(ROOT, f));
 export const CONFIG_DOC = resolve(ROOT, 'docs/config.md');
 
 type JsonSchema = {
@@ -35,9 +36,14 @@ type JsonSchema = {
 
 /** Field name → the one-line JSDoc above it (first one wins when a name repeats). */
 function fieldComments(): Map<string, string> {
-  const text = readFileSync(SOURCE, 'utf8');
-  const file = ts.createSourceFile(SOURCE, text, ts.ScriptTarget.Latest, true);
   const out = new Map<string, string>();
+  for (const source of SOURCES) commentsOf(source, out);
+  return out;
+}
+
+function commentsOf(source: string, out: Map<string, string>): void {
+  const text = readFileSync(source, 'utf8');
+  const file = ts.createSourceFile(source, text, ts.ScriptTarget.Latest, true);
   const visit = (node: ts.Node): void => {
     if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name)) {
       const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
@@ -47,7 +53,6 @@ function fieldComments(): Map<string, string> {
     ts.forEachChild(node, visit);
   };
   visit(file);
-  return out;
 }
 
 function docText(doc: ts.JSDoc): string {

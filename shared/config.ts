@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { AuthSchema } from './config-auth.ts';
+import { TrapsSchema } from './config-traps.ts';
 import { compileRules } from './crawl/rules.ts';
 import { ConfigError } from './errors.ts';
 
@@ -83,6 +84,8 @@ export const ScopeSchema = z
     ignoredMimeTypes: z.array(z.string().min(1)).default(['video/*', 'audio/*', 'image/*']),
     /** @default null — unlimited; start URLs have depth 0 */
     maxDepth: z.number().int().nonnegative().nullable().default(null),
+    /** crawler-trap limits: repeating segments, path depth, URLs per host, query variants per path, soft 404s */
+    traps: TrapsSchema,
   })
   .prefault({});
 

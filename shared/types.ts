@@ -116,6 +116,8 @@ export interface FetchedPage {
   redirectTo?: string;
   /** not fetched or not read: robots.txt, ignored mime type, redirect not followed… */
   skipped?: string;
+  /** the host's soft-404 fingerprint (scope.traps.soft404): a page whose text has it is not found */
+  soft404?: string;
 }
 
 /** A frontier message: a bulk of URL tasks for one source. */

@@ -31,6 +31,8 @@ export interface HostTable {
   lease(key: string, now: number, forMs: number): Promise<boolean>;
   getValue(key: string): Promise<string | null>;
   putValue(key: string, value: string): Promise<void>;
+  /** Adds to named counters (scope.traps caps), one UpdateItem each; returns each counter's value before. */
+  addCounts(counts: Map<string, number>): Promise<Map<string, number>>;
 }
 
 /** Creates the adapter around the hosts table. */
@@ -129,6 +131,23 @@ export function createHostTable({
     },
     async putValue(key, value) {
       await client.send(new PutCommand({ TableName: tableName, Item: { host: `value#${key}`, value } }));
+    },
+    async addCounts(counts) {
+      const before = new Map<string, number>();
+      // One atomic ADD per counter and batch (not per URL): concurrent batches each get their own range.
+      for (const [key, n] of counts) {
+        const res = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: key },
+            UpdateExpression: 'ADD urlCount :n',
+            ExpressionAttributeValues: { ':n': n },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        before.set(key, Number(res.Attributes?.urlCount ?? n) - n);
+      }
+      return before;
     },
   };
 }

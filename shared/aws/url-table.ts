@@ -27,8 +27,14 @@ const KNOWN_TTL_MS = 10 * 60_000;
 /** Conditional puts in flight at once (the SDK's socket pool is 50 by default). */
 const CLAIM_CONCURRENCY = 32;
 
+/** Decides which new (never claimed) URLs enter the frontier; the stopped ones are recorded with `extra`. */
+export type ClaimGate = (
+  candidates: UrlTask[],
+) => Promise<{ admitted: UrlTask[]; stopped: { task: UrlTask; extra: Partial<UrlItem> }[] }>;
+
 export interface UrlTable {
-  claim(tasks: UrlTask[], claimer: string, now: string): Promise<UrlTask[]>;
+  /** Claims new URLs (conditional put); `gate` may stop some of the new ones, recorded as it says. */
+  claim(tasks: UrlTask[], claimer: string, now: string, gate?: ClaimGate): Promise<UrlTask[]>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
   removeFields(url: string, fields: string[]): Promise<void>;
@@ -77,7 +83,12 @@ export function createUrlTable({
     return found;
   }
 
-  async function claimOne(task: UrlTask, claimer: string, now: string): Promise<boolean> {
+  async function claimOne(
+    task: UrlTask,
+    claimer: string,
+    now: string,
+    extra: Partial<UrlItem> = {},
+  ): Promise<boolean> {
     const item: UrlItem = {
       url: task.url,
       state: 'pending',
@@ -92,6 +103,7 @@ export function createUrlTable({
       discoveredAt: now,
       temporaryErrors: 0,
       ...(task.kind ? { kind: task.kind } : {}),
+      ...extra,
     };
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
@@ -115,7 +127,7 @@ export function createUrlTable({
   }
 
   return {
-    async claim(tasks, claimer, now) {
+    async claim(tasks, claimer, now, gate) {
       const byUrl = new Map<string, UrlTask>();
       for (const t of tasks) if (!isKnown(t.url) && !byUrl.has(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
@@ -125,12 +137,17 @@ export function createUrlTable({
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
-        if (item.claimedBy === claimer) fresh.push(t);
+        // A redelivery re-sends what it claimed, but not what a gate stopped (recorded `ignored`).
+        const gated = item.state === 'ignored' && item.note?.startsWith('trap: ') === true;
+        if (item.claimedBy === claimer && !gated) fresh.push(t);
         else remember(t.url);
         return false;
       });
-      const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
-      candidates.forEach((t, i) => {
+      const { admitted, stopped } = gate ? await gate(candidates) : { admitted: candidates, stopped: [] };
+      await mapLimit(stopped, CLAIM_CONCURRENCY, (s) => claimOne(s.task, claimer, now, s.extra));
+      for (const s of stopped) remember(s.task.url);
+      const results = await mapLimit(admitted, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
+      admitted.forEach((t, i) => {
         if (results[i]) fresh.push(t);
         else remember(t.url);
       });

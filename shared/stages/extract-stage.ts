@@ -12,6 +12,7 @@ import type { StageDeps } from './deps.ts';
 import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
+import { trapGate } from './trap-gate.ts';
 
 export interface StageRecord<T> {
   messageId: string;
@@ -84,7 +85,8 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer is the bundle: a redelivery of this record re-sends what it claimed before a crash.
-  const fresh = await deps.urls.claim(tasks, record.body.bundle, now);
+  const gate = trapGate(deps, config.scope.traps, stats);
+  const fresh = await deps.urls.claim(tasks, record.body.bundle, now, gate);
   await sendTasks(deps, fresh);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();

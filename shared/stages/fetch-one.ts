@@ -11,6 +11,7 @@ import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
 import type { RobotsCache } from './robots-cache.ts';
+import { hostSoft404 } from './soft-404.ts';
 
 export type TaskResult =
   | { type: 'page'; page: FetchedPage }
@@ -199,9 +200,10 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   }
   ctx.hostDelays ??= new Map();
   ctx.hostDelays.set(host, delayMs);
-  const res = await fetchWithAuth(ctx.auth, task.url, (headers) =>
-    politeFetch(ctx, task, host, delayMs, headers),
-  );
+  const fetchAs = (url: string) =>
+    fetchWithAuth(ctx.auth, url, (headers) => politeFetch(ctx, { ...task, url }, host, delayMs, headers));
+  const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
+  const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') {
     deferHost(ctx, host, deps.now() + res * 1000);
@@ -215,6 +217,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
         headers: res.headers,
         body: Buffer.from(res.body).toString('base64'),
         truncated: res.truncated,
+        ...(typeof soft404 === 'string' ? { soft404 } : {}),
       });
     case 'not-modified':
       return page(task, at, { status: 304, headers: res.headers, notModified: true });

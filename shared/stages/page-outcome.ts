@@ -13,6 +13,7 @@ import { deltaHash } from '../crawl/delta-hash.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
 import { parseSitemap } from '../crawl/sitemaps.ts';
+import { soft404Fingerprint } from '../crawl/traps.ts';
 import type { CrawlDocument, FetchedPage, PageOutcome, UrlTask } from '../types.ts';
 
 export interface PageResult {
@@ -172,6 +173,13 @@ function html(
     options: ctx.config.extract,
     rogue,
   });
+  if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
+    // The host answers unknown paths with this page: not found, and its links are not followed.
+    const message = "soft 404: the page looks like the host's answer to a random path (scope.traps.soft404)";
+    result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code: 'soft-404', message } }));
+    count(result.rejected, 'soft-404');
+    return;
+  }
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
