@@ -36,7 +36,7 @@ export function printSummary({ kind, config, session, seconds, stats, counts }: 
     `Trawl ${kind} "${config.name}" finished in ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
   );
   out(
-    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304)`,
+    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304), ${n(stats.duplicate)} duplicates folded`,
   );
   out(
     `  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`,

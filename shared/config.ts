@@ -254,6 +254,11 @@ export const ConfigSchema = z.strictObject({
   index: z
     .strictObject({
       mapping: z.record(z.string(), z.string()).default({}),
+      /**
+       * @default true — pages with the same normalized text are one document, kept by the canonical
+       * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document)
+       */
+      foldDuplicates: z.boolean().default(true),
       /** "feed": S3 documents + change feed only; "opensearch": also a search index */
       sink: z.enum(['feed', 'opensearch']).default('feed'),
       opensearch: z

@@ -5,7 +5,7 @@ export const SOURCES = ['user', 'redir', 'index', 'index_follow', 'follow', 'ref
 export type SourceName = (typeof SOURCES)[number];
 
 /** URL states (`trawl urls`, docs/documents.md). */
-export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error';
+export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error' | 'duplicate';
 export type ErrorKind = 'permanent' | 'temporary';
 
 export interface MetaValue {
@@ -44,6 +44,10 @@ export interface UrlItem {
   nextRefreshAt?: string | null;
   note?: string | null;
   kind?: 'page' | 'sitemap';
+  /** digest of the normalized text of the URL's last indexed content (duplicate folding) */
+  digest?: string | null;
+  /** state `duplicate`: the URL whose document holds the same content */
+  duplicateOf?: string | null;
   stored?: 'table' | 'line';
   /** when a state line was written (orders two lines of one fetch time) */
   at?: string;
@@ -156,4 +160,6 @@ export interface PageOutcome {
   notModified?: boolean;
   /** an element of a compound file (archive): no task and no refresh time of its own */
   element?: boolean;
+  /** digest of the document's normalized text and its rel=canonical: duplicate folding (index stage) */
+  dup?: { digest: string; canonical: string | null };
 }

@@ -13,6 +13,7 @@ import { keepsInTable } from '../crawl/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { foldDuplicates } from './duplicates.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 
@@ -48,6 +49,9 @@ export async function runIndexStage(
   const plans = all.map((o) => planOutcome(o, ctx));
   const changes: ChangeRecord[] = [];
   try {
+    // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
+    if (config.index.foldDuplicates)
+      changes.push(...(await foldDuplicates(deps, plans, existing, new Date(now).toISOString())));
     await writeStates(deps, plans, existing, changes, result.stats);
   } catch (err) {
     // The writes are idempotent (whole items, the same pointers): the whole batch is retried.

@@ -10,7 +10,9 @@ import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.
 import type { UrlDecider } from '../crawl/decide.ts';
 import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
+import { textDigest } from '../crawl/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
+import { normalizeUrl } from '../crawl/normalize-url.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
 import { parseSitemap } from '../crawl/sitemaps.ts';
 import { soft404Fingerprint } from '../crawl/traps.ts';
@@ -317,5 +319,8 @@ function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, n
   // changed title, metadata or rule action is a change and markup churn is not.
   const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
   doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
-  return base(page, 'indexed', { doc, ...(note ? { note } : {}) });
+  const keep = { keepQueryParams: ctx.config.scope.keepQueryParams };
+  const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
+  const dup = { digest: textDigest(doc.title, doc.content), canonical };
+  return base(page, 'indexed', { doc, dup, ...(note ? { note } : {}) });
 }
