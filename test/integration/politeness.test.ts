@@ -56,7 +56,9 @@ describe('politeness per host across concurrent fetch workers', () => {
   before(async () => {
     emu = await startTestEmulator();
     for (let i = 0; i < 4; i++) sites.push(await startSiteServer({}));
-    sites.forEach((site, i) => pageRoutes(site, i));
+    sites.forEach((site, i) => {
+      pageRoutes(site, i);
+    });
     busy = await startSiteServer({});
     busyRoutes(busy);
     // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).
