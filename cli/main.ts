@@ -70,9 +70,14 @@ function program(): Command {
   p.command('explain')
     .description('what the config decides for a URL (no network)')
     .requiredOption('-c, --config <file>', 'crawl config')
+    .option(
+      '--state',
+      "also the URL's recorded state (reads the crawl's table: duplicate, trap cap, soft 404)",
+    )
     .argument('<url>')
-    .action((url: string, opts: { config: string }) => {
-      const answer = explainUrl(loadConfigFile(opts.config), url);
+    .action(async (url: string, opts: { config: string; state?: boolean }) => {
+      const config = loadConfigFile(opts.config);
+      const answer = explainUrl(config, url);
       // docs/commands.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
       // well-formed and get an answer: accepted false, reason opaque-url, as the crawl drops them.
       if (answer.reason === 'malformed-url') {
@@ -80,6 +85,8 @@ function program(): Command {
           `explain: not an absolute URL: ${JSON.stringify(url)} (e.g. "https://www.example.com/page")`,
         );
       }
+      if (opts.state && typeof answer.normalized === 'string')
+        answer.state = await (await listing()).recordedState(opts.config, answer.normalized);
       out(JSON.stringify(answer));
     });
   p.command('domain')

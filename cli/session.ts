@@ -152,6 +152,7 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
       temporaryErrors: i.temporaryErrors ?? 0,
       ...(i.errorCode ? { errorCode: i.errorCode } : {}),
       ...(i.note ? { note: i.note } : {}),
+      ...(i.duplicateOf ? { duplicateOf: i.duplicateOf } : {}),
       ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
       // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.
       ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),

@@ -13,6 +13,8 @@ export interface SummaryInput {
 }
 
 const n = (v: number | undefined) => v ?? 0;
+/** The crawler-trap stops (issue 17), also among the rejected reasons above them. */
+const TRAP_STOPS = ['repeating-segments', 'path-too-deep', 'host-cap', 'query-variants', 'soft-404'];
 
 function byPrefix(stats: Record<string, number>, prefix: string): string {
   const parts = Object.entries(stats)
@@ -34,12 +36,14 @@ export function printSummary({ kind, config, session, seconds, stats, counts }: 
     `Trawl ${kind} "${config.name}" finished in ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
   );
   out(
-    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304)`,
+    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304), ${n(stats.duplicate)} duplicates folded`,
   );
   out(
     `  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`,
   );
   out(`  links discovered: ${n(stats.discovered)}; rejected: ${byPrefix(stats, 'rejected:')}`);
+  const traps = TRAP_STOPS.filter((k) => stats[`rejected:${k}`]).map((k) => `${k} ${stats[`rejected:${k}`]}`);
+  out(`  traps stopped (scope.traps): ${traps.length ? traps.join(', ') : 'none'}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
   out(`  AWS requests: ${total} (${(total / Math.max(fetched, 1)).toFixed(2)} per fetched page)`);
   for (const [op, v] of calls) out(`    ${op.padEnd(34)} ${String(v).padStart(7)}`);

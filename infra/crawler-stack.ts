@@ -36,6 +36,8 @@ export interface CrawlerStackProps extends StackProps {
   discoveryIntervalMinutes?: number;
   /** the fetch function's reserved concurrency (config fetch.maxInvocations); @default FUNCTIONS.fetch */
   fetchReservedConcurrency?: number;
+  /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
+  authSecretArns?: string[];
   /** DynamoDB capacity of both tables; @default on-demand */
   dynamoCapacity?: TableCapacity;
   /** index.sink "opensearch": the engine the index function feeds (infra/constructs/search.ts) */
@@ -92,7 +94,7 @@ export class CrawlerStack extends Stack {
         resources,
         discoveryIntervalMinutes: props.discoveryIntervalMinutes ?? SCHEDULES.discovery.everyMinutes,
       }),
-      fetch: new FetchStage(this, 'Fetch', resources, props.fetchReservedConcurrency),
+      fetch: new FetchStage(this, 'Fetch', resources, props.fetchReservedConcurrency, props.authSecretArns),
       extract: new ExtractStage(this, 'Extract', resources),
       index: new IndexStage(this, 'Index', resources),
       refresh: new RefreshStage(this, 'Refresh', resources),

@@ -11,8 +11,10 @@ import { z } from 'zod';
 import { ConfigSchema } from '../shared/config.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-// the schema's sections kept in their own files (limits) are read after the main one
-const SOURCES = [resolve(ROOT, 'shared/config.ts'), resolve(ROOT, 'shared/config-limits.ts')];
+// The schema's files: shared/config.ts and the sections kept beside it (limits, traps).
+const SOURCES = ['shared/config.ts', 'shared/config-limits.ts', 'shared/config-traps.ts'].map((f) =>
+  resolve(ROOT, f),
+);
 export const CONFIG_DOC = resolve(ROOT, 'docs/config.md');
 
 type JsonSchema = {

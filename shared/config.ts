@@ -3,7 +3,9 @@
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
 import { z } from 'zod';
+import { AuthSchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
+import { TrapsSchema } from './config-traps.ts';
 import { DURATION, parseDuration } from './crawl/duration.ts';
 import { linearRegexProblem } from './crawl/linear-regex.ts';
 import { orphanGraceProblem } from './crawl/orphans.ts';
@@ -79,6 +81,8 @@ export const ScopeSchema = z
     ignoredMimeTypes: z.array(z.string().min(1)).default(['video/*', 'audio/*', 'image/*']),
     /** @default null — unlimited; start URLs have depth 0 */
     maxDepth: z.number().int().nonnegative().nullable().default(null),
+    /** crawler-trap limits: repeating segments, path depth, URLs per host, query variants per path, soft 404s */
+    traps: TrapsSchema,
   })
   .prefault({});
 
@@ -192,6 +196,11 @@ export const FetchSchema = z
      * many hosts, since politeness is per host and an invocation with no due host ends at once
      */
     maxInvocations: z.number().int().min(1).max(1000).default(4),
+    /**
+     * @default [] — credentials per URL prefix: `{urlPrefix, basic | headers | cookies | form}`, secrets
+     * as `{"env": "NAME"}` or `{"secretArn": "…"}` (README "Authentication")
+     */
+    auth: AuthSchema,
   })
   .prefault({});
 
@@ -272,6 +281,11 @@ export const ConfigSchema = z.strictObject({
   index: z
     .strictObject({
       mapping: z.record(z.string(), z.string()).default({}),
+      /**
+       * @default true — pages with the same normalized text are one document, kept by the canonical
+       * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document)
+       */
+      foldDuplicates: z.boolean().default(true),
       /** "feed": S3 documents + change feed only; "opensearch": also a search index */
       sink: z.enum(['feed', 'opensearch']).default('feed'),
       opensearch: z

@@ -5,7 +5,7 @@ export const SOURCES = ['user', 'redir', 'index', 'index_follow', 'follow', 'ref
 export type SourceName = (typeof SOURCES)[number];
 
 /** URL states (`trawl urls`, docs/documents.md). */
-export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error';
+export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error' | 'duplicate';
 export type ErrorKind = 'permanent' | 'temporary';
 
 export interface MetaValue {
@@ -50,6 +50,10 @@ export interface UrlItem {
   linksReadAt?: string;
   note?: string | null;
   kind?: 'page' | 'sitemap';
+  /** digest of the normalized text of the URL's last indexed content (duplicate folding) */
+  digest?: string | null;
+  /** state `duplicate`: the URL whose document holds the same content */
+  duplicateOf?: string | null;
   stored?: 'table' | 'line';
   /** when a state line was written (orders two lines of one fetch time) */
   at?: string;
@@ -124,6 +128,8 @@ export interface FetchedPage {
   redirectTo?: string;
   /** not fetched or not read: robots.txt, ignored mime type, redirect not followed… */
   skipped?: string;
+  /** the host's soft-404 fingerprint (scope.traps.soft404): a page whose text has it is not found */
+  soft404?: string;
 }
 
 /** A frontier message: a bulk of URL tasks for one source. */
@@ -166,4 +172,6 @@ export interface PageOutcome {
   element?: boolean;
   /** a message on the way here was delivered more than once (possibly a copy of one indexed before) */
   redelivered?: boolean;
+  /** digest of the document's normalized text and its rel=canonical: duplicate folding (index stage) */
+  dup?: { digest: string; canonical: string | null };
 }

@@ -31,6 +31,13 @@ export async function urlsCommand(opts: { config: string }): Promise<void> {
   for await (const u of urlStates(s)) process.stdout.write(`${JSON.stringify(u)}\n`);
 }
 
+/** `trawl explain --state`: the URL's line of `trawl urls` (null when the crawl does not know it). */
+export async function recordedState(file: string, url: string): Promise<Record<string, unknown> | null> {
+  const s = await listingSession(file);
+  for await (const u of urlStates(s)) if (u.url === url) return u;
+  return null;
+}
+
 /** Prints the change feed a search index consumes, oldest first. */
 export async function changesCommand(opts: { config: string; since?: string }): Promise<void> {
   const s = await listingSession(opts.config);

@@ -2,14 +2,20 @@ import { Duration } from 'aws-cdk-lib';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { SCHEDULES, STAGE_QUEUES } from '../../shared/topology.ts';
-import { grantStage } from './grants.ts';
+import { allowAuthSecrets, grantStage } from './grants.ts';
 import { type CrawlResources, consumeStageQueue, scheduleStage, stageFunction } from './stage-function.ts';
 
 /** Fetch stage: polls the six frontier queues by weight (seed 001) itself, stores page bundles, feeds extract. */
 export class FetchStage extends Construct {
   readonly fn: NodejsFunction;
 
-  constructor(scope: Construct, id: string, r: CrawlResources, reservedConcurrency?: number) {
+  constructor(
+    scope: Construct,
+    id: string,
+    r: CrawlResources,
+    reservedConcurrency?: number,
+    authSecretArns: string[] = [],
+  ) {
     super(scope, id);
     // Fixed name: every stage (fetch included, to chain itself) invokes it by name without a token cycle.
     this.fn = stageFunction(this, 'fetch', {
@@ -21,6 +27,7 @@ export class FetchStage extends Construct {
     grantStage(this.fn, 'fetch', r);
     // Its own wake-up calls start it when URLs it put back with a delay are due (topology.ts).
     consumeStageQueue(this.fn, r.stageQueues.wake.queue, STAGE_QUEUES.wake);
+    allowAuthSecrets(this.fn, authSecretArns);
     // Ticks and kicks are asynchronous invocations. One older than a tick is superseded by the next
     // tick (the queues still hold the work), so it is dropped rather than retried for up to 6 h.
     this.fn.configureAsyncInvoke({

@@ -93,3 +93,14 @@ export function functionArnFromName(stack: Stack, functionName: string): string 
     stack,
   );
 }
+
+/**
+ * secretsmanager:GetSecretValue on exactly the secrets `fetch.auth` names (`{ "secretArn" }`), for the
+ * fetch role only; nothing when the config names none. A secret given with its full ARN (suffix
+ * included) is granted as is; a partial ARN (no random suffix) gets `-??????`, as IAM documents.
+ */
+export function allowAuthSecrets(grantee: iam.IGrantable, arns: string[]): void {
+  if (arns.length === 0) return;
+  const resources = arns.map((a) => (/-[A-Za-z0-9]{6}$/.test(a) ? a : `${a}-??????`));
+  allow(grantee, ['secretsmanager:GetSecretValue'], resources);
+}

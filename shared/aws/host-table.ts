@@ -29,8 +29,13 @@ export interface HostTable {
   putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
   /** A short lease (e.g. "this worker fetches robots.txt now"): true for the one worker that gets it. */
   lease(key: string, now: number, forMs: number): Promise<boolean>;
-  getValue(key: string): Promise<string | null>;
+  /** `consistent`: a strongly consistent read (1 unit instead of ½), for read-then-swap loops */
+  getValue(key: string, consistent?: boolean): Promise<string | null>;
   putValue(key: string, value: string): Promise<void>;
+  /** Sets a value if it still is `expected` (null: absent); false when another writer changed it first. */
+  swapValue(key: string, expected: string | null, value: string): Promise<boolean>;
+  /** Adds to named counters (scope.traps caps), one UpdateItem each; returns each counter's value before. */
+  addCounts(counts: Map<string, number>): Promise<Map<string, number>>;
 }
 
 /** Creates the adapter around the hosts table. */
@@ -123,12 +128,48 @@ export function createHostTable({
         { ':until': now + forMs, ':now': now, ':exp': Math.floor((now + forMs) / 1000) + 3600 },
       );
     },
-    async getValue(key) {
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `value#${key}` } }));
+    async getValue(key, consistent = false) {
+      const res = await client.send(
+        new GetCommand({ TableName: tableName, Key: { host: `value#${key}` }, ConsistentRead: consistent }),
+      );
       return ((res.Item as HostItem | undefined)?.value as string | undefined) ?? null;
     },
     async putValue(key, value) {
       await client.send(new PutCommand({ TableName: tableName, Item: { host: `value#${key}`, value } }));
+    },
+    async swapValue(key, expected, value) {
+      try {
+        await client.send(
+          new PutCommand({
+            TableName: tableName,
+            Item: { host: `value#${key}`, value },
+            ConditionExpression: expected === null ? 'attribute_not_exists(#h)' : '#v = :expected',
+            ExpressionAttributeNames: expected === null ? { '#h': 'host' } : { '#v': 'value' },
+            ...(expected === null ? {} : { ExpressionAttributeValues: { ':expected': expected } }),
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return false;
+        throw err;
+      }
+    },
+    async addCounts(counts) {
+      const before = new Map<string, number>();
+      // One atomic ADD per counter and batch (not per URL): concurrent batches each get their own range.
+      for (const [key, n] of counts) {
+        const res = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: key },
+            UpdateExpression: 'ADD urlCount :n',
+            ExpressionAttributeValues: { ':n': n },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        );
+        before.set(key, Number(res.Attributes?.urlCount ?? n) - n);
+      }
+      return before;
     },
   };
 }

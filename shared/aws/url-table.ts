@@ -27,10 +27,17 @@ const KNOWN_TTL_MS = 10 * 60_000;
 /** Conditional puts in flight at once (the SDK's socket pool is 50 by default). */
 const CLAIM_CONCURRENCY = 32;
 
+/** Decides which new (never claimed) URLs enter the frontier; the stopped ones are recorded with `extra`. */
+export type ClaimGate = (
+  candidates: UrlTask[],
+) => Promise<{ admitted: UrlTask[]; stopped: { task: UrlTask; extra: Partial<UrlItem> }[] }>;
+
 /** Options of {@link UrlTable.claim}. */
 export interface ClaimOptions {
   /** orphans: known URLs last reached before this time get `reachedAt = now` (one write unit each) */
   stampBefore?: string;
+  /** may stop some of the new URLs (crawler traps), recorded as it says */
+  gate?: ClaimGate;
 }
 
 export interface UrlTable {
@@ -92,7 +99,12 @@ export function createUrlTable({
     return found;
   }
 
-  async function claimOne(task: UrlTask, claimer: string, now: string): Promise<boolean> {
+  async function claimOne(
+    task: UrlTask,
+    claimer: string,
+    now: string,
+    extra: Partial<UrlItem> = {},
+  ): Promise<boolean> {
     const item: UrlItem = {
       url: task.url,
       state: 'pending',
@@ -107,6 +119,7 @@ export function createUrlTable({
       discoveredAt: now,
       temporaryErrors: 0,
       ...(task.kind ? { kind: task.kind } : {}),
+      ...extra,
     };
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
@@ -155,7 +168,7 @@ export function createUrlTable({
 
   return {
     async claim(tasks, claimer, now, opts = {}) {
-      const { stampBefore } = opts;
+      const { stampBefore, gate } = opts;
       const byUrl = new Map<string, UrlTask>();
       for (const t of tasks)
         if (!skips(t.url, claimer, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
@@ -167,17 +180,22 @@ export function createUrlTable({
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
-        // Claimed by this claimer before: a copy of its message; the task says it may have been sent.
-        if (item.claimedBy === claimer) fresh.push({ ...t, redelivered: true });
+        // Claimed by this claimer before: a copy of its message (the task says it may have been
+        // sent), but not what a gate stopped (recorded `ignored`).
+        const gated = item.state === 'ignored' && item.note?.startsWith('trap: ') === true;
+        if (item.claimedBy === claimer && !gated) fresh.push({ ...t, redelivered: true });
         else remember(t.url, item.claimedBy);
         const reach = item.reachedAt ?? item.discoveredAt;
         if (stampBefore && (reach ?? '') < stampBefore) stale.push(t.url);
         else noteReached(t.url, reach);
         return false;
       });
-      const results = await mapLimit(candidates, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
+      const { admitted, stopped } = gate ? await gate(candidates) : { admitted: candidates, stopped: [] };
+      await mapLimit(stopped, CLAIM_CONCURRENCY, (s) => claimOne(s.task, claimer, now, s.extra));
+      for (const s of stopped) remember(s.task.url, claimer);
+      const results = await mapLimit(admitted, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
       // A lost race: the winner is not known here, so nothing is cached (the next sight reads again).
-      candidates.forEach((t, i) => {
+      admitted.forEach((t, i) => {
         if (results[i]) fresh.push(t);
         noteReached(t.url, now);
       });

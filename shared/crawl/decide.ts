@@ -11,7 +11,8 @@
  *    defaults, index and follow (seed 004: "the default to index and to follow").
  * 4. Start URLs (`isStart`) are accepted now (reason `start-url`, queue `user`, seed 001 "fifo:
  *    user: user-submitted root URLs"); only an ignoring rule or a malformed URL rejects them.
- * 5. maxDepth (`max-depth`), even for URLs a rule accepts (seed 003 maxCrawlDepth).
+ * 5. maxDepth (`max-depth`), even for URLs a rule accepts (seed 003 maxCrawlDepth), then the
+ *    URL-only crawler traps of scope.traps (`path-too-deep`, `repeating-segments`), likewise.
  * 6. Unless the matching rule has `accept`, the scope filters decide (first rejection wins, see
  *    scope.ts); `accept` bypasses them, but not steps 2 and 5.
  * 7. Accepted: reason `rule N: <its actions>` when a rule matched, else `default`. Queue from the
@@ -27,6 +28,7 @@ import { domainOf } from './domains.ts';
 import { normalizeUrl, normalizeUrlDetailed } from './normalize-url.ts';
 import { type CompiledRule, compileRules, firstMatchingRule, type RuleActions, urlParts } from './rules.ts';
 import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from './scope.ts';
+import { pathTrap } from './traps.ts';
 
 export interface UrlDecision {
   normalized: string | null;
@@ -89,7 +91,9 @@ function decide(
   if (rule && ignores(rule.actions)) return rejected(normalized, domain, ruleReason(rule));
   const base = acceptedFields(normalized, domain, rule?.actions);
   if (ctx.isStart) return { ...base, reason: 'start-url', queue: 'user' };
-  const chain = rule?.actions.accept ? [filters.depth] : [filters.depth, ...filters.scope];
+  const chain = rule?.actions.accept
+    ? [filters.depth, filters.traps]
+    : [filters.depth, filters.traps, ...filters.scope];
   const scopeReason = runFilters(chain, candidate);
   if (scopeReason) return rejected(normalized, domain, scopeReason);
   const queue = shiftQueue(queueFor(base.index, base.follow), base.priorityShift);
@@ -171,5 +175,24 @@ export function explainUrl(config: CrawlConfig, url: string): Record<string, unk
     priorityShift: d.priorityShift,
     source: d.source,
     addMeta: d.addMeta,
+    traps: d.normalized ? trapLimits(config, d.normalized) : null,
+  };
+}
+
+/** The scope.traps limits that count this URL (the caps stop it only once reached: `trawl urls` notes). */
+function trapLimits(config: CrawlConfig, normalized: string): Record<string, unknown> {
+  const t = config.scope.traps;
+  const u = new URL(normalized);
+  return {
+    stoppedBy: pathTrap(u.pathname, t),
+    pathDepth: u.pathname.split('/').filter(Boolean).length,
+    maxPathDepth: t.maxPathDepth,
+    maxSegmentRepeats: t.maxSegmentRepeats,
+    hostCap: t.maxUrlsPerHost === null ? null : { host: u.host, maxUrlsPerHost: t.maxUrlsPerHost },
+    queryVariants:
+      t.maxQueryVariantsPerPath === null || u.search === ''
+        ? null
+        : { path: `${u.host}${u.pathname}`, maxQueryVariantsPerPath: t.maxQueryVariantsPerPath },
+    soft404Probe: t.soft404,
   };
 }

@@ -9,6 +9,7 @@ import type { CrawlConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { compileLinearRegex, type LinearRegex } from './linear-regex.ts';
 import { normalizeUrl, stripFragment } from './normalize-url.ts';
+import { pathTrap } from './traps.ts';
 
 export type ScopeReason =
   | 'scheme-not-allowed'
@@ -21,7 +22,9 @@ export type ScopeReason =
   | 'not-included'
   | 'excluded'
   | 'ignored-extension'
-  | 'max-depth';
+  | 'max-depth'
+  | 'repeating-segments'
+  | 'path-too-deep';
 
 /** A normalized URL being judged, with its parsed form and crawl depth (start URLs: 0). */
 export interface ScopeCandidate {
@@ -39,6 +42,8 @@ export interface ScopeFilters {
   hardLimits: UrlFilter[];
   scope: UrlFilter[];
   depth: UrlFilter;
+  /** crawler traps decided from the URL alone (scope.traps): even a rule's `accept` does not lift them */
+  traps: UrlFilter;
 }
 
 /** Builds the filter chains of a scope config for the given start URLs. */
@@ -60,6 +65,7 @@ export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): Sco
     hardLimits: [schemeFilter(scope.schemes), maxUrlLengthFilter(scope.maxUrlLength)],
     scope: chain,
     depth: maxDepthFilter(scope.maxDepth),
+    traps: ({ parsed }) => pathTrap(parsed.pathname, scope.traps),
   };
 }
 

@@ -39,9 +39,15 @@ export interface FetchOptions {
   /** decoded bytes kept when Content-Encoding is used; default `maxBytes` (gzip bomb cap) */
   maxDecompressedBytes?: number;
   now?: () => number;
-  method?: 'GET';
+  method?: 'GET' | 'POST';
   /** status line + response headers; more fails the fetch with `header-overflow` (limits.headerBytes) */
   maxHeaderBytes?: number;
+  /** extra request headers (shared/net/auth.ts: credentials for URLs under their prefix only) */
+  headers?: HeaderRecord;
+  /** a request body (a login form's POST) */
+  body?: { contentType: string; data: string };
+  /** receives the response's Set-Cookie values, which headersToRecord drops (a form login's session) */
+  onSetCookie?: (values: string[]) => void;
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
 }
@@ -234,7 +240,11 @@ function requestHeaders(target: URL, opts: FetchOptions): HeaderRecord {
   // Seed 004 / RFC 9110 §13.1: refresh with a conditional GET; a 304 then means "unchanged".
   if (opts.conditional?.etag) headers['if-none-match'] = opts.conditional.etag;
   if (opts.conditional?.lastModified) headers['if-modified-since'] = opts.conditional.lastModified;
-  return headers;
+  if (opts.body) {
+    headers['content-type'] = opts.body.contentType;
+    headers['content-length'] = String(Buffer.byteLength(opts.body.data));
+  }
+  return { ...headers, ...opts.headers };
 }
 
 async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
@@ -250,13 +260,14 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
     createConnection: () => socket,
   });
   req.on('error', () => {}); // before the response once() reports it; after it, the body pipeline does
-  req.end();
+  req.end(opts.body?.data);
   const [res] = (await once(req, 'response', { signal })) as [http.IncomingMessage];
   return res;
 }
 
 async function readResponse(res: http.IncomingMessage, url: URL, opts: FetchOptions, remoteAddress: string) {
   const headers = headersToRecord(res.headers);
+  if (opts.onSetCookie && res.headers['set-cookie']) opts.onSetCookie(res.headers['set-cookie']);
   const status = res.statusCode ?? 0;
   const conditional = Boolean(opts.conditional?.etag || opts.conditional?.lastModified);
   const retryAfter = headers['retry-after'] ?? null;

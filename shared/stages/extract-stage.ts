@@ -14,6 +14,7 @@ import type { StageDeps } from './deps.ts';
 import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
+import { trapGate } from './trap-gate.ts';
 
 export interface StageRecord<T> {
   messageId: string;
@@ -91,7 +92,11 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
-  const fresh = await deps.urls.claim(tasks, source.claimer, now, reachStamps(config, deps.now()));
+  const gate = trapGate(deps, config.scope.traps, stats);
+  const fresh = await deps.urls.claim(tasks, source.claimer, now, {
+    ...reachStamps(config, deps.now()),
+    gate,
+  });
   // Received before, or holding claims it made before: these pages may have been extracted already
   // (a crash before the delete, a message sent twice), so its outcomes may be copies.
   const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);

@@ -5,10 +5,13 @@
 import type { CrawlConfig } from '../config.ts';
 import { backoffMs } from '../crawl/classify.ts';
 import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots.ts';
-import { fetchUrl } from '../net/fetcher.ts';
+import type { AuthSessions } from '../net/auth.ts';
+import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { fetchWithAuth } from './fetch-auth.ts';
 import type { RobotsCache } from './robots-cache.ts';
+import { hostSoft404 } from './soft-404.ts';
 
 export type TaskResult =
   | { type: 'page'; page: FetchedPage }
@@ -29,6 +32,8 @@ export interface FetchContext {
   deferred?: Map<string, { until: number; delaySeconds: number }>;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
+  /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
+  auth?: AuthSessions | null;
 }
 
 /** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
@@ -130,7 +135,13 @@ function deferHost(ctx: FetchContext, host: string, until: number): void {
 }
 
 /** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
-async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delayMs: number) {
+async function politeFetch(
+  ctx: FetchContext,
+  task: UrlTask,
+  host: string,
+  delayMs: number,
+  headers: HeaderRecord | undefined,
+) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
     const slot = await politeSlot(ctx, host, delayMs);
@@ -150,6 +161,7 @@ async function politeFetch(ctx: FetchContext, task: UrlTask, host: string, delay
       metadataFirst: true,
       now: deps.now,
       sendBy: slot.sendBy,
+      headers,
     });
     if (res.kind !== 'late') return res;
     // Connecting outlasted the slot: book further ahead next time.
@@ -198,7 +210,10 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   }
   ctx.hostDelays ??= new Map();
   ctx.hostDelays.set(host, delayMs);
-  const res = await politeFetch(ctx, task, host, delayMs);
+  const fetchAs = (url: string) =>
+    fetchWithAuth(ctx.auth, url, (headers) => politeFetch(ctx, { ...task, url }, host, delayMs, headers));
+  const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
+  const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   if (typeof res === 'number') {
     deferHost(ctx, host, deps.now() + res * 1000);
@@ -212,6 +227,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
         headers: res.headers,
         body: Buffer.from(res.body).toString('base64'),
         truncated: res.truncated,
+        ...(typeof soft404 === 'string' ? { soft404 } : {}),
       });
     case 'not-modified':
       return page(task, at, { status: 304, headers: res.headers, notModified: true });
@@ -234,6 +250,8 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       });
     case 'error':
       return onError(ctx, task, host, res, at);
+    case 'late':
+      return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   }
 }
 

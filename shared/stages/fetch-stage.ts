@@ -9,6 +9,7 @@ import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { authSessionsFor } from './fetch-auth.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
@@ -53,6 +54,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     robots: createRobotsCache(deps.hosts, config, deps.now),
     deadline: opts.deadline,
     signal: opts.signal,
+    auth: await authSessionsFor(config, deps),
   };
   const summary: FetchRunSummary = {
     rounds: 0,

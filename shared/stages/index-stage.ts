@@ -15,6 +15,7 @@ import { keepsInTable, resolveState } from '../crawl/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { foldDuplicates } from './duplicates.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 
@@ -51,12 +52,13 @@ export async function runIndexStage(
     const ctx = planContext(config, existing, now);
     const live = all.filter((o) => !(o.redelivered && forgotten.has(o.url)));
     if (live.length < all.length) result.stats.forgotten = all.length - live.length;
-    writes = planWrites(
-      live.map((o) => planOutcome(o, ctx)),
-      existing,
-      now,
-      result.stats,
-    );
+    const plans = live.map((o) => planOutcome(o, ctx));
+    // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
+    const folded = config.index.foldDuplicates
+      ? await foldDuplicates(deps, plans, existing, new Date(now).toISOString())
+      : [];
+    writes = planWrites(plans, existing, now, result.stats);
+    writes.changes.unshift(...folded);
     // The change feed and the search sink first, the states last: a batch retried after a failure
     // finds its states not yet current and yields the same changes again (the same feed object);
     // once the states are written, a redelivered copy finds them current and changes nothing.

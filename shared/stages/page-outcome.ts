@@ -8,8 +8,11 @@ import { buildDocument } from '../crawl/build-document.ts';
 import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
 import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
 import { deltaHash } from '../crawl/delta-hash.ts';
+import { textDigest } from '../crawl/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
+import { normalizeUrl } from '../crawl/normalize-url.ts';
 import { pdfToText } from '../crawl/pdf-text.ts';
+import { soft404Fingerprint } from '../crawl/traps.ts';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../types.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 import { sitemap } from './page-sitemap.ts';
@@ -142,6 +145,13 @@ function html(
     options: ctx.config.extract,
     rogue,
   });
+  if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
+    // The host answers unknown paths with this page: not found, and its links are not followed.
+    const message = "soft 404: the page looks like the host's answer to a random path (scope.traps.soft404)";
+    result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code: 'soft-404', message } }));
+    count(result.rejected, 'soft-404');
+    return;
+  }
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
@@ -270,5 +280,8 @@ function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, n
   // changed title, metadata or rule action is a change and markup churn is not.
   const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
   doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
-  return base(page, 'indexed', { doc, ...(note ? { note } : {}) });
+  const keep = { keepQueryParams: ctx.config.scope.keepQueryParams };
+  const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
+  const dup = { digest: textDigest(doc.title, doc.content), canonical };
+  return base(page, 'indexed', { doc, dup, ...(note ? { note } : {}) });
 }

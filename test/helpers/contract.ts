@@ -10,4 +10,5 @@ export const EXPLAIN_FIELDS = [
   'priorityShift',
   'source',
   'addMeta',
+  'traps',
 ];

@@ -27,6 +27,7 @@ export interface BuildOptions {
   bundle?: boolean;
   discoveryIntervalMinutes?: number;
   fetchReservedConcurrency?: number;
+  authSecretArns?: string[];
 }
 
 /** One synthesized stack; with bundling this runs esbuild five times, so build it once per file. */
@@ -37,6 +38,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
     crawlName: crawl,
     discoveryIntervalMinutes: options.discoveryIntervalMinutes,
     fetchReservedConcurrency: options.fetchReservedConcurrency,
+    authSecretArns: options.authSecretArns,
   });
   return { stack, template: Template.fromStack(stack), labels: stackLabels(stack) };
 }

@@ -7,8 +7,8 @@ import { describe, it } from 'node:test';
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import { crawlerPropsFromContext, DEFAULT_CRAWL } from '../../infra/app-context.ts';
-import { resourceNames, SCHEDULES } from '../../shared/topology.ts';
-import { buildStack, logicalId } from '../helpers/infra-template.ts';
+import { resourceNames, SCHEDULES, type StageName } from '../../shared/topology.ts';
+import { buildStack, grantsOf, logicalId } from '../helpers/infra-template.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-infra-'));
 function configFile(name: string, text: string): string {
@@ -98,6 +98,28 @@ describe('CrawlerStack discovery schedule', () => {
         fns[logicalId(stack.functions[stage])]?.Properties.ReservedConcurrentExecutions,
         undefined,
       );
+  });
+
+  it('lets only the fetch role read the fetch.auth secrets, and only when the config names some', () => {
+    const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:intranet-token';
+    const file = configFile(
+      'auth.json',
+      JSON.stringify({
+        name: 'auth',
+        startUrls: ['https://x.test/'],
+        fetch: { auth: [{ urlPrefix: 'https://x.test/', bearer: { secretArn: arn } }] },
+      }),
+    );
+    const props = crawlerPropsFromContext(contextOf({ config: file }));
+    assert.deepEqual(props.authSecretArns, [arn]);
+    const { stack, template, labels } = buildStack('auth', { bundle: false, authSecretArns: [arn] });
+    const reads = (stage: StageName) =>
+      grantsOf(template, stack, labels, stage).filter((g) => g.startsWith('secretsmanager:'));
+    assert.deepEqual(reads('fetch'), [`secretsmanager:GetSecretValue ${arn}-??????`]);
+    for (const stage of ['seed', 'extract', 'index', 'refresh'] as const) assert.deepEqual(reads(stage), []);
+    const none = buildStack('noauth', { bundle: false });
+    const all = JSON.stringify(none.template.toJSON());
+    assert.ok(!all.includes('secretsmanager'), 'no secret grant without fetch.auth secrets');
   });
 
   it('refuses a rate EventBridge cannot express', () => {

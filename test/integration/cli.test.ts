@@ -62,6 +62,16 @@ function assertUserError(r: Run, ...mentions: (string | RegExp)[]): void {
 const START = 'https://www.example.com/docs/';
 const base = { name: 'cli-test', startUrls: [START] };
 const withRules = (rules: unknown) => ({ ...base, rules });
+/** `traps` of explain under the default scope.traps, for a path of `depth` segments. */
+const defaultTraps = (depth: number) => ({
+  stoppedBy: null,
+  pathDepth: depth,
+  maxPathDepth: 32,
+  maxSegmentRepeats: 2,
+  hostCap: null,
+  queryVariants: null,
+  soft404Probe: false,
+});
 
 describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2 }, () => {
   it('explain prints one JSON object with exactly the documented fields', async () => {
@@ -87,6 +97,7 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
       priorityShift: 0,
       source: null,
       addMeta: [],
+      traps: defaultTraps(1),
     });
   });
 
@@ -120,6 +131,7 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
       priorityShift: -1,
       source: 'pdfs',
       addMeta: [{ name: 'kind', value: 'pdf' }],
+      traps: defaultTraps(2),
     });
     assert.equal(JSON.parse(secret.stdout).reason, 'rule 0: ignore');
     assert.equal(JSON.parse(secret.stdout).accepted, false);

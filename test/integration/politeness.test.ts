@@ -41,9 +41,11 @@ function busyRoutes(site: SiteServer): void {
   site.route('/always-429', { status: 429, headers: { 'retry-after': '1' }, body: 'slow down' });
 }
 
-function pageRoutes(site: SiteServer): void {
+// Each host's pages say which host they are on: the same text on two hosts would be one document
+// (index.foldDuplicates), and every page here must be indexed.
+function pageRoutes(site: SiteServer, host: number): void {
   for (let i = 0; i < PAGES_PER_HOST; i++)
-    site.route(`/p/${i}`, { body: `<title>page ${i}</title><p>polite ${i}</p>` });
+    site.route(`/p/${i}`, { body: `<title>page ${i}</title><p>polite ${i} on host ${host}</p>` });
 }
 
 describe('politeness per host across concurrent fetch workers', () => {
@@ -54,7 +56,9 @@ describe('politeness per host across concurrent fetch workers', () => {
   before(async () => {
     emu = await startTestEmulator();
     for (let i = 0; i < 4; i++) sites.push(await startSiteServer({}));
-    sites.forEach(pageRoutes);
+    sites.forEach((site, i) => {
+      pageRoutes(site, i);
+    });
     busy = await startSiteServer({});
     busyRoutes(busy);
     // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).

@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
-import { normalizeUrl } from '../../../shared/crawl/normalize-url.ts';
 import {
   createScopeFilters,
   directoryOf,
   extensionOf,
-  runFilters,
   type ScopeReason,
 } from '../../../shared/crawl/scope.ts';
 import { ConfigError } from '../../../shared/errors.ts';

@@ -1,0 +1,45 @@
+/**
+ * Resolves `fetch.auth` secrets: `{ env }` from the process environment, `{ secretArn }` from
+ * Secrets Manager (once per container: a cold start reads it again). Values live in memory only.
+ */
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretRef } from '../config-auth.ts';
+import { ConfigError } from '../errors.ts';
+
+export type SecretResolver = (ref: SecretRef, path: string) => Promise<string>;
+
+/** A resolver with a per-container cache of Secrets Manager reads. */
+export function createSecretResolver(
+  opts: { env?: NodeJS.ProcessEnv; client?: () => SecretsManagerClient } = {},
+): SecretResolver {
+  const env = opts.env ?? process.env;
+  let client: SecretsManagerClient | null = null;
+  const makeClient =
+    opts.client ??
+    (() => new SecretsManagerClient({ ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) }));
+  const reads = new Map<string, Promise<string>>();
+  const read = (arn: string) => {
+    let p = reads.get(arn);
+    if (!p) {
+      client ??= makeClient();
+      p = client.send(new GetSecretValueCommand({ SecretId: arn })).then((r) => r.SecretString ?? '');
+      // A failed read is tried again by the next invocation, not cached.
+      p.catch(() => reads.delete(arn));
+      reads.set(arn, p);
+    }
+    return p;
+  };
+  return async (ref, path) => {
+    if (typeof ref === 'string') return ref;
+    if ('env' in ref) {
+      const v = env[ref.env];
+      if (v === undefined) throw new ConfigError(`${path}: environment variable ${ref.env} is not set`);
+      return v;
+    }
+    const text = await read(ref.secretArn);
+    if (!ref.key) return text;
+    const value = (JSON.parse(text) as Record<string, unknown>)[ref.key];
+    if (typeof value !== 'string') throw new ConfigError(`${path}: secret has no string key ${ref.key}`);
+    return value;
+  };
+}

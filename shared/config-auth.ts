@@ -1,0 +1,110 @@
+/**
+ * `fetch.auth`: credentials per URL prefix (basic, headers, cookies, form login). A secret is a
+ * plain string (works, with a warning: it is stored with the config), `{ "env": "NAME" }` or, on
+ * AWS, `{ "secretArn": "…" }` read from Secrets Manager at cold start.
+ */
+import { z } from 'zod';
+
+const prefixUrl = z.string().refine(
+  (s) => {
+    const u = URL.parse(s);
+    return u !== null && (u.protocol === 'http:' || u.protocol === 'https:');
+  },
+  { message: 'must be an absolute http(s) URL prefix' },
+);
+
+/** A secret value: inline (discouraged), an environment variable, or a Secrets Manager secret. */
+export const SecretSchema = z.union([
+  z.string(),
+  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name') }),
+  z.strictObject({
+    secretArn: z.string().startsWith('arn:', 'a Secrets Manager ARN (arn:aws:secretsmanager:…)'),
+    /** the key to read when the secret's value is a JSON object */
+    key: z.string().min(1).optional(),
+  }),
+]);
+export type SecretRef = z.infer<typeof SecretSchema>;
+
+const FormSchema = z.strictObject({
+  /** the form's action URL: the fields are POSTed there as application/x-www-form-urlencoded */
+  loginUrl: prefixUrl,
+  /** form fields, e.g. { "user": "u", "pass": { "env": "INTRANET_PASS" } } */
+  fields: z.record(z.string(), SecretSchema),
+  /** @default { cookie: null } — the login worked when its response sets this cookie (null: any cookie) */
+  successWhen: z
+    .strictObject({
+      cookie: z.string().min(1).nullable().default(null),
+      status: z.array(z.number().int().min(100).max(599)).optional(),
+    })
+    .prefault({}),
+  /**
+   * @default { status: [401, 403], redirectTo: loginUrl } — a page answered like this means the
+   * session ended: log in again and fetch it once more
+   */
+  loggedOutWhen: z
+    .strictObject({
+      status: z.array(z.number().int().min(100).max(599)).default([401, 403]),
+      /** a redirect whose target starts with this (default: the login URL's path) */
+      redirectTo: z.string().min(1).nullable().default(null),
+      /** a 200 page whose body contains this text, e.g. a login form's field name */
+      bodyContains: z.string().min(1).nullable().default(null),
+    })
+    .prefault({}),
+});
+
+export const AuthEntrySchema = z
+  .strictObject({
+    /** credentials are sent only to URLs of this origin whose path starts with the prefix's path */
+    urlPrefix: prefixUrl,
+    basic: z.strictObject({ username: SecretSchema, password: SecretSchema }).optional(),
+    /** sent as `Authorization: Bearer <token>` */
+    bearer: SecretSchema.optional(),
+    /** request headers, e.g. { "Authorization": { "env": "TOKEN" } } (bearer tokens, API keys) */
+    headers: z
+      .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a header name'), SecretSchema)
+      .optional(),
+    /** cookies sent with every request under the prefix */
+    cookies: z.record(z.string().min(1), SecretSchema).optional(),
+    form: FormSchema.optional(),
+  })
+
+  .refine((e) => e.basic || e.bearer || e.headers || e.cookies || e.form, {
+    message: 'give at least one of basic, bearer, headers, cookies, form',
+  });
+export type AuthEntry = z.infer<typeof AuthEntrySchema>;
+
+/** @default [] */
+export const AuthSchema = z.array(AuthEntrySchema).max(100).default([]);
+
+/** Field paths of secrets given as plain strings (for the warning; never the values). */
+export function plainSecretPaths(entries: AuthEntry[]): string[] {
+  const out: string[] = [];
+  const check = (path: string, v: SecretRef) => {
+    if (typeof v === 'string') out.push(path);
+  };
+  entries.forEach((e, i) => {
+    const at = `fetch.auth.${i}`;
+    if (e.basic) check(`${at}.basic.password`, e.basic.password);
+    if (e.bearer) check(`${at}.bearer`, e.bearer);
+    for (const [k, v] of Object.entries(e.headers ?? {})) check(`${at}.headers.${k}`, v);
+    for (const [k, v] of Object.entries(e.cookies ?? {})) check(`${at}.cookies.${k}`, v);
+    for (const [k, v] of Object.entries(e.form?.fields ?? {})) check(`${at}.form.fields.${k}`, v);
+  });
+  return out;
+}
+
+/** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
+export function secretArns(entries: AuthEntry[]): string[] {
+  const arns = new Set<string>();
+  const visit = (v: SecretRef) => {
+    if (typeof v === 'object' && 'secretArn' in v) arns.add(v.secretArn);
+  };
+  for (const e of entries) {
+    if (e.basic) [e.basic.username, e.basic.password].forEach(visit);
+    if (e.bearer) visit(e.bearer);
+    for (const v of Object.values(e.headers ?? {})) visit(v);
+    for (const v of Object.values(e.cookies ?? {})) visit(v);
+    for (const v of Object.values(e.form?.fields ?? {})) visit(v);
+  }
+  return [...arns];
+}

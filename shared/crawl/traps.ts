@@ -1,0 +1,106 @@
+/**
+ * Crawler traps (issue 17 item 4), pure: repeating path segments and path depth as URL filters,
+ * the keys the per-host and per-path caps count, the admission of new URLs against those counts,
+ * and the text fingerprint that recognizes a host's soft-404 page.
+ */
+import { createHash } from 'node:crypto';
+import type { TrapsConfig } from '../config-traps.ts';
+import type { UrlTask } from '../types.ts';
+
+/** Repeating blocks longer than this many segments are not looked for (bounds the work per URL). */
+const MAX_BLOCK = 8;
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((s) => s !== '');
+}
+
+/** True when a block of 1..8 segments occurs more than `maxRepeats` times in a row (`/a/b/a/b/a/b`). */
+export function hasRepeatingSegments(path: string, maxRepeats: number): boolean {
+  const segs = segmentsOf(path);
+  for (let size = 1; size <= MAX_BLOCK && size * (maxRepeats + 1) <= segs.length; size++) {
+    // A run of k segments equal to the one `size` back is a block repeated k / size + 1 times.
+    let run = 0;
+    for (let i = size; i < segs.length; i++) {
+      run = segs[i] === segs[i - size] ? run + 1 : 0;
+      if (run >= size * maxRepeats) return true;
+    }
+  }
+  return false;
+}
+
+/** The path-based trap that stops `path`, if any. */
+export function pathTrap(path: string, traps: TrapsConfig): 'repeating-segments' | 'path-too-deep' | null {
+  if (traps.maxPathDepth !== null && segmentsOf(path).length > traps.maxPathDepth) return 'path-too-deep';
+  return hasRepeatingSegments(path, traps.maxSegmentRepeats) ? 'repeating-segments' : null;
+}
+
+export type CapReason = 'host-cap' | 'query-variants';
+
+/** The counters a new URL adds to: its host, and its path when it has a query string. */
+export function capKeys(url: string, traps: TrapsConfig): { key: string; reason: CapReason }[] {
+  const u = new URL(url);
+  const keys: { key: string; reason: CapReason }[] = [];
+  if (traps.maxUrlsPerHost !== null) keys.push({ key: `cap#host#${u.host}`, reason: 'host-cap' });
+  if (traps.maxQueryVariantsPerPath !== null && u.search !== '')
+    keys.push({ key: `cap#query#${u.host}${u.pathname}`, reason: 'query-variants' });
+  return keys;
+}
+
+function limitOf(reason: CapReason, traps: TrapsConfig): number {
+  return (reason === 'host-cap' ? traps.maxUrlsPerHost : traps.maxQueryVariantsPerPath) ?? Infinity;
+}
+
+/** Why a stopped URL was stopped, as `trawl urls` shows it. */
+export function capNote(reason: CapReason, traps: TrapsConfig): string {
+  const key = reason === 'host-cap' ? 'maxUrlsPerHost' : 'maxQueryVariantsPerPath';
+  return `trap: ${reason} (scope.traps.${key} ${limitOf(reason, traps)})`;
+}
+
+/**
+ * Splits new URLs into admitted and stopped, in order: `before` holds each counter's value before
+ * this batch (the batch's own URLs were added to it after). A URL is admitted while every counter
+ * it adds to is still under its limit.
+ */
+export function admitByCaps(
+  tasks: UrlTask[],
+  before: Map<string, number>,
+  traps: TrapsConfig,
+): { admitted: UrlTask[]; stopped: { task: UrlTask; reason: CapReason }[] } {
+  const seen = new Map(before);
+  const admitted: UrlTask[] = [];
+  const stopped: { task: UrlTask; reason: CapReason }[] = [];
+  for (const task of tasks) {
+    const keys = capKeys(task.url, traps);
+    const over = keys.find((k) => (seen.get(k.key) ?? 0) >= limitOf(k.reason, traps));
+    for (const k of keys) seen.set(k.key, (seen.get(k.key) ?? 0) + 1);
+    if (over) stopped.push({ task, reason: over.reason });
+    else admitted.push(task);
+  }
+  return { admitted, stopped };
+}
+
+/**
+ * The soft-404 fingerprint of a page's text: lower-cased, the requested path (raw and decoded) and
+ * every digit removed (error pages echo the path, request ids and times), whitespace collapsed.
+ */
+export function soft404Fingerprint(title: string, text: string, url: string): string {
+  const u = new URL(url);
+  const echoes = [u.pathname, safeDecode(u.pathname), u.pathname.slice(1), safeDecode(u.pathname).slice(1)]
+    .filter((e) => e.length > 1)
+    .sort((a, b) => b.length - a.length);
+  let t = `${title}\n${text}`.toLowerCase();
+  for (const e of echoes) t = t.split(e.toLowerCase()).join(' ');
+  t = t
+    .replace(/[0-9]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return createHash('sha256').update(t).digest('hex').slice(0, 32);
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Folds duplicate content in the index stage (index.foldDuplicates): each new or changed document
+ * registers its text digest in the hosts table (a read and one conditional write, retried when
+ * another batch wrote first); a URL whose content another URL already keeps becomes `duplicate`
+ * (`duplicateOf` that URL), and a preferred URL (canonical, else shorter) takes the document over,
+ * the old keeper's document being deleted in the change feed and the URL fetched again to record
+ * it as a duplicate. When a keeper's content goes away or changes, a duplicate takes its place:
+ * it is fetched again and indexed.
+ */
+import { admitContent, type DupEntry, releaseContent } from '../crawl/duplicates.ts';
+import type { UrlItem, UrlTask } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+import { DOC_FIELDS, type OutcomePlan } from './index-plan.ts';
+import type { ChangeRecord } from './index-stage.ts';
+import { sendTasks } from './send-tasks.ts';
+
+const MAX_SWAPS = 8;
+
+/** Reads, changes and conditionally writes one digest's entry until the write wins. */
+async function update<T>(
+  deps: StageDeps,
+  digest: string,
+  change: (entry: DupEntry | null) => { entry: DupEntry; result: T },
+): Promise<T> {
+  const key = `dup#${deps.crawl}#${digest}`;
+  for (let i = 0; i < MAX_SWAPS; i++) {
+    const raw = await deps.hosts.getValue(key, true);
+    const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
+    if (await deps.hosts.swapValue(key, raw, JSON.stringify(entry))) return result;
+  }
+  throw new Error(`duplicate registry ${key}: too many concurrent writers`);
+}
+
+const refetch = (url: string, depth: number): UrlTask => ({
+  url,
+  depth,
+  queue: 'redir',
+  index: true,
+  follow: true,
+  priority: 0,
+});
+
+/** Rewrites the plans of duplicates and sends the URLs to fetch again; returns the delete changes. */
+export async function foldDuplicates(
+  deps: StageDeps,
+  plans: OutcomePlan[],
+  existing: Map<string, UrlItem>,
+  at: string,
+): Promise<ChangeRecord[]> {
+  const changes: ChangeRecord[] = [];
+  const again: UrlTask[] = [];
+  for (const plan of plans) {
+    const o = plan.outcome;
+    if (o.element) continue;
+    const prev = existing.get(o.url);
+    // The content the URL has now: a 304 keeps the old, any state but indexed has none.
+    const digest = o.state !== 'indexed' ? null : o.notModified ? prev?.digest : o.dup?.digest;
+    // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.
+    if (prev?.digest && prev.digest !== digest) {
+      const successor = await update(deps, prev.digest, (e) => {
+        const r = e ? releaseContent(e, o.url) : { entry: { keeper: '', depth: 0, dups: [] } };
+        return { entry: r.entry, result: 'successor' in r ? r.successor : undefined };
+      });
+      if (successor) again.push(refetch(successor, o.task.depth));
+    }
+    if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) continue;
+    plan.set.digest = digest;
+    const canonical = o.dup.canonical;
+    const d = await update(deps, digest, (e) => {
+      const r = admitContent(e, o.url, o.task.depth, canonical);
+      return { entry: r.entry, result: r };
+    });
+    if (d.kind === 'keep') {
+      plan.set.duplicateOf = null;
+      if (d.demoted) {
+        changes.push({ type: 'delete', url: d.demoted, at, reason: `duplicate: of ${o.url}` });
+        again.push(refetch(d.demoted, d.entry.depth));
+      }
+      continue;
+    }
+    markDuplicate(plan, d.of, Boolean(prev?.docBulk));
+  }
+  if (again.length > 0) await sendTasks(deps, again);
+  return changes;
+}
+
+function markDuplicate(plan: OutcomePlan, of: string, hadDoc: boolean): void {
+  plan.writeDoc = false;
+  plan.set = { ...plan.set, state: 'duplicate', duplicateOf: of, note: `same content as ${of}` };
+  for (const f of DOC_FIELDS) delete (plan.set as Record<string, unknown>)[f];
+  plan.remove.push(...DOC_FIELDS);
+  plan.stat = 'duplicate';
+  if (hadDoc) plan.deleteReason = `duplicate: of ${of}`;
+}

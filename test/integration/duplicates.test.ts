@@ -1,0 +1,83 @@
+// Duplicate content end to end (issue 17 item 2): the same page under several URLs is one document,
+// kept by its canonical URL, else the shortest; the others are `duplicate` with the URL they
+// duplicate; when the kept page goes away, a duplicate takes its place on the next refresh.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { recordedState } from '../../cli/commands/listing.ts';
+import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const DAY = 86_400_000;
+const page = (title: string, text: string, extra = '') => ({
+  body: `<html><head><title>${title}</title>${extra}</head><body><p>${text}</p></body></html>`,
+});
+
+describe('duplicate content', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+
+  before(async () => {
+    emu = await startTestEmulator();
+    site = await startSiteServer({});
+    const links = ['/a', '/articles/a-long-copy', '/b', '/b?ref=mail', '/p?session=1', '/p-canonical-page']
+      .map((l) => `<a href="${l}">x</a>`)
+      .join(' ');
+    site.route('/', { body: `<html><head><title>Home</title></head><body>${links}</body></html>` });
+    const a = page('Alpha', 'The alpha article.');
+    site.route('/a', a);
+    // Same words, other markup and spacing: the same content.
+    site.route('/articles/a-long-copy', {
+      body: '<html><head><title>Alpha</title></head><body><div>The   alpha\n article.</div></body></html>',
+    });
+    site.route('/b', page('Beta', 'The beta article.'));
+    site.route('/b?ref=mail', page('Beta', 'The beta article.'));
+    const canonical = '<link rel="canonical" href="/p-canonical-page">';
+    site.route('/p', page('Pi', 'The pi article.', canonical));
+    site.route('/p-canonical-page', page('Pi', 'The pi article.', canonical));
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('yields one document per distinct content; a duplicate replaces a kept page that went away', async () => {
+    const input = {
+      name: uniqueCrawlName('dups'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    };
+    const session = await openSession(parseConfig(input));
+    await crawl(session);
+    const paths = async (s: typeof session) => {
+      const out: string[] = [];
+      for await (const d of documents(s)) out.push(String(d.url).slice(site.url.length));
+      return out.sort();
+    };
+    assert.deepEqual(await paths(session), ['/', '/a', '/b', '/p-canonical-page']);
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const u of urlStates(session)) states.set(String(u.url).slice(site.url.length), u);
+    const dup = (p: string) => [states.get(p)?.state, String(states.get(p)?.duplicateOf ?? '')];
+    assert.deepEqual(dup('/articles/a-long-copy'), ['duplicate', `${site.url}/a`]);
+    assert.deepEqual(dup('/b?ref=mail'), ['duplicate', `${site.url}/b`]);
+    assert.deepEqual(dup('/p?session=1'), ['duplicate', `${site.url}/p-canonical-page`]);
+    // `trawl explain --state` shows the same record.
+    const file = join(mkdtempSync(join(tmpdir(), 'trawl-dups-')), 'crawl.json');
+    writeFileSync(file, JSON.stringify(input));
+    const recorded = await recordedState(file, `${site.url}/b?ref=mail`);
+    assert.equal(recorded?.duplicateOf, `${site.url}/b`);
+
+    // The kept page goes away: the refresh deletes it and the duplicate is indexed in its place.
+    site.route('/a', { status: 404, body: 'gone' });
+    const later = await openSession(parseConfig(input), { now: new Date(Date.now() + 3 * DAY) });
+    await refresh(later);
+    const docs = await paths(later);
+    assert.ok(docs.includes('/articles/a-long-copy'), `the duplicate took over: ${docs.join(' ')}`);
+    assert.ok(!docs.includes('/a'));
+    assert.equal(docs.length, 4, 'still one document per distinct content');
+  });
+});

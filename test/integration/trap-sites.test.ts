@@ -1,0 +1,141 @@
+// Crawler traps and soft 404s end to end (issue 17 item 4): a loopback site with repeating relative
+// links, an infinite calendar, an endless chain of deeper paths and a soft-404 answer for every unknown
+// path, beside a host with more links than its cap. The crawl ends with a bounded number of requests,
+// each stop counted by reason and recorded or explained.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { crawl, openSession, urlStates } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { explainUrl } from '../../shared/crawl/decide.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+
+interface Site {
+  url: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+const html = (title: string, body: string) =>
+  `<html><head><title>${title}</title></head><body><h1>${title}</h1>${body}</body></html>`;
+
+/** The trap site: every unknown path answers 200 with the same "not found" page (a soft 404). */
+function trapPage(path: string, query: URLSearchParams): string {
+  if (path === '/')
+    return html(
+      'Home',
+      '<a href="/loop/">loop</a> <a href="/cal?month=1">calendar</a> <a href="/deep/1/">deep</a> <a href="/gone-page">gone</a> <a href="/about">about</a>',
+    );
+  if (path === '/about') return html('About', '<p>About this site, a page of its own.</p>');
+  // Each page links `a/b/` below itself: /loop/a/b/a/b/a/b/… never ends.
+  if (path.startsWith('/loop/')) return html(`Loop ${path}`, '<a href="a/b/">next</a>');
+  if (path === '/cal') {
+    const m = Number(query.get('month') ?? 0);
+    return html(
+      `Month ${m}`,
+      `<a href="/cal?month=${m + 1}">next</a> <a href="/cal?month=${m - 1}">prev</a>`,
+    );
+  }
+  if (path.startsWith('/deep/')) {
+    const n = path.split('/').filter(Boolean).length;
+    return html(`Deep ${n}`, `<a href="${n + 1}/">deeper</a>`);
+  }
+  // A soft 404: status 200, echoes the path, and links onward like many such pages do.
+  return html('Sorry', `<p>We could not find ${path}. Try the search.</p><a href="${path}-more">more</a>`);
+}
+
+async function serve(page: (path: string, q: URLSearchParams) => string | null): Promise<Site> {
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(req.url ?? '');
+    const u = new URL(req.url ?? '/', 'http://x');
+    if (u.pathname === '/robots.txt') return void res.writeHead(404).end();
+    const body = page(u.pathname, u.searchParams);
+    if (body === null) return void res.writeHead(404).end('not found');
+    res.writeHead(200, { 'content-type': 'text/html' }).end(body);
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((r) => server.close(() => r(undefined))),
+  };
+}
+
+describe('crawler traps and soft 404s', () => {
+  let emu: TestEmulator;
+  let trap: Site;
+  let big: Site;
+
+  before(async () => {
+    emu = await startTestEmulator();
+    trap = await serve(trapPage);
+    const links = Array.from({ length: 40 }, (_, i) => `<a href="/p${i}">p${i}</a>`).join(' ');
+    // A well-behaved host: unknown paths are real 404s, so its probe finds no soft 404.
+    big = await serve((path) => {
+      if (path === '/') return html('Big', links);
+      return /^\/p\d+$/.test(path) ? html(`Page ${path}`, `<p>leaf ${path.slice(2)}</p>`) : null;
+    });
+  });
+  after(async () => {
+    await trap?.close();
+    await big?.close();
+    await emu?.stop();
+  });
+
+  it('ends with a bounded number of fetches, every stop counted and explained', async () => {
+    const traps = {
+      maxSegmentRepeats: 2,
+      maxPathDepth: 8,
+      maxUrlsPerHost: 30,
+      maxQueryVariantsPerPath: 10,
+      soft404: true,
+    };
+    const config = parseConfig({
+      name: uniqueCrawlName('traps'),
+      startUrls: [`${trap.url}/`, `${big.url}/`],
+      scope: { traps },
+      fetch: { allowPrivateNetworks: true },
+    });
+    for (const k of Object.keys(stageStats)) delete stageStats[k];
+    const session = await openSession(config);
+    await crawl(session);
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const s of urlStates(session)) states.set(String(s.url), s);
+
+    // Bounded: home, about, 3 loop pages, 10 calendar months, 7 deep levels, one soft 404, the probe.
+    assert.ok(trap.requests.length <= 30, `requests to the trap site: ${trap.requests.join(' ')}`);
+    assert.ok(big.requests.length <= 33, `requests to the big site: ${big.requests.length}`);
+    const stats = { ...stageStats };
+    for (const reason of ['repeating-segments', 'path-too-deep', 'query-variants', 'host-cap', 'soft-404'])
+      assert.ok((stats[`rejected:${reason}`] ?? 0) >= 1, `${reason} counted: ${JSON.stringify(stats)}`);
+    assert.equal(stats['rejected:host-cap'], 40 - 30, 'the big host: 30 links admitted, 10 stopped');
+    const bigStates = [...states.values()].filter((s) => String(s.url).startsWith(big.url));
+    assert.equal(bigStates.filter((s) => s.state === 'indexed').length, 31, 'its home and 30 pages indexed');
+
+    // Soft 404: one random-path probe, and the broken link is an error, not a document.
+    assert.equal(trap.requests.filter((r) => r.startsWith('/trawl-probe-')).length, 1);
+    assert.deepEqual(
+      [states.get(`${trap.url}/gone-page`)?.state, states.get(`${trap.url}/gone-page`)?.errorCode],
+      ['error', 'soft-404'],
+    );
+    assert.equal(states.get(`${trap.url}/about`)?.state, 'indexed', 'a real page is no soft 404');
+    assert.ok(!trap.requests.includes('/gone-page-more'), "a soft 404's links are not followed");
+
+    // Caps: the stopped URLs are recorded with the reason; path traps are explained without the network.
+    const capped = [...states.values()].filter((s) => String(s.note ?? '').startsWith('trap: '));
+    assert.ok(capped.some((s) => String(s.note).startsWith('trap: query-variants')));
+    assert.equal(capped.filter((s) => String(s.note).startsWith('trap: host-cap')).length, 10);
+    assert.equal(explainUrl(config, `${trap.url}/loop/a/b/a/b/a/b/`).reason, 'repeating-segments');
+    assert.equal(explainUrl(config, `${trap.url}/deep/1/2/3/4/5/6/7/8/`).reason, 'path-too-deep');
+    const cal = explainUrl(config, `${trap.url}/cal?month=99`).traps as Record<string, unknown>;
+    assert.deepEqual(cal.queryVariants, {
+      path: `${new URL(trap.url).host}/cal`,
+      maxQueryVariantsPerPath: 10,
+    });
+  });
+});

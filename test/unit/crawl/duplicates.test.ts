@@ -1,0 +1,38 @@
+/** Duplicate folding, pure: the text digest, which URL keeps the document, the registry's moves. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { admitContent, preferred, releaseContent, textDigest } from '../../../shared/crawl/duplicates.ts';
+
+describe('duplicate content', () => {
+  it('digests normalized text: spacing and case do not count, words do', () => {
+    assert.equal(textDigest('A', 'one  two\nthree'), textDigest('a', 'One two three'));
+    assert.notEqual(textDigest('A', 'one two'), textDigest('A', 'one two three'));
+  });
+
+  it('keeps the canonical URL, else the shorter, else the smaller', () => {
+    assert.equal(preferred('http://x/a', 'http://x/long', 'http://x/long'), 'http://x/long');
+    assert.equal(preferred('http://x/long', 'http://x/a', null), 'http://x/a');
+    assert.equal(preferred('http://x/b', 'http://x/a', null), 'http://x/a');
+  });
+
+  it('registers, demotes a longer keeper, records duplicates, passes the content on', () => {
+    const first = admitContent(null, 'http://x/long', 1, null);
+    assert.deepEqual(first, { kind: 'keep', entry: { keeper: 'http://x/long', depth: 1, dups: [] } });
+    const shorter = admitContent(first.entry, 'http://x/a', 2, null);
+    assert.deepEqual(shorter, {
+      kind: 'keep',
+      entry: { keeper: 'http://x/a', depth: 2, dups: ['http://x/long'] },
+      demoted: 'http://x/long',
+    });
+    const again = admitContent(shorter.entry, 'http://x/long', 1, null);
+    assert.equal(again.kind, 'duplicate');
+    assert.deepEqual(again.entry.dups, ['http://x/long'], 'counted once');
+    const gone = releaseContent(again.entry, 'http://x/a');
+    assert.deepEqual(gone, {
+      entry: { keeper: 'http://x/long', depth: 2, dups: [] },
+      successor: 'http://x/long',
+    });
+    assert.deepEqual(releaseContent(gone.entry, 'http://x/long').entry.keeper, '');
+    assert.equal(admitContent({ keeper: '', depth: 0, dups: [] }, 'http://x/z', 0, null).kind, 'keep');
+  });
+});

@@ -1,0 +1,87 @@
+/** scope.traps, pure: repeating segments, path depth, cap admission, the soft-404 fingerprint. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfig } from '../../../shared/config.ts';
+import {
+  admitByCaps,
+  capKeys,
+  hasRepeatingSegments,
+  pathTrap,
+  soft404Fingerprint,
+} from '../../../shared/crawl/traps.ts';
+import type { UrlTask } from '../../../shared/types.ts';
+
+const traps = (t: Record<string, unknown> = {}) =>
+  parseConfig({ name: 't', startUrls: ['http://x.test/'], scope: { traps: t } }).scope.traps;
+
+describe('crawler traps', () => {
+  const repeats: [string, number, boolean][] = [
+    ['/a/b/a/b/a/b/', 2, true],
+    ['/a/b/a/b/', 2, false],
+    ['/a/a/a', 2, true],
+    ['/a/a', 2, false],
+    ['/x/a/b/c/a/b/c/a/b/c/y', 2, true],
+    ['/2026/11/23/2026/11/24', 2, false],
+    ['/a/b/a/b/a/b/', 3, false],
+    ['/docs/api/v1/api/v1/', 2, false],
+    ['/', 2, false],
+  ];
+  for (const [path, max, expected] of repeats)
+    it(`${path} with maxSegmentRepeats ${max}: ${expected ? 'trap' : 'fine'}`, () =>
+      assert.equal(hasRepeatingSegments(path, max), expected));
+
+  it('path depth before repeats; null lifts the depth limit', () => {
+    assert.equal(pathTrap('/1/2/3/4/5', traps({ maxPathDepth: 4 })), 'path-too-deep');
+    assert.equal(pathTrap('/1/2/3/4/5', traps({ maxPathDepth: null })), null);
+    assert.equal(pathTrap(`/${'x/'.repeat(5000)}`, traps({ maxPathDepth: null })), 'repeating-segments');
+  });
+
+  it('admits new URLs up to each cap, counting what earlier batches added', () => {
+    const t = traps({ maxUrlsPerHost: 3, maxQueryVariantsPerPath: 2 });
+    const task = (url: string): UrlTask => ({
+      url,
+      depth: 1,
+      queue: 'index_follow',
+      index: true,
+      follow: true,
+      priority: 0,
+    });
+    const urls = [
+      'http://x.test/c?m=1',
+      'http://x.test/c?m=2',
+      'http://x.test/c?m=3',
+      'http://x.test/a',
+      'http://x.test/b',
+    ];
+    assert.deepEqual(
+      capKeys(urls[0]!, t).map((k) => k.reason),
+      ['host-cap', 'query-variants'],
+    );
+    const r = admitByCaps(urls.map(task), new Map([['cap#host#x.test', 1]]), t);
+    const q = admitByCaps(urls.slice(0, 3).map(task), new Map(), t);
+    assert.deepEqual(
+      q.stopped.map((s) => s.reason),
+      ['query-variants'],
+    );
+    assert.deepEqual(
+      r.admitted.map((a) => a.url),
+      ['http://x.test/c?m=1', 'http://x.test/c?m=2'],
+    );
+    assert.deepEqual(
+      r.stopped.map((s) => [s.task.url, s.reason]),
+      [
+        ['http://x.test/c?m=3', 'host-cap'], // both caps reached: the first named
+        ['http://x.test/a', 'host-cap'],
+        ['http://x.test/b', 'host-cap'],
+      ],
+    );
+  });
+
+  it('the soft-404 fingerprint ignores the echoed path and numbers, not the words', () => {
+    const a = soft404Fingerprint('Not here', 'We could not find /abc. Request 123.', 'http://x.test/abc');
+    const b = soft404Fingerprint('Not here', 'We could not find /zzz-9. Request 456.', 'http://x.test/zzz-9');
+    const c = soft404Fingerprint('About', 'About this site.', 'http://x.test/about');
+    assert.equal(a, b);
+    assert.notEqual(a, c);
+  });
+});
