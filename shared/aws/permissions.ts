@@ -70,8 +70,11 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     ...CONFIG,
     'queues:frontier': ['sqs:SendMessage'],
     'queue:index': ['sqs:SendMessage'],
-    // Read-before-write claims: BatchGetItem, then a conditional PutItem per new URL.
-    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
+    // Read-before-write claims: BatchGetItem, then a conditional PutItem per new URL; with
+    // refresh.orphanGrace, a known URL's link stamp (reachedAt: one UpdateItem per quarter grace).
+    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    // scope.traps: one atomic ADD per counter (URLs per host, query variants per path) per batch.
+    'table:hosts': ['dynamodb:UpdateItem'],
     'objects:pages/': ['s3:GetObject'],
     // Document bulks and spilled outcomes (docs/spill/).
     'objects:docs/': ['s3:PutObject'],
@@ -81,6 +84,10 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     ...CONFIG,
     // Whole items only (BatchWriteItem puts and deletes); BatchGetItem reads compound elements' states.
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+    // index.foldDuplicates: the content digest → keeping URL entries (read, conditional put).
+    'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // A duplicate that takes a document over, or the page that lost it, is fetched again.
+    'queues:frontier': ['sqs:SendMessage'],
     // docs/: spilled outcomes are read (the extract stage writes documents); changes/: only appended.
     'objects:docs/': ['s3:GetObject'],
     'objects:changes/': ['s3:PutObject'],

@@ -201,3 +201,17 @@ function planError(
   }
   return plan;
 }
+
+/**
+ * One outcome per URL: the newest fetch. Every plan is made against the states before the batch,
+ * so two fetches of one URL in a batch (a frontier message whose delete was lost, fetched again
+ * while the first fetch's pages wait) would each look new and each give an upsert.
+ */
+export function newestPerUrl(outcomes: PageOutcome[]): PageOutcome[] {
+  const newest = new Map<string, PageOutcome>();
+  for (const o of outcomes) {
+    const seen = newest.get(o.url);
+    if (!seen || o.fetchedAt > seen.fetchedAt) newest.set(o.url, o);
+  }
+  return outcomes.filter((o) => newest.get(o.url) === o);
+}

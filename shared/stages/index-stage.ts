@@ -17,7 +17,7 @@ import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates } from './duplicates.ts';
 import type { BatchResult, StageRecord } from './extract-stage.ts';
-import { type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
+import { newestPerUrl, type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 
 export interface ChangeRecord {
   type: 'upsert' | 'delete';
@@ -50,8 +50,10 @@ export async function runIndexStage(
     const forgotten = new Set<string>();
     const existing = await previousStates(deps, config, all, now, forgotten);
     const ctx = planContext(config, existing, now);
-    const live = all.filter((o) => !(o.redelivered && forgotten.has(o.url)));
-    if (live.length < all.length) result.stats.forgotten = all.length - live.length;
+    const kept = all.filter((o) => !(o.redelivered && forgotten.has(o.url)));
+    if (kept.length < all.length) result.stats.forgotten = all.length - kept.length;
+    const live = newestPerUrl(kept);
+    if (live.length < kept.length) result.stats.superseded = kept.length - live.length;
     const plans = live.map((o) => planOutcome(o, ctx));
     // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
     const folded = config.index.foldDuplicates

@@ -94,6 +94,8 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
       '/files/bundle.tar',
       '/d.html',
       '/e.html',
+      // A query string: the query-variant cap of scope.traps counts it (the extract stage's ADD).
+      '/c.html?page=2',
     ];
     writeFileSync(join(dir, 'index.html'), page('Home', [...links, '/g.html', '/slow.html', '/big.html']));
     for (const p of ['a', 'b', 'c', 'd', 'e', 'g']) writeFileSync(join(dir, `${p}.html`), page(`Page ${p}`));
@@ -117,7 +119,8 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
       // A start URL's state stays in the table (url-state.ts): a rule change then updates the item.
       startUrls: [`${site.url}/`, `${site.url}/b.html`],
       fetch: { allowPrivateNetworks: true },
-      refresh: { maxAge: '48h', maxTemporaryErrors: 1 },
+      // Orphans on: links found again stamp their known targets (the extract stage's UpdateItem).
+      refresh: { maxAge: '48h', maxTemporaryErrors: 1, orphanGrace: '6d' },
     };
     const first = await openSession(parseConfig(input));
     asDeployed(crawlName);

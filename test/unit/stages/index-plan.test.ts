@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CrawlConfigInput, parseConfig, type Rule } from '../../../shared/config.ts';
-import { type PlanContext, planContext, planOutcome } from '../../../shared/stages/index-plan.ts';
+import {
+  newestPerUrl,
+  type PlanContext,
+  planContext,
+  planOutcome,
+} from '../../../shared/stages/index-plan.ts';
 import type { CrawlDocument, PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';
@@ -272,5 +277,20 @@ describe('planOutcome: linksReadAt (orphans)', () => {
     assert.equal(p304.set.linksReadAt, undefined);
     const noFollow = planOutcome(outcome({ task: task({ follow: false }) }), ctx());
     assert.equal(noFollow.set.linksReadAt, undefined);
+  });
+});
+
+describe('newestPerUrl', () => {
+  it('keeps the newest fetch of each URL, the first of equal copies, and the order', () => {
+    const b = 'https://www.example.com/b';
+    const old = outcome({ fetchedAt: '2026-03-10T11:00:00.000Z' });
+    const copy = outcome();
+    const other = outcome({ url: b });
+    const newest = outcome({ fetchedAt: '2026-03-10T11:59:30.000Z' });
+    const kept = newestPerUrl([old, other, copy, outcome(), newest, outcome()]);
+    assert.deepEqual(kept, [other, newest]);
+    assert.equal(kept[1], newest);
+    assert.deepEqual(newestPerUrl([copy, outcome()]), [copy]);
+    assert.equal(newestPerUrl([copy, outcome()])[0], copy);
   });
 });
