@@ -37,7 +37,7 @@ import { FaultInjector } from '../helpers/faults.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 const SEED = Number(process.env.TRAWL_FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const PAGES = 200;
+const PAGES = 300;
 
 const HANDLERS = {
   seed: seed.handler,
