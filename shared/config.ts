@@ -6,10 +6,10 @@ import { z } from 'zod';
 import { AuthSchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
 import { TrapsSchema } from './config-traps.ts';
-import { DURATION, parseDuration } from './crawl/duration.ts';
-import { linearRegexProblem } from './crawl/linear-regex.ts';
-import { orphanGraceProblem } from './crawl/orphans.ts';
-import { compileRules } from './crawl/rules.ts';
+import { linearRegexProblem } from './crawl/rules/linear-regex.ts';
+import { compileRules } from './crawl/rules/rules.ts';
+import { DURATION, parseDuration } from './crawl/state/duration.ts';
+import { orphanGraceProblem } from './crawl/state/orphans.ts';
 import { ConfigError } from './errors.ts';
 import { allowEntryProblem } from './net/ip-guard.ts';
 

@@ -7,7 +7,7 @@
  * it as a duplicate. When a keeper's content goes away or changes, a duplicate takes its place:
  * it is fetched again and indexed.
  */
-import { admitContent, type DupEntry, releaseContent } from '../crawl/duplicates.ts';
+import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS, type OutcomePlan } from './index-plan.ts';

@@ -3,8 +3,8 @@
  * conditional GET, metadata first, and seed 001's error classes with retries.
  */
 import type { CrawlConfig } from '../config.ts';
-import { backoffMs } from '../crawl/classify.ts';
-import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots.ts';
+import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots/robots.ts';
+import { backoffMs } from '../crawl/state/classify.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';

@@ -4,8 +4,8 @@
  * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
 import type { ReceivedMessage } from '../aws/work-queues.ts';
-import { Lane, mapLimit } from '../crawl/concurrency.ts';
-import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
+import { Lane, mapLimit } from '../crawl/state/concurrency.ts';
+import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';

@@ -10,8 +10,8 @@ import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-ev
 import { manifestStamp, recentLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
-import { refreshBucket } from '../crawl/scheduling.ts';
-import { keepsInTable, resolveState } from '../crawl/url-state.ts';
+import { refreshBucket } from '../crawl/state/scheduling.ts';
+import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';

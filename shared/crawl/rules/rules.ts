@@ -11,12 +11,12 @@
  * - Shortcut values are literals as users write them ("/cgi-bin", ".gif", "foo.com"); a backslash
  *   escapes the next character, so seed-style escaped values ("foo\.com") mean the same thing.
  */
-import type { CrawlConfig } from '../config.ts';
-import { ConfigError } from '../errors.ts';
-import type { MetaValue } from '../types.ts';
-import { parseDuration } from './duration.ts';
+import type { CrawlConfig } from '../../config.ts';
+import { ConfigError } from '../../errors.ts';
+import type { MetaValue } from '../../types.ts';
+import { parseDuration } from '../state/duration.ts';
+import { normalizeUrl } from '../url/normalize-url.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
-import { normalizeUrl } from './normalize-url.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
 export const RULE_FIELDS = ['url', 'scheme', 'host', 'path', 'query'] as const;

@@ -6,9 +6,9 @@
  * grace of three intervals leaves a sixth of it for late cycles; a shorter one would delete
  * pages whose linking page simply was not due yet.
  */
-import type { CrawlConfig } from '../config.ts';
+import type { CrawlConfig } from '../../config.ts';
+import { compileRules } from '../rules/rules.ts';
 import { parseDuration } from './duration.ts';
-import { compileRules } from './rules.ts';
 
 /** The longest interval at which a page is refetched: maxAge, adaptive.max or a rule's max. */
 export function longestRefreshMs(config: CrawlConfig): number {
