@@ -9,7 +9,7 @@ import { decodeBody } from '../crawl/extract/decode-body.ts';
 import { extractHtml } from '../crawl/extract/extract-html.ts';
 import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
-import type { FetchContext } from './fetch-one.ts';
+import type { FetchContext } from './fetch-context.ts';
 
 /** The hosts table value for a host that answers unknown paths properly. */
 const NONE = 'none';
