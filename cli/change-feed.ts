@@ -2,7 +2,7 @@
  * Reads a crawl's change feed: the gzip JSON-lines objects the index and refresh stages write
  * under `changes/` (one object per batch), in the order a search index would apply them.
  */
-import type { ChangeRecord } from '../shared/stages/index-stage.ts';
+import type { ChangeRecord } from '../shared/stages/change-feed.ts';
 import type { CrawlSession } from './session.ts';
 
 export type { ChangeRecord };

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { type CrawlConfig, parseConfig } from '../shared/config.ts';
-import { createUrlDecider } from '../shared/crawl/decide.ts';
+import { createUrlDecider } from '../shared/crawl/rules/decide.ts';
 import { ConfigError } from '../shared/errors.ts';
 
 /** Loads, validates and compiles (rules included) the config at `file`. */

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { explainUrl } from '../shared/crawl/decide.ts';
-import { domainOf } from '../shared/crawl/domains.ts';
-import { maskUserInfo } from '../shared/crawl/mask-url.ts';
-import { isAllowed, parseRobotsTxt, userAgentToken } from '../shared/crawl/robots.ts';
+import { isAllowed, parseRobotsTxt, userAgentToken } from '../shared/crawl/robots/robots.ts';
+import { explainUrl } from '../shared/crawl/rules/decide.ts';
+import { domainOf } from '../shared/crawl/url/domains.ts';
+import { maskUserInfo } from '../shared/crawl/url/mask-url.ts';
 import { ConfigError } from '../shared/errors.ts';
 import { loadConfigFile } from './config-file.ts';
 

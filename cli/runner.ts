@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
-import type { ScheduleIntervals } from '../shared/crawl/scheduling.ts';
+import type { ScheduleIntervals } from '../shared/crawl/state/scheduling.ts';
 import { heartbeatMs, leaseSeconds } from '../shared/stages/fetch-leases.ts';
 import {
   FRONTIER_QUEUE,
@@ -57,7 +57,7 @@ export interface RunnerOptions {
   schedules?: ScheduleIntervals;
 }
 
-export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/scheduling.ts';
+export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/state/scheduling.ts';
 
 const region = process.env.AWS_REGION ?? 'us-east-1';
 

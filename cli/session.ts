@@ -8,7 +8,7 @@ import { type ProvisionedResources, type ProvisionOptions, provision } from '../
 import { currentStates as currentStatesOf, eachCurrentState } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
-import { applyMapping } from '../shared/crawl/build-document.ts';
+import { applyMapping } from '../shared/crawl/extract/build-document.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';

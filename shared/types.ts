@@ -175,3 +175,16 @@ export interface PageOutcome {
   /** digest of the document's normalized text and its rel=canonical: duplicate folding (index stage) */
   dup?: { digest: string; canonical: string | null };
 }
+
+/** One SQS record as a stage sees it (handler-kit.ts decodes the event). */
+export interface StageRecord<T> {
+  messageId: string;
+  body: T | null;
+  /** SQS ApproximateReceiveCount: above 1 the message may have been processed before */
+  receiveCount?: number;
+}
+
+export interface BatchResult {
+  failedMessageIds: string[];
+  stats: Record<string, number>;
+}

@@ -3,14 +3,14 @@
  * stage appends each fetched URL's whole state to a gzip JSON-lines manifest under
  * `refresh/<due day>/` (one PUT per batch and due day; `refresh/never/` for compound elements,
  * which are refreshed through their archive), and the refresh stage reads the manifests of the
- * days since its last cycle. Which line is current is decided by shared/crawl/url-state.ts:
+ * days since its last cycle. Which line is current is decided by shared/crawl/state/url-state.ts:
  * for a URL kept in the table a line is only a hint (its time must still equal the item's).
  * A GSI key or a second item write would cost a DynamoDB write unit per page ($0.625 per
  * million); a manifest line costs a share of one S3 PUT.
  */
 import { randomUUID } from 'node:crypto';
-import { refreshBucket } from '../crawl/scheduling.ts';
-import { keepNewest, resolveState } from '../crawl/url-state.ts';
+import { refreshBucket } from '../crawl/state/scheduling.ts';
+import { keepNewest, resolveState } from '../crawl/state/url-state.ts';
 import type { UrlItem } from '../types.ts';
 import type { PageStore } from './page-store.ts';
 

@@ -12,7 +12,7 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { mapLimit } from '../crawl/concurrency.ts';
+import { mapLimit } from '../crawl/state/concurrency.ts';
 import { TABLES } from '../topology.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { withKeyLock } from './key-lock.ts';

@@ -16,7 +16,7 @@ import {
   classifyNetworkError,
   isIgnoredMimeType,
   redirectTarget,
-} from '../crawl/classify.ts';
+} from '../crawl/state/classify.ts';
 import { PermanentFetchError, TemporaryFetchError } from '../errors.ts';
 import { connectGuarded, destroyOnAbort, type PrivateAllow, resolveGuarded } from './ip-guard.ts';
 

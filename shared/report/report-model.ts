@@ -3,7 +3,7 @@
  * in bounded memory (counters, capped example lists, time histograms): a million URLs make a
  * report of the same size as a thousand. Pure: the time and the max age come in as arguments.
  */
-import type { ChangeRecord } from '../stages/index-stage.ts';
+import type { ChangeRecord } from '../stages/change-feed.ts';
 import type { UrlItem } from '../types.ts';
 import { priceRunRecord, type RunRecord } from './run-record.ts';
 import { BoundedCounter, type TimeBucket, TimeHistogram } from './time-histogram.ts';

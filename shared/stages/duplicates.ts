@@ -7,11 +7,11 @@
  * it as a duplicate. When a keeper's content goes away or changes, a duplicate takes its place:
  * it is fetched again and indexed.
  */
-import { admitContent, type DupEntry, releaseContent } from '../crawl/duplicates.ts';
+import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
+import type { ChangeRecord } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
 import { DOC_FIELDS, type OutcomePlan } from './index-plan.ts';
-import type { ChangeRecord } from './index-stage.ts';
 import { sendTasks } from './send-tasks.ts';
 
 const MAX_SWAPS = 8;

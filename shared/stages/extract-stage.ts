@@ -7,26 +7,22 @@ import { randomUUID } from 'node:crypto';
 import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
-import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
-import { orphanGraceMs } from '../crawl/orphans.ts';
-import type { CrawlDocument, ExtractMessage, FetchedPage, IndexMessage, PageOutcome } from '../types.ts';
+import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { orphanGraceMs } from '../crawl/state/orphans.ts';
+import type {
+  BatchResult,
+  CrawlDocument,
+  ExtractMessage,
+  FetchedPage,
+  IndexMessage,
+  PageOutcome,
+  StageRecord,
+} from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
 import { trapGate } from './trap-gate.ts';
-
-export interface StageRecord<T> {
-  messageId: string;
-  body: T | null;
-  /** SQS ApproximateReceiveCount: above 1 the message may have been processed before */
-  receiveCount?: number;
-}
-
-export interface BatchResult {
-  failedMessageIds: string[];
-  stats: Record<string, number>;
-}
 
 /** An outcome larger than this goes to S3 instead of the SQS message (SQS bills per 64 KB, caps at 1 MiB). */
 const SPILL_BYTES = 200 * 1024;

@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { packLines } from '../aws/page-store.ts';
 import type { ExtractMessage, FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import type { TaskResult } from './fetch-context.ts';
 import type { Leases } from './fetch-leases.ts';
-import type { TaskResult } from './fetch-one.ts';
 import { sendDelayedTasks } from './send-tasks.ts';
 
 const FLUSH_PAGES = 200;

@@ -2,39 +2,13 @@
  * Fetches one URL task as a good citizen: robots.txt, per-host politeness across workers,
  * conditional GET, metadata first, and seed 001's error classes with retries.
  */
-import type { CrawlConfig } from '../config.ts';
-import { backoffMs } from '../crawl/classify.ts';
-import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots.ts';
-import type { AuthSessions } from '../net/auth.ts';
+import { crawlDelayMs, isAllowed, userAgentToken } from '../crawl/robots/robots.ts';
+import { backoffMs } from '../crawl/state/classify.ts';
 import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
-import type { StageDeps } from './deps.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
-import type { RobotsCache } from './robots-cache.ts';
+import type { FetchContext, TaskResult } from './fetch-context.ts';
 import { hostSoft404 } from './soft-404.ts';
-
-export type TaskResult =
-  | { type: 'page'; page: FetchedPage }
-  | { type: 'requeue'; task: UrlTask; delaySeconds: number; reason: 'politeness' | 'retry' | 'deadline' };
-
-export interface FetchContext {
-  deps: StageDeps;
-  config: CrawlConfig;
-  robots: RobotsCache;
-  deadline: number;
-  /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
-  backoffs?: Map<string, { until: number; readAt: number }>;
-  /** how far ahead politeness slots are booked (grows when DynamoDB answers slowly) */
-  slotLeadMs?: number;
-  /** each host's politeness delay as the last fetch found it (config and robots.txt Crawl-delay) */
-  hostDelays?: Map<string, number>;
-  /** hosts not due in this invocation: until when, and the delay their tasks go back with */
-  deferred?: Map<string, { until: number; delaySeconds: number }>;
-  /** a clean stop: tasks not started go back */
-  signal?: AbortSignal;
-  /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
-  auth?: AuthSessions | null;
-}
 
 /** A politeness slot: go, sending by `sendBy` (none without a delay), or put the URL back with a delay. */
 type Slot = { requeueSeconds: number } | { sendBy?: number };

@@ -4,15 +4,16 @@
  * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
 import type { ReceivedMessage } from '../aws/work-queues.ts';
-import { Lane, mapLimit } from '../crawl/concurrency.ts';
-import { pickSource, sourceWeights } from '../crawl/scheduling.ts';
+import { Lane, mapLimit } from '../crawl/state/concurrency.ts';
+import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { authSessionsFor } from './fetch-auth.ts';
+import type { FetchContext, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
-import { type FetchContext, fetchOne, type TaskResult } from './fetch-one.ts';
+import { fetchOne } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { createRobotsCache } from './robots-cache.ts';
 

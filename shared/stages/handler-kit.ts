@@ -6,8 +6,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inStage } from '../aws/request-counter.ts';
+import type { BatchResult, StageRecord } from '../types.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
-import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { bump, logger } from './logger.ts';
 import { batchMetrics, containerMetrics, publishMetrics } from './metrics.ts';
 

@@ -3,8 +3,8 @@
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
 import { type CrawlConfig, parseDuration } from '../config.ts';
-import { compileRules, firstMatchingRule, type RefreshBounds, urlParts } from '../crawl/rules.ts';
-import { adaptInterval, nextRefreshAt, type RefetchChange } from '../crawl/scheduling.ts';
+import { compileRules, firstMatchingRule, type RefreshBounds, urlParts } from '../crawl/rules/rules.ts';
+import { adaptInterval, nextRefreshAt, type RefetchChange } from '../crawl/state/scheduling.ts';
 import type { PageOutcome, UrlItem } from '../types.ts';
 
 export interface OutcomePlan {

@@ -6,27 +6,16 @@
  * page fetched and indexed normally: its claim was the one write unit it costs.
  */
 import { createHash } from 'node:crypto';
-import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { manifestStamp, recentLines, writeStateLines } from '../aws/refresh-manifest.ts';
-import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
-import { refreshBucket } from '../crawl/scheduling.ts';
-import { keepsInTable, resolveState } from '../crawl/url-state.ts';
+import { refreshBucket } from '../crawl/state/scheduling.ts';
+import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
-import type { IndexMessage, PageOutcome, UrlItem } from '../types.ts';
+import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } from '../types.ts';
+import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates } from './duplicates.ts';
-import type { BatchResult, StageRecord } from './extract-stage.ts';
 import { newestPerUrl, type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
-
-export interface ChangeRecord {
-  type: 'upsert' | 'delete';
-  url: string;
-  at: string;
-  reason?: string;
-  bulk?: string;
-  line?: number;
-}
 
 /** Processes a batch of index messages. */
 export async function runIndexStage(
@@ -95,53 +84,6 @@ async function writeChanges(deps: StageDeps, changes: ChangeRecord[]): Promise<v
     `changes/${manifestStamp(new Date(newest).toISOString())}-${digest}.jsonl.gz`,
     changes,
   );
-}
-
-/** detail-type of the change events a search index subscribes to (an EventBridge rule on it). */
-export const CHANGE_DETAIL_TYPE = 'Trawl Document Changes';
-/** EventBridge PutEvents: at most 10 entries a call, 256 KB an entry (AWS limits); room left for the envelope. */
-const EVENTS_PER_CALL = 10;
-const EVENT_DETAIL_BYTES = 240 * 1024;
-
-/** The change events of one batch: normally one, more only when the changes exceed an entry's size. */
-export function changeEvents(crawl: string, bus: string, changes: ChangeRecord[]): PutEventsRequestEntry[] {
-  return chunkBySize(changes, Number.POSITIVE_INFINITY, EVENT_DETAIL_BYTES).map((chunk) => ({
-    EventBusName: bus,
-    Source: 'trawl',
-    DetailType: CHANGE_DETAIL_TYPE,
-    Detail: JSON.stringify({ crawl, changes: chunk }),
-  }));
-}
-
-/**
- * One EventBridge event per index batch when TRAWL_EVENT_BUS is set. The S3 change log under
- * changes/ is the durable feed: a failed publish is logged and counted, never fails the batch
- * (its documents are written; a retry would find them unchanged and publish nothing).
- */
-export async function publishChanges(
-  deps: StageDeps,
-  changes: ChangeRecord[],
-  stats: Record<string, number>,
-): Promise<void> {
-  const bus = process.env.TRAWL_EVENT_BUS;
-  if (!bus) return;
-  const entries = changeEvents(deps.crawl, bus, changes);
-  for (let i = 0; i < entries.length; i += EVENTS_PER_CALL) {
-    let batch = entries.slice(i, i + EVENTS_PER_CALL);
-    // Failed entries (throttling, internal errors) are retried once, as AWS advises for PutEvents.
-    for (let attempt = 0; attempt < 2 && batch.length > 0; attempt++) {
-      try {
-        const res = await deps.clients.events.send(new PutEventsCommand({ Entries: batch }));
-        batch = batch.filter((_, j) => res.Entries?.[j]?.ErrorCode);
-      } catch (err) {
-        deps.log.error('publishing change events failed', { bus, error: err as Error });
-        break;
-      }
-    }
-    if (batch.length > 0) stats['events:failed'] = (stats['events:failed'] ?? 0) + batch.length;
-    stats['events:published'] =
-      (stats['events:published'] ?? 0) + Math.min(EVENTS_PER_CALL, entries.length - i) - batch.length;
-  }
 }
 
 /** How long after a first delivery a copy can still arrive (SQS receives × visibility, with room). */

@@ -1,6 +1,6 @@
 /** One structured logger per container (Powertools: JSON lines with the Lambda context). */
 import { Logger } from '@aws-lambda-powertools/logger';
-import { maskingReplacer } from '../crawl/mask-url.ts';
+import { maskingReplacer } from '../crawl/url/mask-url.ts';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL', 'TRACE'] as const;
 type Level = (typeof LEVELS)[number];

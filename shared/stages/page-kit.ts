@@ -3,7 +3,7 @@
  * build outcomes, tasks, notes and the summary's counters.
  */
 import type { CrawlConfig } from '../config.ts';
-import type { UrlDecider } from '../crawl/decide.ts';
+import type { UrlDecider } from '../crawl/rules/decide.ts';
 import type { FetchedPage, PageOutcome, UrlTask } from '../types.ts';
 
 export interface PageResult {

@@ -4,15 +4,15 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
-import { buildDocument } from '../crawl/build-document.ts';
-import { elementMimeType, extractCompound, isCompound } from '../crawl/compound.ts';
-import { decodeBody, parseContentType } from '../crawl/decode-body.ts';
-import { deltaHash } from '../crawl/delta-hash.ts';
-import { textDigest } from '../crawl/duplicates.ts';
-import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract-html.ts';
-import { normalizeUrl } from '../crawl/normalize-url.ts';
-import { pdfToText } from '../crawl/pdf-text.ts';
-import { soft404Fingerprint } from '../crawl/traps.ts';
+import { elementMimeType, extractCompound, isCompound } from '../crawl/archives/compound.ts';
+import { buildDocument } from '../crawl/extract/build-document.ts';
+import { decodeBody, parseContentType } from '../crawl/extract/decode-body.ts';
+import { deltaHash } from '../crawl/extract/delta-hash.ts';
+import { textDigest } from '../crawl/extract/duplicates.ts';
+import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract/extract-html.ts';
+import { pdfToText } from '../crawl/extract/pdf-text.ts';
+import { normalizeUrl } from '../crawl/url/normalize-url.ts';
+import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../types.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 import { sitemap } from './page-sitemap.ts';

@@ -2,7 +2,7 @@
  * Sitemaps, sitemap indexes and feeds as the extract stage reads them, within limits.sitemapBytes,
  * sitemapUrls and sitemapsPerSite (each hit counted and noted).
  */
-import { parseSitemap } from '../crawl/sitemaps.ts';
+import { parseSitemap } from '../crawl/sitemaps/sitemaps.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 

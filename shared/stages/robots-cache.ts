@@ -13,7 +13,7 @@ import {
   robotsForStatus,
   robotsUrlFor,
   userAgentToken,
-} from '../crawl/robots.ts';
+} from '../crawl/robots/robots.ts';
 import { fetchUrl } from '../net/fetcher.ts';
 
 /** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */

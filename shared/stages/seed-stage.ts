@@ -4,10 +4,10 @@
  * discovery cycle (seed 004: start URLs are visited again and new pages found).
  */
 import type { CrawlConfig } from '../config.ts';
-import { createUrlDecider, type UrlDecider } from '../crawl/decide.ts';
-import { maskUserInfo } from '../crawl/mask-url.ts';
-import { robotsSitemaps } from '../crawl/robots.ts';
-import { isTableKept } from '../crawl/url-state.ts';
+import { robotsSitemaps } from '../crawl/robots/robots.ts';
+import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { isTableKept } from '../crawl/state/url-state.ts';
+import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { createRobotsCache } from './robots-cache.ts';

@@ -1,15 +1,15 @@
 /**
  * Soft-404 detection (scope.traps.soft404): before a host's first page, one request for a random
  * path. A host that answers it with a 200 HTML page is one that answers 200 for anything: the
- * fingerprint of that answer's text (crawl/traps.ts) is kept in the hosts table and in the
+ * fingerprint of that answer's text (crawl/url/traps.ts) is kept in the hosts table and in the
  * container, travels with each page of the host, and the extract stage treats a page with the
  * same fingerprint as not found (`error`, code `soft-404`).
  */
-import { decodeBody } from '../crawl/decode-body.ts';
-import { extractHtml } from '../crawl/extract-html.ts';
-import { soft404Fingerprint } from '../crawl/traps.ts';
+import { decodeBody } from '../crawl/extract/decode-body.ts';
+import { extractHtml } from '../crawl/extract/extract-html.ts';
+import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
-import type { FetchContext } from './fetch-one.ts';
+import type { FetchContext } from './fetch-context.ts';
 
 /** The hosts table value for a host that answers unknown paths properly. */
 const NONE = 'none';

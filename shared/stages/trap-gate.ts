@@ -6,7 +6,7 @@
  */
 import type { ClaimGate } from '../aws/url-table.ts';
 import type { TrapsConfig } from '../config-traps.ts';
-import { admitByCaps, capKeys, capNote } from '../crawl/traps.ts';
+import { admitByCaps, capKeys, capNote } from '../crawl/url/traps.ts';
 import type { StageDeps } from './deps.ts';
 
 /** The claim gate for these caps; undefined when no cap is set. */

@@ -1,6 +1,6 @@
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
-import { normalizeUrl } from '../../shared/crawl/normalize-url.ts';
-import { createScopeFilters, runFilters, type ScopeReason } from '../../shared/crawl/scope.ts';
+import { normalizeUrl } from '../../shared/crawl/url/normalize-url.ts';
+import { createScopeFilters, runFilters, type ScopeReason } from '../../shared/crawl/url/scope.ts';
 
 /** Runs every chain (hard limits, depth, scope) as decide() does for a URL no rule accepted. */
 export function judgeScope(

@@ -27,7 +27,7 @@ import {
 } from '../../cli/session.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { type CrawlConfig, parseConfig } from '../../shared/config.ts';
-import { changeEvents } from '../../shared/stages/index-stage.ts';
+import { changeEvents } from '../../shared/stages/change-feed.ts';
 import {
   EXTRACT_CONFIG,
   expectedDocuments,

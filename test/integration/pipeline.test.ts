@@ -8,7 +8,7 @@ import { type CrawlSession, crawl, documents, openSession, urlStates } from '../
 import { generateDemoSite } from '../../demo/generate-site.ts';
 import { createWorkQueues } from '../../shared/aws/work-queues.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { isTableKept } from '../../shared/crawl/url-state.ts';
+import { isTableKept } from '../../shared/crawl/state/url-state.ts';
 import { resetContainerDeps } from '../../shared/stages/deps.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';

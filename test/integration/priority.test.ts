@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { queueFor } from '../../shared/crawl/decide.ts';
+import { queueFor } from '../../shared/crawl/rules/decide.ts';
 import { depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';

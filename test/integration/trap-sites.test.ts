@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { explainUrl } from '../../shared/crawl/decide.ts';
+import { explainUrl } from '../../shared/crawl/rules/decide.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 

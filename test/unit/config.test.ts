@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig, parseDuration } from '../../shared/config.ts';
-import { orphanGraceMs } from '../../shared/crawl/orphans.ts';
+import { orphanGraceMs } from '../../shared/crawl/state/orphans.ts';
 import { ConfigError } from '../../shared/errors.ts';
 
 describe('parseConfig', () => {

@@ -4,8 +4,8 @@ import {
   applyMapping,
   type BuildDocumentInput,
   buildDocument,
-} from '../../../shared/crawl/build-document.ts';
-import type { HtmlExtraction } from '../../../shared/crawl/extract-html.ts';
+} from '../../../shared/crawl/extract/build-document.ts';
+import type { HtmlExtraction } from '../../../shared/crawl/extract/extract-html.ts';
 
 const extraction: HtmlExtraction = {
   links: ['https://example.com/b'],

@@ -8,7 +8,7 @@ import {
   parseRetryAfter,
   redirectTarget,
   type StatusContext,
-} from '../../../shared/crawl/classify.ts';
+} from '../../../shared/crawl/state/classify.ts';
 import { PermanentFetchError, TemporaryFetchError } from '../../../shared/errors.ts';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { constants, crc32, deflateRawSync, gzipSync as zlibGzip } from 'node:zlib';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { extractCompound, gunzipCapped, isCompound } from '../../../shared/crawl/compound.ts';
+import { extractCompound, gunzipCapped, isCompound } from '../../../shared/crawl/archives/compound.ts';
 
 // Tar and tar.gz extraction are tested in tar.test.ts, next to the tar reader.
 const LIMITS = { maxEntries: 100, maxTotalBytes: 10 * 1024 * 1024, maxDepth: 3 };

@@ -9,7 +9,7 @@ import {
   queueFor,
   shiftQueue,
   type UrlDecision,
-} from '../../../shared/crawl/decide.ts';
+} from '../../../shared/crawl/rules/decide.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import type { SourceName } from '../../../shared/types.ts';
 import { EXPLAIN_FIELDS } from '../../helpers/contract.ts';

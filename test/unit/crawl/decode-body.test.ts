@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import iconv from 'iconv-lite';
-import { decodeBody, parseContentType } from '../../../shared/crawl/decode-body.ts';
+import { decodeBody, parseContentType } from '../../../shared/crawl/extract/decode-body.ts';
 
 const ascii = (text: string) => new Uint8Array(Buffer.from(text, 'latin1'));
 const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { type DeltaHashInput, deltaHash } from '../../../shared/crawl/delta-hash.ts';
+import { type DeltaHashInput, deltaHash } from '../../../shared/crawl/extract/delta-hash.ts';
 
 const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 const fixedId = () => 'id-1';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type DomainLists, domainOf, registrableDomain } from '../../../shared/crawl/domains.ts';
+import { type DomainLists, domainOf, registrableDomain } from '../../../shared/crawl/url/domains.ts';
 
 const SEED_LISTS: DomainLists = { generic: ['com', 'gov', 'org'], additional: ['co.uk', 'ma.us', 'ca'] };
 

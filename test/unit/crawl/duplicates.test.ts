@@ -1,7 +1,12 @@
 /** Duplicate folding, pure: the text digest, which URL keeps the document, the registry's moves. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { admitContent, preferred, releaseContent, textDigest } from '../../../shared/crawl/duplicates.ts';
+import {
+  admitContent,
+  preferred,
+  releaseContent,
+  textDigest,
+} from '../../../shared/crawl/extract/duplicates.ts';
 
 describe('duplicate content', () => {
   it('digests normalized text: spacing and case do not count, words do', () => {

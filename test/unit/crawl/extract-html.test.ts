@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { type ExtractHtmlInput, extractHtml } from '../../../shared/crawl/extract-html.ts';
+import { type ExtractHtmlInput, extractHtml } from '../../../shared/crawl/extract/extract-html.ts';
 
 const OPTIONS: ExtractHtmlInput['options'] = {
   removeElements: ['header', 'footer'],

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../../shared/config.ts';
-import { createUrlDecider } from '../../../shared/crawl/decide.ts';
-import { compileLinearRegex, linearRegexProblem } from '../../../shared/crawl/linear-regex.ts';
-import { compileRules } from '../../../shared/crawl/rules.ts';
+import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
+import { compileLinearRegex, linearRegexProblem } from '../../../shared/crawl/rules/linear-regex.ts';
+import { compileRules } from '../../../shared/crawl/rules/rules.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
 const LONG = `https://example.com/${'a'.repeat(5000)}!`;

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { normalizeUrl, normalizeUrlDetailed, stripFragment } from '../../../shared/crawl/normalize-url.ts';
+import {
+  normalizeUrl,
+  normalizeUrlDetailed,
+  stripFragment,
+} from '../../../shared/crawl/url/normalize-url.ts';
 
 /**
  * crawler-commons BasicURLNormalizer cases (its url_normalization cases.jsonl,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { pdfToText } from '../../../shared/crawl/pdf-text.ts';
+import { pdfToText } from '../../../shared/crawl/extract/pdf-text.ts';
 import { CrawlError } from '../../../shared/errors.ts';
 import { minimalPdf, multiPagePdf } from '../../helpers/archive-builders.ts';
 

@@ -18,7 +18,7 @@ import {
   robotsSitemaps,
   robotsUrlFor,
   userAgentToken,
-} from '../../../shared/crawl/robots.ts';
+} from '../../../shared/crawl/robots/robots.ts';
 
 // Google's robots_test.cc expectations, copied into the repository (see SOURCE.txt beside them).
 const CORPUS_DIRS = [join(import.meta.dirname, '../../fixtures/robotstxt')];

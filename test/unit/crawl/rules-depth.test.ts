@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { compileRules, MAX_RULE_DEPTH } from '../../../shared/crawl/rules.ts';
+import { compileRules, MAX_RULE_DEPTH } from '../../../shared/crawl/rules/rules.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
 function nested(depth: number): unknown {

@@ -1,7 +1,7 @@
 /** Bad crawl rules (issue #3): each throws a ConfigError whose message starts with the rule's path. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileRules, parseRange } from '../../../shared/crawl/rules.ts';
+import { compileRules, parseRange } from '../../../shared/crawl/rules/rules.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
 /** Bad rules: [label, rules, message pattern naming the path]. */

@@ -7,8 +7,8 @@ import {
   matchRule,
   type RuleActions,
   urlParts,
-} from '../../../shared/crawl/rules.ts';
-import { parseXmlRules } from '../../../shared/crawl/rules-xml.ts';
+} from '../../../shared/crawl/rules/rules.ts';
+import { parseXmlRules } from '../../../shared/crawl/rules/rules-xml.ts';
 
 const parts = (url: string) => urlParts(url)!;
 const xmlRule = (match: string) => `<Rules><Rule>${match}<Index/></Rule></Rules>`;

@@ -10,7 +10,7 @@ import {
   refreshBuckets,
   scheduleIntervals,
   sourceWeights,
-} from '../../../shared/crawl/scheduling.ts';
+} from '../../../shared/crawl/state/scheduling.ts';
 import { SOURCES, type SourceName } from '../../../shared/types.ts';
 
 /** The demo generator's seeded PRNG (mulberry32), so proportions are reproducible. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CrawlConfigInput, DEFAULT_IGNORED_EXTENSIONS } from '../../../shared/config.ts';
-import type { ScopeReason } from '../../../shared/crawl/scope.ts';
+import type { ScopeReason } from '../../../shared/crawl/url/scope.ts';
 import { judgeScope } from '../../helpers/judge-scope.ts';
 
 const START = ['https://www.example.com/'];

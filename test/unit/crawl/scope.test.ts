@@ -6,7 +6,7 @@ import {
   directoryOf,
   extensionOf,
   type ScopeReason,
-} from '../../../shared/crawl/scope.ts';
+} from '../../../shared/crawl/url/scope.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 import { judgeScope } from '../../helpers/judge-scope.ts';
 

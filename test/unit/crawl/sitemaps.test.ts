@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { MAX_SITEMAP_BYTES, parseSitemap } from '../../../shared/crawl/sitemaps.ts';
+import { MAX_SITEMAP_BYTES, parseSitemap } from '../../../shared/crawl/sitemaps/sitemaps.ts';
 
 // crawler-commons sitemap fixtures and expected.json, copied into the repository (see SOURCE.txt
 // beside them); TRAWL_SITEMAPS_CORPUS may point at another copy.

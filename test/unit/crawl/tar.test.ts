@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { extractCompound } from '../../../shared/crawl/compound.ts';
-import { readTar } from '../../../shared/crawl/tar.ts';
+import { extractCompound } from '../../../shared/crawl/archives/compound.ts';
+import { readTar } from '../../../shared/crawl/archives/tar.ts';
 import { tar } from '../../helpers/archive-builders.ts';
 
 const LIMITS = { maxEntries: 100, maxTotalBytes: 10 * 1024 * 1024, maxDepth: 3 };

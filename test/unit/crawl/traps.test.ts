@@ -8,7 +8,7 @@ import {
   hasRepeatingSegments,
   pathTrap,
   soft404Fingerprint,
-} from '../../../shared/crawl/traps.ts';
+} from '../../../shared/crawl/url/traps.ts';
 import type { UrlTask } from '../../../shared/types.ts';
 
 const traps = (t: Record<string, unknown> = {}) =>

@@ -7,7 +7,7 @@ import {
   orphanReason,
   reachedAt,
   resolveState,
-} from '../../../shared/crawl/url-state.ts';
+} from '../../../shared/crawl/state/url-state.ts';
 import type { PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';

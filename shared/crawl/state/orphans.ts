@@ -6,12 +6,18 @@
  * grace of three intervals leaves a sixth of it for late cycles; a shorter one would delete
  * pages whose linking page simply was not due yet.
  */
-import type { CrawlConfig } from '../config.ts';
+import type { Rule } from '../../config-rules.ts';
+import { compileRules } from '../rules/rules.ts';
 import { parseDuration } from './duration.ts';
-import { compileRules } from './rules.ts';
+
+/** What the grace depends on: the config's refresh section and rules (a structural slice of it). */
+export interface OrphanInputs {
+  refresh: { maxAge: string; adaptive: { max: string } | null; orphanGrace: string | number | null };
+  rules: Rule[] | string;
+}
 
 /** The longest interval at which a page is refetched: maxAge, adaptive.max or a rule's max. */
-export function longestRefreshMs(config: CrawlConfig): number {
+export function longestRefreshMs(config: OrphanInputs): number {
   const { maxAge, adaptive } = config.refresh;
   let longest = Math.max(parseDuration(maxAge), adaptive ? parseDuration(adaptive.max) : 0);
   try {
@@ -24,14 +30,14 @@ export function longestRefreshMs(config: CrawlConfig): number {
 }
 
 /** The grace in ms (a duration, or a number of longest refresh intervals); null when orphans are kept. */
-export function orphanGraceMs(config: CrawlConfig): number | null {
+export function orphanGraceMs(config: OrphanInputs): number | null {
   const grace = config.refresh.orphanGrace;
   if (grace === null) return null;
   return typeof grace === 'number' ? grace * longestRefreshMs(config) : parseDuration(grace);
 }
 
 /** Why the configured grace is unsafe, or null. */
-export function orphanGraceProblem(config: CrawlConfig): string | null {
+export function orphanGraceProblem(config: OrphanInputs): string | null {
   if (config.refresh.orphanGrace === null) return null;
   const grace = orphanGraceMs(config) as number;
   const longest = longestRefreshMs(config);

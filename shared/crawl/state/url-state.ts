@@ -6,7 +6,7 @@
  * any URL already kept there. Every other URL's state after a fetch is a line in the refresh
  * manifests (S3), which cost a share of one PUT instead of a write unit ($0.625 per million).
  */
-import type { PageOutcome, UrlItem } from '../types.ts';
+import type { PageOutcome, UrlItem } from '../../types.ts';
 
 /** True when the table item is the URL's whole state (the index stage wrote it after a fetch). */
 export function isTableKept(item: UrlItem): boolean {

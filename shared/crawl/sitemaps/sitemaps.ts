@@ -9,7 +9,7 @@
  * "Sitemaps & Cross Submits"), and the crawl's scope filter decides what is fetched anyway.
  */
 import { XMLParser } from 'fast-xml-parser';
-import { archiveFormat, gunzipCapped } from './compound.ts';
+import { archiveFormat, gunzipCapped } from '../archives/compound.ts';
 
 /** What the content turned out to be; 'unknown' when no sitemap or feed format fits. */
 export type SitemapKind = 'urlset' | 'sitemapindex' | 'text' | 'rss' | 'atom' | 'unknown';

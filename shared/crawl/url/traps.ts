@@ -4,8 +4,8 @@
  * and the text fingerprint that recognizes a host's soft-404 page.
  */
 import { createHash } from 'node:crypto';
-import type { TrapsConfig } from '../config-traps.ts';
-import type { UrlTask } from '../types.ts';
+import type { TrapsConfig } from '../../config-traps.ts';
+import type { UrlTask } from '../../types.ts';
 
 /** Repeating blocks longer than this many segments are not looked for (bounds the work per URL). */
 const MAX_BLOCK = 8;

@@ -3,7 +3,7 @@
  * the response headers, and renames its fields as `index.mapping` says (SMILA's job `mapping`,
  * e.g. httpUrl → Path, httpContent → Content in seed 003's sample job).
  */
-import type { CrawlDocument, MetaValue } from '../types.ts';
+import type { CrawlDocument, MetaValue } from '../../types.ts';
 import { parseContentType } from './decode-body.ts';
 import type { HtmlExtraction } from './extract-html.ts';
 

@@ -5,9 +5,9 @@
  * Site"), seed 003 (SMILA include/exclude patterns, maxCrawlDepth), seed 004 (Smartsite: host and
  * scheme of a start URL, must/must-not contain, ignored extensions).
  */
-import type { CrawlConfig } from '../config.ts';
-import { ConfigError } from '../errors.ts';
-import { compileLinearRegex, type LinearRegex } from './linear-regex.ts';
+import type { CrawlConfig } from '../../config.ts';
+import { ConfigError } from '../../errors.ts';
+import { compileLinearRegex, type LinearRegex } from '../rules/linear-regex.ts';
 import { normalizeUrl, stripFragment } from './normalize-url.ts';
 import { pathTrap } from './traps.ts';
 

@@ -4,7 +4,7 @@
  * No DOM is built: a stack of per-element flags and depth counters decide what is collected.
  */
 import { type Handler, Parser } from 'htmlparser2';
-import type { CrawlConfig } from '../config.ts';
+import type { CrawlConfig } from '../../config.ts';
 
 export interface HtmlExtraction {
   links: string[];

@@ -11,12 +11,12 @@
  * - Shortcut values are literals as users write them ("/cgi-bin", ".gif", "foo.com"); a backslash
  *   escapes the next character, so seed-style escaped values ("foo\.com") mean the same thing.
  */
-import type { CrawlConfig } from '../config.ts';
-import { ConfigError } from '../errors.ts';
-import type { MetaValue } from '../types.ts';
-import { parseDuration } from './duration.ts';
+import type { Rule } from '../../config-rules.ts';
+import { ConfigError } from '../../errors.ts';
+import type { MetaValue } from '../../types.ts';
+import { parseDuration } from '../state/duration.ts';
+import { normalizeUrl } from '../url/normalize-url.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
-import { normalizeUrl } from './normalize-url.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
 export const RULE_FIELDS = ['url', 'scheme', 'host', 'path', 'query'] as const;
@@ -71,10 +71,7 @@ export function urlParts(url: string): UrlParts | null {
  * Compiles JSON rules or the seed's XML string; throws ConfigError naming the field path. More
  * than `maxRules` (limits.ruleCount) is an error: every URL is tested against every rule.
  */
-export function compileRules(
-  rules: CrawlConfig['rules'],
-  maxRules = Number.POSITIVE_INFINITY,
-): CompiledRule[] {
+export function compileRules(rules: Rule[] | string, maxRules = Number.POSITIVE_INFINITY): CompiledRule[] {
   const list: unknown = typeof rules === 'string' ? parseXmlRules(rules) : rules;
   if (!Array.isArray(list)) throw new ConfigError('rules: must be a list of rules or an XML string');
   if (list.length > maxRules) fail('rules', `${list.length} rules, more than limits.ruleCount (${maxRules})`);

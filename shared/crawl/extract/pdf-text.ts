@@ -3,7 +3,7 @@
  * network, no native code). Seed 004 indexes the text of PDF documents like that of HTML pages.
  */
 import { getDocumentProxy, getMeta } from 'unpdf';
-import { CrawlError } from '../errors.ts';
+import { CrawlError } from '../../errors.ts';
 
 /** The text of a PDF document for indexing. */
 export interface PdfText {

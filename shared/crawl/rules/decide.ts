@@ -22,13 +22,13 @@
  *
  * A rejected decision has index/follow false, queue `index_follow`, no shift, source or meta.
  */
-import type { CrawlConfig } from '../config.ts';
-import type { MetaValue, SourceName } from '../types.ts';
-import { domainOf } from './domains.ts';
-import { normalizeUrl, normalizeUrlDetailed } from './normalize-url.ts';
+import type { CrawlConfig } from '../../config.ts';
+import type { MetaValue, SourceName } from '../../types.ts';
+import { domainOf } from '../url/domains.ts';
+import { normalizeUrl, normalizeUrlDetailed } from '../url/normalize-url.ts';
+import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from '../url/scope.ts';
+import { pathTrap } from '../url/traps.ts';
 import { type CompiledRule, compileRules, firstMatchingRule, type RuleActions, urlParts } from './rules.ts';
-import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from './scope.ts';
-import { pathTrap } from './traps.ts';
 
 export interface UrlDecision {
   normalized: string | null;

@@ -2,7 +2,7 @@
  * Fetch outcome classification (pure): maps HTTP statuses and network errors onto seed 001's
  * "Error Handling" categories, permanent and temporary, plus retry timing and MIME filtering.
  */
-import { PermanentFetchError, TemporaryFetchError } from '../errors.ts';
+import { PermanentFetchError, TemporaryFetchError } from '../../errors.ts';
 
 export type StatusKind = 'ok' | 'not-modified' | 'redirect' | 'permanent' | 'temporary';
 

@@ -5,8 +5,8 @@
  * case-insensitively; `val` and `value` are synonyms; `litteral="true"` makes an atom value literal.
  */
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { Rule } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import type { Rule } from '../../config-rules.ts';
+import { ConfigError } from '../../errors.ts';
 
 /** One element of fast-xml-parser's `preserveOrder` output. */
 type XmlNode = { [tag: string]: XmlNode[] } & { ':@'?: Record<string, string> };
