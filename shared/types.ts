@@ -14,7 +14,7 @@ export interface MetaValue {
 }
 
 /**
- * A URL's state: the item in the URL table, or a state line in S3 (shared/aws/url-state.ts).
+ * A URL's state: the item in the URL table, or a state line in S3 (shared/crawl/state/url-state.ts).
  * `stored` says which is the truth: `table` items are written by the index stage; `line` URLs
  * keep only their claim in the table and their state in the refresh manifests.
  */
