@@ -12,8 +12,8 @@ import { pathToFileURL } from 'node:url';
 import { load } from 'cheerio';
 import { parseConfig } from '../shared/config.ts';
 import { extractHtml } from '../shared/crawl/extract/extract-html.ts';
+import { processPage } from '../shared/crawl/page/page-outcome.ts';
 import { createUrlDecider } from '../shared/crawl/rules/decide.ts';
-import { processPage } from '../shared/stages/page-outcome.ts';
 import type { FetchedPage } from '../shared/types.ts';
 import { CORPUS_ROOT, corpusAvailable } from './sites.ts';
 

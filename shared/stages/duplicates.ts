@@ -8,10 +8,10 @@
  * it is fetched again and indexed.
  */
 import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
+import { DOC_FIELDS, type OutcomePlan } from '../crawl/state/index-plan.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { ChangeRecord } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
-import { DOC_FIELDS, type OutcomePlan } from './index-plan.ts';
 import { sendTasks } from './send-tasks.ts';
 
 const MAX_SWAPS = 8;

@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
+import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
 import type {
   BatchResult,
@@ -19,8 +21,6 @@ import type {
   StageRecord,
 } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import { planContext, planOutcome, previousFromTasks } from './index-plan.ts';
-import { processPage } from './page-outcome.ts';
 import { sendTasks } from './send-tasks.ts';
 import { trapGate } from './trap-gate.ts';
 

@@ -8,6 +8,13 @@
 import { createHash } from 'node:crypto';
 import { manifestStamp, recentLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import type { CrawlConfig } from '../config.ts';
+import {
+  newestPerUrl,
+  type OutcomePlan,
+  planContext,
+  planOutcome,
+  previousFromTasks,
+} from '../crawl/state/index-plan.ts';
 import { refreshBucket } from '../crawl/state/scheduling.ts';
 import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
@@ -15,7 +22,6 @@ import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } fro
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates } from './duplicates.ts';
-import { newestPerUrl, type OutcomePlan, planContext, planOutcome, previousFromTasks } from './index-plan.ts';
 
 /** Processes a batch of index messages. */
 export async function runIndexStage(

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
+import { DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
 import { refreshBuckets } from '../crawl/state/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/state/url-state.ts';
@@ -18,7 +19,6 @@ import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
-import { DOC_FIELDS } from './index-plan.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface RefreshSummary {

@@ -2,9 +2,9 @@
  * What the page processor's parts share: the result and context types and the small helpers that
  * build outcomes, tasks, notes and the summary's counters.
  */
-import type { CrawlConfig } from '../config.ts';
-import type { UrlDecider } from '../crawl/rules/decide.ts';
-import type { FetchedPage, PageOutcome, UrlTask } from '../types.ts';
+import type { CrawlConfig } from '../../config.ts';
+import type { FetchedPage, PageOutcome, UrlTask } from '../../types.ts';
+import type { UrlDecider } from '../rules/decide.ts';
 
 export interface PageResult {
   outcomes: PageOutcome[];

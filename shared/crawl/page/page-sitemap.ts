@@ -2,8 +2,9 @@
  * Sitemaps, sitemap indexes and feeds as the extract stage reads them, within limits.sitemapBytes,
  * sitemapUrls and sitemapsPerSite (each hit counted and noted).
  */
-import { parseSitemap } from '../crawl/sitemaps/sitemaps.ts';
-import type { FetchedPage, UrlTask } from '../types.ts';
+
+import type { FetchedPage, UrlTask } from '../../types.ts';
+import { parseSitemap } from '../sitemaps/sitemaps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 
 export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {

@@ -6,7 +6,7 @@ import {
   type PlanContext,
   planContext,
   planOutcome,
-} from '../../../shared/stages/index-plan.ts';
+} from '../../../shared/crawl/state/index-plan.ts';
 import type { CrawlDocument, PageOutcome, UrlItem, UrlTask } from '../../../shared/types.ts';
 
 const URL_A = 'https://www.example.com/a';

@@ -4,16 +4,16 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
-import { elementMimeType, extractCompound, isCompound } from '../crawl/archives/compound.ts';
-import { buildDocument } from '../crawl/extract/build-document.ts';
-import { decodeBody, parseContentType } from '../crawl/extract/decode-body.ts';
-import { deltaHash } from '../crawl/extract/delta-hash.ts';
-import { textDigest } from '../crawl/extract/duplicates.ts';
-import { extractHtml, type HtmlExtraction, titleFromUrl } from '../crawl/extract/extract-html.ts';
-import { pdfToText } from '../crawl/extract/pdf-text.ts';
-import { normalizeUrl } from '../crawl/url/normalize-url.ts';
-import { soft404Fingerprint } from '../crawl/url/traps.ts';
-import type { CrawlDocument, FetchedPage, PageOutcome } from '../types.ts';
+import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
+import { elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
+import { buildDocument } from '../extract/build-document.ts';
+import { decodeBody, parseContentType } from '../extract/decode-body.ts';
+import { deltaHash } from '../extract/delta-hash.ts';
+import { textDigest } from '../extract/duplicates.ts';
+import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
+import { pdfToText } from '../extract/pdf-text.ts';
+import { normalizeUrl } from '../url/normalize-url.ts';
+import { soft404Fingerprint } from '../url/traps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 import { sitemap } from './page-sitemap.ts';
 

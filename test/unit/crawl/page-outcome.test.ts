@@ -1,0 +1,364 @@
+/**
+ * What a fetched page becomes: `processPage`, the one pure decision the extract stage calls per
+ * page, driven by a table with a row for every kind of page (fetch error, each redirect case,
+ * skipped, 304, sitemap, HTML with and without robots directives, soft 404, plain text, PDF,
+ * archive, unsupported type) and the limits that cut one.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
+import { processPage } from '../../../shared/crawl/page/page-outcome.ts';
+import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
+import { soft404Fingerprint } from '../../../shared/crawl/url/traps.ts';
+import type { FetchedPage, PageOutcome, UrlTask } from '../../../shared/types.ts';
+import { minimalPdf, tarFiles } from '../../helpers/archive-builders.ts';
+
+const SITE = 'http://site.test';
+const AT = '2026-11-23T00:00:00.000Z';
+const HTML = (body: string, head = '') =>
+  `<!doctype html><html><head><title>T</title>${head}</head><body>${body}</body></html>`;
+const LINKS =
+  '<p>Some text.</p><a href="/a">a</a> <a href="/b">b</a> <a href="https://elsewhere.test/x">x</a>';
+
+interface Row {
+  kind: string;
+  page: Partial<Omit<FetchedPage, 'body' | 'task'>> & {
+    body?: string | Uint8Array;
+    type?: string | null;
+    task?: Partial<UrlTask>;
+  };
+  config?: Partial<CrawlConfigInput>;
+  /** the outcomes' states, in order */
+  states: PageOutcome['state'][];
+  /** the tasks' URLs (paths on the site) and sources */
+  tasks?: string[];
+  queue?: string;
+  note?: RegExp;
+  error?: string;
+  rejected?: Record<string, number>;
+  check?: (outcomes: PageOutcome[]) => void;
+}
+
+function fetched(row: Row): FetchedPage {
+  const path = row.page.url ?? '/page';
+  const url = `${SITE}${path}`;
+  const task: UrlTask = {
+    url,
+    depth: 0,
+    queue: 'user',
+    index: true,
+    follow: true,
+    priority: 0,
+    kind: 'page',
+    ...row.page.task,
+  };
+  const { body = '', type = 'text/html; charset=utf-8', ...rest } = row.page;
+  const headers: Record<string, string> = type === null ? {} : { 'content-type': type };
+  return {
+    status: 200,
+    fetchedAt: AT,
+    truncated: false,
+    notModified: false,
+    headers,
+    ...rest,
+    task,
+    url,
+    body: Buffer.from(body).toString('base64'),
+  };
+}
+
+const SOFT_404_HTML = HTML("<p>Sorry, we couldn't find that page.</p>").replace(
+  '<title>T</title>',
+  '<title>Oops</title>',
+);
+
+/** What the host answered for a random path (the soft-404 probe), as the fetch stage records it. */
+const PROBE_FINGERPRINT = soft404Fingerprint(
+  'Oops',
+  "Sorry, we couldn't find that page.",
+  `${SITE}/q7x2-probe`,
+);
+
+const ROWS: Row[] = [
+  {
+    kind: 'a fetch error: its class and code kept',
+    page: { status: 503, error: { kind: 'temporary', code: 'http-503', message: 'Service Unavailable' } },
+    states: ['error'],
+    error: 'http-503',
+  },
+  {
+    kind: 'a redirect in scope: a redir task with the chain',
+    page: { status: 301, redirectTo: `${SITE}/moved` },
+    states: ['ignored'],
+    note: /redirected to http:\/\/site\.test\/moved/,
+    tasks: ['/moved'],
+    queue: 'redir',
+  },
+  {
+    kind: 'a redirect with fetch.followRedirects off',
+    page: { status: 301, redirectTo: `${SITE}/moved` },
+    config: { fetch: { followRedirects: false } },
+    states: ['ignored'],
+    note: /redirect not followed/,
+    tasks: [],
+  },
+  {
+    kind: 'a redirect loop',
+    page: { status: 302, redirectTo: `${SITE}/page`, task: { redirectChain: [`${SITE}/start`] } },
+    states: ['error'],
+    error: 'redirect-loop',
+  },
+  {
+    kind: 'a chain longer than fetch.maxRedirects',
+    page: {
+      status: 302,
+      redirectTo: `${SITE}/next`,
+      task: { redirectChain: [`${SITE}/r1`, `${SITE}/r2`, `${SITE}/r3`] },
+    },
+    config: { fetch: { maxRedirects: 3 } },
+    states: ['error'],
+    error: 'too-many-redirects',
+  },
+  {
+    kind: 'a malformed Location',
+    page: { status: 301, redirectTo: 'http://[oops' },
+    states: ['error'],
+    error: 'malformed-redirect',
+  },
+  {
+    kind: 'a redirect out of scope',
+    page: { status: 301, redirectTo: 'https://elsewhere.test/x' },
+    states: ['ignored'],
+    note: /redirect target rejected/,
+    tasks: [],
+  },
+  {
+    kind: 'a page not read (robots.txt, ignored type…)',
+    page: { skipped: 'disallowed by robots.txt' },
+    states: ['ignored'],
+    note: /disallowed by robots\.txt/,
+  },
+  {
+    kind: '304 Not Modified: indexed, the document kept',
+    page: { status: 304, notModified: true },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.notModified, true);
+      assert.equal(o?.doc, undefined);
+    },
+  },
+  {
+    kind: 'a sitemap task: its entries become tasks, the sitemap no document',
+    page: {
+      url: '/sitemap.xml',
+      type: 'application/xml',
+      task: { kind: 'sitemap', index: false },
+      body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${SITE}/s1</loc></url><url><loc>${SITE}/s2</loc></url><url><loc>https://elsewhere.test/s3</loc></url></urlset>`,
+    },
+    states: ['followed'],
+    note: /urlset: 3 URLs/,
+    tasks: ['/s1', '/s2'],
+    rejected: { offsite: 1 },
+  },
+  {
+    kind: 'a gzipped sitemap is a sitemap, not an archive',
+    page: {
+      url: '/sitemap.xml.gz',
+      type: 'application/gzip',
+      task: { kind: 'sitemap', index: false },
+      body: gzipSync(
+        `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${SITE}/z</loc></url></urlset>`,
+      ),
+    },
+    states: ['followed'],
+    tasks: ['/z'],
+  },
+  {
+    kind: 'HTML: a document, its in-scope links followed',
+    page: { body: HTML(LINKS) },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+    rejected: { offsite: 1 },
+    check: ([o]) => {
+      assert.equal(o?.doc?.title, 'T');
+      assert.match(o?.doc?.content ?? '', /Some text\./);
+      assert.match(o?.doc?.hash ?? '', /^sha256:[0-9a-f]{64}$/);
+      assert.ok(o?.dup?.digest);
+    },
+  },
+  {
+    kind: 'HTML without a content type, recognised by its start',
+    page: { body: HTML(LINKS), type: null },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+  },
+  {
+    kind: 'HTML with meta robots noindex: followed, no document',
+    page: { body: HTML(LINKS, '<meta name="robots" content="noindex">') },
+    states: ['followed'],
+    note: /noindex/,
+    tasks: ['/a', '/b'],
+  },
+  {
+    kind: 'HTML with meta robots nofollow: a document, no links',
+    page: { body: HTML(LINKS, '<meta name="robots" content="nofollow">') },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
+    kind: 'HTML a rule marks noIndex: followed, no document',
+    page: { body: HTML(LINKS), task: { index: false } },
+    states: ['followed'],
+    note: /rule: noIndex/,
+    tasks: ['/a', '/b'],
+  },
+  {
+    kind: 'HTML with discovery off: a document, no links',
+    page: { body: HTML(LINKS) },
+    config: { discovery: false },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
+    kind: 'HTML cut at fetch.maxBytes: a document with a note',
+    page: { body: HTML('<p>Half a page</p>'), truncated: true },
+    states: ['indexed'],
+    note: /truncated at fetch\.maxBytes/,
+  },
+  {
+    kind: 'HTML over limits.linksPerPage: the first links, the rest counted',
+    page: { body: HTML(['/a', '/b', '/c', '/d'].map((p) => `<a href="${p}">${p}</a>`).join(' ')) },
+    config: { limits: { linksPerPage: 2 } },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+    note: /2 links dropped at limits\.linksPerPage/,
+    rejected: { 'limit-links-per-page': 2 },
+  },
+  {
+    kind: "a soft 404: the host's answer to a random path",
+    page: { url: '/docs/old-item', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT },
+    states: ['error'],
+    error: 'soft-404',
+    tasks: [],
+  },
+  {
+    kind: 'a page of a soft-404 host that is not its not-found answer',
+    page: { body: HTML(LINKS), soft404: PROBE_FINGERPRINT },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+  },
+  {
+    kind: 'plain text: a document named after its last path segment',
+    page: { url: '/notes/readme.txt', type: 'text/plain', body: 'Plain   words\nhere' },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.content, 'Plain words here');
+      assert.equal(o?.doc?.title, 'readme');
+    },
+  },
+  {
+    kind: 'a PDF: a document with its text and title',
+    page: {
+      url: '/report.pdf',
+      type: 'application/pdf',
+      body: minimalPdf('Quarterly figures', 'The Report'),
+    },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.title, 'The Report');
+      assert.match(o?.doc?.content ?? '', /Quarterly figures/);
+    },
+  },
+  {
+    kind: 'a PDF over limits.pdfBytes: not parsed',
+    page: { url: '/big.pdf', type: 'application/pdf', body: minimalPdf('x'.repeat(2000)) },
+    config: { limits: { pdfBytes: 1000 } },
+    states: ['ignored'],
+    note: /over limits\.pdfBytes/,
+    rejected: { 'limit-pdf-bytes': 1 },
+  },
+  {
+    kind: 'an unreadable PDF',
+    page: { url: '/broken.pdf', type: 'application/pdf', body: '%PDF-1.4 nothing else' },
+    states: ['ignored'],
+    note: /unreadable PDF/,
+  },
+  {
+    kind: 'an archive: one document per readable element, the archive followed',
+    page: {
+      url: '/files/docs.tar.gz',
+      type: 'application/gzip',
+      body: gzipSync(
+        tarFiles({ 'a.html': HTML('<p>Element A</p>'), 'b.txt': 'Element B', 'c.bin': '\u0000\u0001' }),
+      ),
+    },
+    states: ['indexed', 'indexed', 'followed'],
+    note: /archive with 3 element\(s\), 1 not indexable/,
+    check: (outcomes) => {
+      const elements = outcomes.filter((o) => o.element);
+      assert.deepEqual(
+        elements.map((o) => o.url),
+        [`${SITE}/files/docs.tar.gz/a.html`, `${SITE}/files/docs.tar.gz/b.txt`],
+      );
+      assert.deepEqual(elements[1]?.doc?.compoundPath, [`${SITE}/files/docs.tar.gz`]);
+    },
+  },
+  {
+    kind: 'an unsupported type',
+    page: { url: '/logo.png', type: 'image/png', body: '\u0089PNG' },
+    states: ['ignored'],
+    note: /unsupported mime type image\/png/,
+  },
+];
+
+describe('processPage: what a fetched page becomes', () => {
+  for (const row of ROWS) {
+    it(row.kind, async () => {
+      const config = parseConfig({ name: 'pages', startUrls: [`${SITE}/`], ...row.config });
+      const page = fetched(row);
+      const r = await processPage(page, { config, decider: createUrlDecider(config), now: AT });
+      assert.deepEqual(
+        r.outcomes.map((o) => o.state),
+        row.states,
+      );
+      const own = r.outcomes.at(-1) as PageOutcome;
+      assert.equal(own.url, page.url, 'the last outcome is the page itself');
+      assert.equal(own.fetchedAt, AT);
+      if (row.note) assert.match(own.note ?? '', row.note);
+      if (row.error) assert.equal(own.error?.code, row.error);
+      if (row.tasks)
+        assert.deepEqual(
+          r.tasks.map((t) => t.url.replace(SITE, '')),
+          row.tasks,
+        );
+      if (row.queue) for (const t of r.tasks) assert.equal(t.queue, row.queue);
+      if (row.rejected)
+        for (const [reason, n] of Object.entries(row.rejected)) assert.equal(r.rejected[reason], n, reason);
+      // A redirect target stands where its page stood; links and sitemap entries are one deeper.
+      for (const t of r.tasks) assert.equal(t.depth, row.queue === 'redir' ? 0 : 1);
+      row.check?.(r.outcomes);
+    });
+  }
+
+  it('a redirect task carries the chain and the page kind', async () => {
+    const config = parseConfig({ name: 'pages', startUrls: [`${SITE}/`] });
+    const page = fetched({
+      kind: '',
+      page: { redirectTo: `${SITE}/moved`, task: { kind: 'sitemap' } },
+      states: [],
+    });
+    const r = await processPage(page, { config, decider: createUrlDecider(config), now: AT });
+    assert.deepEqual(r.tasks[0]?.redirectChain, [`${SITE}/page`]);
+    assert.equal(r.tasks[0]?.kind, 'sitemap');
+  });
+
+  it('the same page gives the same document hash; changed text a different one', async () => {
+    const config = parseConfig({ name: 'pages', startUrls: [`${SITE}/`] });
+    const ctx = { config, decider: createUrlDecider(config), now: AT };
+    const hash = async (body: string) =>
+      (await processPage(fetched({ kind: '', page: { body }, states: [] }), ctx)).outcomes[0]?.doc?.hash;
+    assert.equal(await hash(HTML('<p>one</p>')), await hash(HTML('<p>one</p>')));
+    assert.notEqual(await hash(HTML('<p>one</p>')), await hash(HTML('<p>two</p>')));
+  });
+});
