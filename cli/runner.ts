@@ -102,7 +102,7 @@ export function scheduledEvent(detailType = 'Scheduled Event', detail: Record<st
   };
 }
 
-function sqsEvent(queueUrl: string, messages: ReceivedMessage<unknown>[]): SQSEvent {
+export function sqsEvent(queueUrl: string, messages: ReceivedMessage<unknown>[]): SQSEvent {
   const arn = `arn:aws:sqs:${region}:000000000000:${queueUrl.split('/').pop()}`;
   return {
     Records: messages.map((m) => ({

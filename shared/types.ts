@@ -132,6 +132,12 @@ export interface FetchedPage {
   soft404?: string;
 }
 
+/** A wake-up call (the wake queue): when the URLs a fetcher put back are due, and their sources. */
+export interface WakeMessage {
+  due: string;
+  sources: SourceName[];
+}
+
 /** A frontier message: a bulk of URL tasks for one source. */
 export interface FrontierMessage {
   tasks: UrlTask[];

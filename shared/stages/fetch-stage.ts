@@ -7,7 +7,7 @@ import type { ReceivedMessage } from '../aws/work-queues.ts';
 import { Lane, mapLimit } from '../crawl/state/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
-import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
+import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { authSessionsFor } from './fetch-auth.ts';
 import type { FetchContext, TaskResult } from './fetch-context.ts';
@@ -24,6 +24,12 @@ export interface FetchRunOptions {
   maxRounds?: number;
   /** a clean stop (Ctrl-C, SIGTERM): no new fetch starts, held messages go back at once */
   signal?: AbortSignal;
+  /**
+   * Poll only these sources (a wake-up call names the sources whose URLs were put back): the
+   * others' new work starts fetchers of its own (the extract stage's kick, the tick), and an
+   * invocation for one polite host then costs two receives instead of one per source.
+   */
+  sources?: SourceName[];
 }
 
 export interface FetchRunSummary {
@@ -42,6 +48,8 @@ export interface FetchRunSummary {
   order: { url: string; source: SourceName }[];
   /** epoch ms when the earliest URL this invocation put back with a delay is due */
   wakeAt?: number;
+  /** the sources of the URLs put back with a delay (named in the wake-up call) */
+  wakeSources: SourceName[];
 }
 
 /** Polls the frontier until it is empty, the deadline passes or `signal` aborts. */
@@ -49,6 +57,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const config = await deps.loadConfig();
   const weights = sourceWeights(config.weights);
   const exhausted = new Set<SourceName>();
+  if (opts.sources?.length) for (const s of SOURCES) if (!opts.sources.includes(s)) exhausted.add(s);
   const ctx: FetchContext = {
     deps,
     config,
@@ -66,6 +75,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     errors: { permanent: 0, temporary: 0 },
     politeness: 0,
     order: [],
+    wakeSources: [],
   };
   const leases = new Leases(deps.queues, (err) => deps.log.warn('lease heartbeat failed', { err }));
   leases.start();
@@ -100,7 +110,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     }
     // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
     // out of time: the fetcher chained next does not know what this one put back).
-    if (summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt);
+    if (summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt, summary.wakeSources);
   } finally {
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
@@ -117,12 +127,12 @@ function stopped(ctx: FetchContext): boolean {
  * One delayed message on the wake queue, whose event source mapping starts a fetcher when it
  * arrives (AWS has no delayed invoke). A failure to send is logged: the one-minute tick remains.
  */
-async function wakeLater(deps: StageDeps, at: number): Promise<void> {
+async function wakeLater(deps: StageDeps, at: number, sources: SourceName[]): Promise<void> {
   if (!deps.queueUrls.wake) return; // a stack deployed before wake-up calls existed: the tick remains
   const delaySeconds = Math.max(1, Math.ceil((at - deps.now()) / 1000));
   try {
     await deps.queues.send(deps.queueUrls.wake, [
-      { body: { due: new Date(at).toISOString() }, delaySeconds },
+      { body: { due: new Date(at).toISOString(), sources } satisfies WakeMessage, delaySeconds },
     ]);
   } catch (err) {
     deps.log.warn('could not leave a wake-up call; the next tick starts the fetcher', { err });
@@ -143,8 +153,10 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
       summary.requeued++;
       if (r.reason === 'politeness') summary.politeness++;
       bump(`requeued:${r.reason}`);
-      if (r.delaySeconds > 0)
+      if (r.delaySeconds > 0) {
         summary.wakeAt = Math.min(summary.wakeAt ?? Infinity, now + r.delaySeconds * 1000);
+        if (!summary.wakeSources.includes(source)) summary.wakeSources.push(source);
+      }
     }
   }
 }
@@ -230,4 +242,26 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
+}
+
+/**
+ * The sources a fetch invocation polls: those named by the wake-up calls that started it, or all
+ * (a tick, a kick, a wake-up call from before sources were named, anything unreadable).
+ */
+export function sourcesToPoll(event: unknown): SourceName[] | undefined {
+  const records = (event as { Records?: { body?: unknown }[] } | null)?.Records;
+  if (!Array.isArray(records) || records.length === 0) return undefined;
+  const named = new Set<SourceName>();
+  for (const r of records) {
+    let body: Partial<WakeMessage> | null = null;
+    try {
+      body = typeof r.body === 'string' ? JSON.parse(r.body) : null;
+    } catch {
+      return undefined;
+    }
+    const sources = body?.sources;
+    if (!Array.isArray(sources) || sources.length === 0) return undefined;
+    for (const s of sources) if ((SOURCES as readonly string[]).includes(s)) named.add(s as SourceName);
+  }
+  return named.size > 0 ? [...named] : undefined;
 }

@@ -57,7 +57,10 @@ async function runBatch<T>(
 }
 
 /** Wraps a scheduled (EventBridge) or directly invoked stage as a middy handler. */
-export function scheduledHandler<R>(stage: string, run: (deps: StageDeps, context: Context) => Promise<R>) {
+export function scheduledHandler<R>(
+  stage: string,
+  run: (deps: StageDeps, context: Context, event: unknown) => Promise<R>,
+) {
   return (
     middy<unknown, R>()
       .use(injectLambdaContext(logger))
@@ -68,13 +71,13 @@ export function scheduledHandler<R>(stage: string, run: (deps: StageDeps, contex
 
 async function runScheduled<R>(
   stage: string,
-  run: (deps: StageDeps, context: Context) => Promise<R>,
+  run: (deps: StageDeps, context: Context, event: unknown) => Promise<R>,
   event: unknown,
   context: Context,
 ): Promise<R> {
   const deps = containerDeps(stage);
   const started = new Date(deps.now()).toISOString();
-  const result = await run(deps, context);
+  const result = await run(deps, context, event);
   deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
   // `trawl status` shows when each schedule last ran: one write per scheduled run.
   if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);

@@ -9,12 +9,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { lambdaContext, sqsEvent } from '../../cli/runner.ts';
 import { openSession } from '../../cli/session.ts';
+import * as fetchHandler from '../../functions/fetch/handler.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
-import type { UrlTask } from '../../shared/types.ts';
+import type { UrlTask, WakeMessage } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -68,6 +70,32 @@ describe('wake-up calls for URLs put back by politeness', () => {
     const later = await deps.queues.depth(wake);
     assert.equal(later.visible, 1, 'the wake-up call arrives when the URLs are due');
     assert.equal((await deps.queues.depth(deps.queueUrls.frontier.user)).visible > 0, true);
+
+    // The wake-up call names the source put back; the fetcher it starts (the real handler, given the
+    // SQS event the wake queue's mapping would give it) polls that source only. A URL of another
+    // host waiting in another source is left to the fetchers its own sender starts.
+    const other = `${site.url.replace('127.0.0.1', 'localhost')}/0.html`;
+    await sendTasks(deps, [
+      { url: other, depth: 1, queue: 'follow', index: true, follow: true, priority: 0 },
+    ]);
+    const calls = await deps.queues.receive<WakeMessage>(wake, 10, 0, 30);
+    assert.deepEqual(
+      calls.map((c) => c.body?.sources),
+      [['user']],
+    );
+    const result = (await fetchHandler.handler(sqsEvent(wake, calls), lambdaContext('fetch'))) as {
+      fetched: number;
+      drained: boolean;
+    };
+    assert.deepEqual({ fetched: result.fetched, drained: result.drained }, { fetched: 1, drained: true });
+    assert.equal(
+      (await deps.queues.depth(deps.queueUrls.frontier.follow)).visible,
+      1,
+      'the other source untouched',
+    );
+    // A fetcher started by the tick (no wake-up call) polls every source.
+    const all = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
+    assert.equal(all.order.filter((o) => o.source === 'follow').length, 1);
   });
 
   it('a fetcher with nothing put back leaves no wake-up call', async () => {
