@@ -6,6 +6,7 @@ import { generateDemoSite } from '../demo/generate-site.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { startSiteServer } from '../test/helpers/site-server.ts';
 import { PROJECT_ROOT, stateDir } from './emulator.ts';
+import { alive } from './processes.ts';
 
 /** The start URL the demo config names; replaced by the address actually served. */
 const PLACEHOLDER = 'http://127.0.0.1:8080';
@@ -62,13 +63,4 @@ export function stopBackgroundDemoSite(): void {
   const { pid } = JSON.parse(readFileSync(record, 'utf8')) as { pid: number };
   rmSync(record, { force: true });
   if (alive(pid)) process.kill(pid, 'SIGTERM');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../shared/errors.ts';
+import { alive } from './processes.ts';
 import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -54,15 +55,6 @@ function responds(endpoint: string): Promise<boolean> {
     req.on('error', () => res(false));
     req.end();
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Starts a moto server; `detached` leaves it running after this process exits. */

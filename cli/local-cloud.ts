@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { ConfigError } from '../shared/errors.ts';
 import { freePort, PROJECT_ROOT, stateDir } from './emulator.ts';
+import { alive } from './processes.ts';
 
 const MINISTACK_BIN = join(PROJECT_ROOT, '.emulator', 'ministack', 'bin', 'ministack');
 
@@ -27,15 +28,6 @@ export interface LocalCloud {
 }
 
 const stateFile = (cwd?: string) => join(stateDir(cwd), 'local-cloud.json');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function healthy(endpoint: string): Promise<boolean> {
   return new Promise((res) => {

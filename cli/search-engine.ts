@@ -27,6 +27,7 @@ import { userInfo } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { ConfigError } from '../shared/errors.ts';
 import { freePort, PROJECT_ROOT, stateDir } from './emulator.ts';
+import { alive } from './processes.ts';
 
 export const OPENSEARCH_HOME = join(PROJECT_ROOT, '.emulator', 'opensearch-2.19.1');
 const RUN_AS = 'trawl-search';
@@ -41,15 +42,6 @@ export interface SearchEngine {
 
 export function engineInstalled(): boolean {
   return existsSync(join(OPENSEARCH_HOME, 'bin', 'opensearch'));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function healthy(endpoint: string): Promise<boolean> {

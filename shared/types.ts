@@ -132,6 +132,17 @@ export interface FetchedPage {
   soft404?: string;
 }
 
+/** One entry of the change feed (S3 `changes/`), the search sink's input and the change event's. */
+export interface ChangeRecord {
+  type: 'upsert' | 'delete';
+  url: string;
+  at: string;
+  reason?: string;
+  /** where the document is: its bulk and line (upserts) */
+  bulk?: string;
+  line?: number;
+}
+
 /** A wake-up call (the wake queue): when the URLs a fetcher put back are due, and their sources. */
 export interface WakeMessage {
   due: string;

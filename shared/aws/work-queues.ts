@@ -4,7 +4,6 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
-  ChangeMessageVisibilityCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   ReceiveMessageCommand,
@@ -42,7 +41,6 @@ export interface WorkQueues {
     visibilitySeconds?: number,
   ): Promise<ReceivedMessage<T>[]>;
   delete(queueUrl: string, receiptHandles: string[]): Promise<void>;
-  delay(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
   /** Extends or ends leases (0 = visible again now), 10 per request. */
   changeVisibility(queueUrl: string, entries: { receiptHandle: string; seconds: number }[]): Promise<void>;
   depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }>;
@@ -136,30 +134,19 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
       }));
     },
     async delete(queueUrl, receiptHandles) {
-      for (let i = 0; i < receiptHandles.length; i += MAX_BATCH_ENTRIES) {
-        const slice = receiptHandles.slice(i, i + MAX_BATCH_ENTRIES);
-        await client.send(
+      await inBatches(receiptHandles, (slice) =>
+        client.send(
           new DeleteMessageBatchCommand({
             QueueUrl: queueUrl,
             Entries: slice.map((h, j) => ({ Id: String(j), ReceiptHandle: h })),
           }),
-        );
-      }
-    },
-    async delay(queueUrl, receiptHandle, seconds) {
-      await client.send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl,
-          ReceiptHandle: receiptHandle,
-          VisibilityTimeout: Math.max(0, Math.ceil(seconds)),
-        }),
+        ),
       );
     },
     async changeVisibility(queueUrl, entries) {
-      for (let i = 0; i < entries.length; i += MAX_BATCH_ENTRIES) {
-        const slice = entries.slice(i, i + MAX_BATCH_ENTRIES);
-        // A failed entry (e.g. a handle already deleted) is not an error: the lease is over either way.
-        await client.send(
+      // A failed entry (e.g. a handle already deleted) is not an error: the lease is over either way.
+      await inBatches(entries, (slice) =>
+        client.send(
           new ChangeMessageVisibilityBatchCommand({
             QueueUrl: queueUrl,
             Entries: slice.map((e, j) => ({
@@ -168,8 +155,8 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
               VisibilityTimeout: Math.min(43_200, Math.max(0, Math.ceil(e.seconds))),
             })),
           }),
-        );
-      }
+        ),
+      );
     },
     async depth(queueUrl) {
       const res = await client.send(
@@ -188,4 +175,9 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
       };
     },
   };
+}
+
+/** Calls `send` with the items in slices of SQS's 10 entries a batch request, one after another. */
+async function inBatches<T>(items: T[], send: (slice: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += MAX_BATCH_ENTRIES) await send(items.slice(i, i + MAX_BATCH_ENTRIES));
 }

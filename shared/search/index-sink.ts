@@ -5,7 +5,7 @@
  */
 import type { PageStore } from '../aws/page-store.ts';
 import type { CrawlConfig } from '../config.ts';
-import type { CrawlDocument } from '../types.ts';
+import type { ChangeRecord, CrawlDocument } from '../types.ts';
 import {
   ensureIndex,
   indexName,
@@ -16,14 +16,8 @@ import {
   writeBulk,
 } from './opensearch-sink.ts';
 
-export interface SinkChange {
-  type: 'upsert' | 'delete';
-  url: string;
-  at: string;
-  reason?: string;
-  bulk?: string;
-  line?: number;
-}
+/** The changes a batch sinks: the change feed's records. */
+export type SinkChange = ChangeRecord;
 
 /**
  * The version each change carries into the engine: the fetch time of the outcome that made it

@@ -4,16 +4,10 @@
  */
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { chunkBySize } from '../aws/work-queues.ts';
+import type { ChangeRecord } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 
-export interface ChangeRecord {
-  type: 'upsert' | 'delete';
-  url: string;
-  at: string;
-  reason?: string;
-  bulk?: string;
-  line?: number;
-}
+export type { ChangeRecord } from '../types.ts';
 
 /** detail-type of the change events a search index subscribes to (an EventBridge rule on it). */
 export const CHANGE_DETAIL_TYPE = 'Trawl Document Changes';

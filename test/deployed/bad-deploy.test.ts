@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
+import { alive } from '../../cli/processes.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
 
@@ -31,15 +32,6 @@ function trawl(cwd: string, args: string[], extraEnv: NodeJS.ProcessEnv = {}): P
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function dir(config: unknown): string {
