@@ -24,6 +24,8 @@ export interface FetchContext {
   deferred?: Map<string, { until: number; delaySeconds: number }>;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
+  /** how many hosts of the current round still have tasks (fetch-stage.ts keeps it) */
+  activeHosts?: () => number;
   /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
   auth?: AuthSessions | null;
 }

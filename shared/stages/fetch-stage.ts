@@ -231,9 +231,22 @@ async function fetchRound<T extends { task: UrlTask }>(
     }
     return lane;
   };
-  await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) =>
-    onResult(entry, await laneOf(hostOf(entry.task.url)).run(() => fetchOne(ctx, entry.task))),
-  );
+  // Hosts with tasks left in the round: while several are, a host's turn may be waited for (fetch-one.ts).
+  const left = new Map<string, number>();
+  for (const e of entries) left.set(hostOf(e.task.url), (left.get(hostOf(e.task.url)) ?? 0) + 1);
+  ctx.activeHosts = () => left.size;
+  try {
+    await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
+      const host = hostOf(entry.task.url);
+      const result = await laneOf(host).run(() => fetchOne(ctx, entry.task));
+      const n = (left.get(host) ?? 1) - 1;
+      if (n > 0) left.set(host, n);
+      else left.delete(host);
+      onResult(entry, result);
+    });
+  } finally {
+    ctx.activeHosts = undefined;
+  }
 }
 
 function hostOf(url: string): string {

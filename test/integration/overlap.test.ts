@@ -1,0 +1,91 @@
+/**
+ * Issue 13 item 2: concurrency follows the work. While several hosts of a round have work, one
+ * fetch invocation waits for each host's turn itself — the waits overlap the other hosts'
+ * requests — and fetches every host at its politeness pace without putting a URL back; with few
+ * hosts it puts them back with a delay and ends instead of idling. Real fetch stage, real sites on
+ * loopback (one per host), real emulator queues.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openSession } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { OVERLAP_HOSTS } from '../../shared/stages/fetch-one.ts';
+import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { sendTasks } from '../../shared/stages/send-tasks.ts';
+import type { UrlTask } from '../../shared/types.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const PAGES = 3;
+const WAIT_MS = 300;
+
+describe('one invocation for many polite hosts, none for a few', () => {
+  let emu: TestEmulator;
+  const sites: SiteServer[] = [];
+
+  before(async () => {
+    emu = await startTestEmulator();
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-overlap-'));
+    for (let i = 0; i < PAGES; i++)
+      writeFileSync(join(dir, `${i}.html`), `<html><title>p${i}</title></html>`);
+    for (let h = 0; h < OVERLAP_HOSTS + 1; h++) sites.push(await startSiteServer({ root: dir }));
+  });
+  after(async () => {
+    await Promise.all(sites.map((s) => s.close()));
+    await emu?.stop();
+  });
+
+  async function fetchAll(hosts: SiteServer[]) {
+    for (const s of hosts) s.requests.length = 0;
+    const config = parseConfig({
+      name: uniqueCrawlName('overlap'),
+      startUrls: hosts.map((s) => `${s.url}/0.html`),
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: WAIT_MS },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const tasks: UrlTask[] = hosts.flatMap((s) =>
+      Array.from({ length: PAGES }, (_, i) => ({
+        url: `${s.url}/${i}.html`,
+        depth: 0,
+        queue: 'user' as const,
+        index: true,
+        follow: true,
+        priority: 0,
+      })),
+    );
+    await sendTasks(deps, tasks);
+    return runFetchStage(deps, { deadline: Date.now() + 60_000 });
+  }
+
+  function minGap(site: SiteServer): number {
+    const at = site.requests.filter((r) => r.path.endsWith('.html')).map((r) => r.at);
+    return Math.min(...at.slice(1).map((t, i) => t - (at[i] ?? 0)));
+  }
+
+  it(`${OVERLAP_HOSTS + 1} hosts: every page fetched by one invocation at each host's pace, none put back`, async () => {
+    const summary = await fetchAll(sites);
+    assert.equal(summary.fetched, sites.length * PAGES);
+    assert.equal(summary.politeness, 0, 'no URL put back for politeness');
+    assert.equal(summary.wakeAt, undefined, 'no wake-up call needed');
+    for (const [i, site] of sites.entries()) {
+      const gap = minGap(site);
+      assert.ok(gap >= WAIT_MS, `host ${i}: min gap ${gap} ms < ${WAIT_MS} ms`);
+    }
+  });
+
+  it(`${OVERLAP_HOSTS - 2} hosts: the first page of each, the rest put back with a delay`, async () => {
+    const few = sites.slice(0, OVERLAP_HOSTS - 2);
+    const summary = await fetchAll(few);
+    assert.ok(
+      summary.fetched >= few.length && summary.fetched < few.length * PAGES,
+      `${summary.fetched} fetched`,
+    );
+    assert.equal(summary.politeness, few.length * PAGES - summary.fetched);
+    assert.ok(summary.wakeAt !== undefined);
+  });
+});
