@@ -2,6 +2,8 @@
  * Reads a crawl's change feed: the gzip JSON-lines objects the index and refresh stages write
  * under `changes/` (one object per batch), in the order a search index would apply them.
  */
+
+import { PREFIXES } from '../shared/layout.ts';
 import type { ChangeRecord } from '../shared/stages/change-feed.ts';
 import type { CrawlSession } from './session.ts';
 
@@ -18,7 +20,7 @@ export async function readChanges(
   opts: ReadChangesOptions = {},
 ): Promise<ChangeRecord[]> {
   const keys: string[] = [];
-  for await (const key of session.store.list('changes/')) keys.push(key);
+  for await (const key of session.store.list(PREFIXES.changes)) keys.push(key);
   // Keys start with the batch time, so key order is time order across objects.
   keys.sort();
   const out: ChangeRecord[] = [];
@@ -33,7 +35,7 @@ export async function readChanges(
 
 /** Every change record one object at a time (unsorted across objects): `trawl report`'s aggregates. */
 export async function* eachChange(session: Pick<CrawlSession, 'store'>): AsyncGenerator<ChangeRecord> {
-  for await (const key of session.store.list('changes/')) {
+  for await (const key of session.store.list(PREFIXES.changes)) {
     for (const record of await session.store.getLines<ChangeRecord>(key)) yield record;
   }
 }

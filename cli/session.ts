@@ -3,12 +3,13 @@
  * environment set, the real handlers loaded, and the runner that drives them.
  */
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
-import { CONFIG_KEY, createPageStore, type PageStore } from '../shared/aws/page-store.ts';
+import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
 import { currentStates as currentStatesOf, eachCurrentState } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/extract/build-document.ts';
+import { CONFIG_KEY } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';

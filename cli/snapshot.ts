@@ -27,6 +27,7 @@ import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
 import { currentStates } from '../shared/aws/refresh-manifest.ts';
 import { chunkBySize, createWorkQueues } from '../shared/aws/work-queues.ts';
+import { PREFIXES } from '../shared/layout.ts';
 import { FRONTIER_QUEUE, resourceNames } from '../shared/topology.ts';
 import type { UrlItem, UrlTask } from '../shared/types.ts';
 
@@ -67,7 +68,7 @@ export async function saveSnapshot(endpoint: string, dir: string): Promise<void>
     mkdirSync(join(tmp, 's3', Name as string), { recursive: true });
     for await (const key of store.list('')) {
       // Page bundles are transient work between fetch and extract; the index and state are what matter.
-      if (key.startsWith('pages/')) continue;
+      if (key.startsWith(PREFIXES.pages)) continue;
       const res = await c.s3.send(new GetObjectCommand({ Bucket: Name, Key: key }));
       const file = join(tmp, 's3', Name as string, key);
       mkdirSync(dirname(file), { recursive: true });

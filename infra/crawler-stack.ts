@@ -2,6 +2,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
+import { CONFIG_KEY } from '../shared/layout.ts';
 import {
   FRONTIER,
   FRONTIER_QUEUE,
@@ -27,7 +28,6 @@ import type { TableCapacity } from './constructs/table-capacity.ts';
 import { WorkQueue } from './constructs/work-queue.ts';
 
 /** The S3 key the functions read the crawl config from. */
-export const CONFIG_KEY = 'config/crawl.json';
 
 export interface CrawlerStackProps extends StackProps {
   /** names every resource (`resourceNames(crawlName)`) */

@@ -2,7 +2,7 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { PREFIXES } from '../../shared/aws/permissions.ts';
+import { PREFIXES } from '../../shared/layout.ts';
 import { type ResourceNames, TABLES } from '../../shared/topology.ts';
 import { autoScale, billingProps, ON_DEMAND, type TableCapacity } from './table-capacity.ts';
 

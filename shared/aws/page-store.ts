@@ -12,8 +12,6 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 
-export const CONFIG_KEY = 'config/crawl.json';
-
 /** A bound on unpacked inline pages: a message is ≤ 1 MiB, so more than this is not ours. */
 const MAX_UNPACKED_BYTES = 64 * 1024 * 1024;
 

@@ -4,17 +4,11 @@
  * against the requests the real handlers send during a crawl and a refresh on the emulator —
  * both ways: no request outside its stage's grants, no grant no request needs.
  */
+
+import type { BucketPrefix } from '../layout.ts';
 import type { StageName } from '../topology.ts';
 
-/** Object prefixes in the crawl bucket; grants are scoped to them. */
-export const PREFIXES = {
-  config: 'config/',
-  pages: 'pages/',
-  docs: 'docs/',
-  changes: 'changes/',
-  refresh: 'refresh/',
-} as const;
-export type BucketPrefix = (typeof PREFIXES)[keyof typeof PREFIXES];
+export { type BucketPrefix, PREFIXES } from '../layout.ts';
 
 /**
  * What a grant applies to: a table, a group of queues, objects under a bucket prefix, the

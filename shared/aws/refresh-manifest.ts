@@ -11,10 +11,10 @@
 import { randomUUID } from 'node:crypto';
 import { refreshBucket } from '../crawl/state/scheduling.ts';
 import { keepNewest, resolveState } from '../crawl/state/url-state.ts';
+import { KEYS, PREFIXES } from '../layout.ts';
 import type { UrlItem } from '../types.ts';
 import type { PageStore } from './page-store.ts';
 
-export const REFRESH_PREFIX = 'refresh/';
 /** The bucket of states with no refresh time of their own. */
 const NEVER = 'never';
 
@@ -32,7 +32,7 @@ export async function writeStateLines(store: PageStore, states: UrlItem[], nowIs
   }
   const stamp = manifestStamp(nowIso);
   for (const [day, list] of byDay) {
-    await store.putLines(`${REFRESH_PREFIX}${day}/${stamp}-${randomUUID()}.jsonl.gz`, list);
+    await store.putLines(KEYS.refreshLines(day, stamp, randomUUID()), list);
   }
 }
 
@@ -57,7 +57,7 @@ export async function dueLines(
   until: string,
 ): Promise<UrlItem[]> {
   const due = (l: UrlItem) => Boolean(l.nextRefreshAt && l.nextRefreshAt >= from && l.nextRefreshAt <= until);
-  return [...(await newestUnder(store, `${REFRESH_PREFIX}${day}/`, due)).values()];
+  return [...(await newestUnder(store, KEYS.refreshDay(day), due)).values()];
 }
 
 /**
@@ -79,7 +79,7 @@ export async function* eachCurrentState(
   store: PageStore,
   items: Iterable<UrlItem> | AsyncIterable<UrlItem>,
 ): AsyncGenerator<UrlItem> {
-  const lines = await newestUnder(store, REFRESH_PREFIX);
+  const lines = await newestUnder(store, PREFIXES.refresh);
   for await (const item of items) {
     const state = resolveState(item, lines.get(item.url));
     if (state) yield state;
@@ -99,7 +99,7 @@ export async function recentLines(
 ): Promise<Map<string, UrlItem>> {
   const newest = new Map<string, UrlItem>();
   for (const day of new Set(days)) {
-    const prefix = `${REFRESH_PREFIX}${day}/`;
+    const prefix = KEYS.refreshDay(day);
     for await (const key of store.list(prefix, `${prefix}${manifestStamp(sinceIso)}`)) {
       for (const line of await store.getLines<UrlItem>(key)) if (urls.has(line.url)) keepNewest(newest, line);
     }

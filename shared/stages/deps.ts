@@ -7,11 +7,12 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { type AwsClients, createAwsClients } from '../aws/clients.ts';
 import { createHostTable, type HostTable } from '../aws/host-table.ts';
-import { CONFIG_KEY, createPageStore, type PageStore } from '../aws/page-store.ts';
+import { createPageStore, type PageStore } from '../aws/page-store.ts';
 import { createUrlTable, type UrlTable } from '../aws/url-table.ts';
 import { createWorkQueues, type WorkQueues } from '../aws/work-queues.ts';
 import { type CrawlConfig, parseConfig } from '../config.ts';
 import { CrawlError } from '../errors.ts';
+import { CONFIG_KEY } from '../layout.ts';
 import type { QueueUrls } from '../topology.ts';
 import { logger } from './logger.ts';
 

@@ -11,6 +11,7 @@ import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
+import { KEYS } from '../layout.ts';
 import type {
   BatchResult,
   CrawlDocument,
@@ -131,7 +132,7 @@ function reachStamps(config: CrawlConfig, now: number): { stampBefore?: string }
  */
 async function bulkDocuments(deps: StageDeps, config: CrawlConfig, outcomes: PageOutcome[]): Promise<void> {
   const ctx = planContext(config, previousFromTasks(outcomes), deps.now());
-  const key = `docs/bulks/${now10(deps)}/${randomUUID()}.jsonl.gz`;
+  const key = KEYS.docBulk(deps.now(), randomUUID());
   const docs: CrawlDocument[] = [];
   for (const o of outcomes) {
     if (!o.doc) continue;
@@ -156,13 +157,9 @@ async function sendOutcomes(deps: StageDeps, outcomes: PageOutcome[]): Promise<v
     body: { outcomes: chunk },
   }));
   if (large.length > 0) {
-    const key = `docs/spill/${now10(deps)}/${randomUUID()}.jsonl.gz`;
+    const key = KEYS.outcomeSpill(deps.now(), randomUUID());
     await deps.store.putLines(key, large);
     messages.push({ body: { spill: key } });
   }
   await deps.queues.send(deps.queueUrls.index, messages);
-}
-
-function now10(deps: StageDeps): string {
-  return new Date(deps.now()).toISOString().slice(0, 10);
 }

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { packLines } from '../aws/page-store.ts';
+import { KEYS } from '../layout.ts';
 import type { ExtractMessage, FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { TaskResult } from './fetch-context.ts';
@@ -101,7 +102,7 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
     const packed = packLines(pages);
     let body: ExtractMessage = { inline: packed, id: randomUUID(), count: pages.length };
     if (packed.length > INLINE_BYTES) {
-      const key = `pages/${new Date(deps.now()).toISOString().slice(0, 10)}/${randomUUID()}.jsonl.gz`;
+      const key = KEYS.pageBundle(deps.now(), randomUUID());
       await deps.store.putLines(key, pages);
       body = { bundle: key, count: pages.length };
     }

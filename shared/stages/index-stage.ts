@@ -17,6 +17,7 @@ import {
 } from '../crawl/state/index-plan.ts';
 import { refreshBucket } from '../crawl/state/scheduling.ts';
 import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
+import { KEYS } from '../layout.ts';
 import { changeVersions, sinkChanges } from '../search/index-sink.ts';
 import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
@@ -86,10 +87,7 @@ async function writeChanges(deps: StageDeps, changes: ChangeRecord[]): Promise<v
   const identity = changes.map((c) => [c.type, c.url, changeVersions.get(c) ?? 0, c.reason ?? '']);
   const digest = createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 32);
   const newest = Math.max(...changes.map((c) => changeVersions.get(c) ?? 0));
-  await deps.store.putLines(
-    `changes/${manifestStamp(new Date(newest).toISOString())}-${digest}.jsonl.gz`,
-    changes,
-  );
+  await deps.store.putLines(KEYS.changes(manifestStamp(new Date(newest).toISOString()), digest), changes);
 }
 
 /** How long after a first delivery a copy can still arrive (SQS receives × visibility, with room). */

@@ -15,6 +15,7 @@ import { DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
 import { refreshBuckets } from '../crawl/state/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/state/url-state.ts';
+import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
@@ -99,7 +100,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   await sendTasks(deps, tasks);
   if (changes.length > 0) {
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
-    await deps.store.putLines(`changes/${until.replace(/[:.]/g, '-')}-${randomUUID()}.jsonl.gz`, changes);
+    await deps.store.putLines(KEYS.changes(until.replace(/[:.]/g, '-'), randomUUID()), changes);
     await publishChanges(deps, changes, {});
     // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
     await sinkChanges(deps.store, config, changes);

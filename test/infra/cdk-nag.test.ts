@@ -10,7 +10,7 @@ import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { CrawlerStack } from '../../infra/crawler-stack.ts';
-import { PREFIXES } from '../../shared/aws/permissions.ts';
+import { PREFIXES } from '../../shared/layout.ts';
 import { cdkContext } from '../helpers/infra-template.ts';
 
 const PROVISIONED = { mode: 'provisioned', minUnits: 5, maxWriteUnits: 100, maxReadUnits: 100 } as const;
