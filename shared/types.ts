@@ -130,6 +130,8 @@ export interface FetchedPage {
   skipped?: string;
   /** the host's soft-404 fingerprint (scope.traps.soft404): a page whose text has it is not found */
   soft404?: string;
+  /** limits the fetch applied (a Crawl-delay over limits.crawlDelayMs): counted and noted with the page's outcome */
+  capped?: { limit: string; note: string }[];
 }
 
 /** One entry of the change feed (S3 `changes/`), the search sink's input and the change event's. */

@@ -174,13 +174,21 @@ async function politeFetch(
   return null;
 }
 
-/** robots.txt Crawl-delay, capped at limits.crawlDelayMs (a site can ask for a day); the cap is logged once per host. */
-function cappedCrawlDelay(ctx: FetchContext, host: string, askedMs: number): number {
+/**
+ * robots.txt Crawl-delay, capped at limits.crawlDelayMs (a site can ask for a day); the cap is
+ * logged once per host and noted with every page fetched under it.
+ */
+function cappedCrawlDelay(
+  ctx: FetchContext,
+  host: string,
+  askedMs: number,
+): { delayMs: number; capped?: { limit: string; note: string } } {
   const ceiling = ctx.config.limits.crawlDelayMs;
-  if (askedMs <= ceiling) return askedMs;
+  if (askedMs <= ceiling) return { delayMs: askedMs };
   if (ctx.hostDelays?.get(host) !== ceiling)
     ctx.deps.log.warn('Crawl-delay capped at limits.crawlDelayMs', { host, askedMs, ceiling });
-  return ceiling;
+  const note = `Crawl-delay ${askedMs / 1000} s capped at limits.crawlDelayMs (${ceiling} ms)`;
+  return { delayMs: ceiling, capped: { limit: 'limit-crawl-delay', note } };
 }
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
@@ -198,6 +206,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     if (!(await pause(ctx, wait))) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
   }
   let delayMs = config.fetch.waitBetweenRequestsMs;
+  let capped: FetchedPage['capped'];
   if (config.fetch.respectRobotsTxt) {
     // Groups match the product token ("trawl"), not the whole User-Agent string (RFC 9309 §2.2.1).
     const agent = userAgentToken(config.fetch.userAgent);
@@ -214,7 +223,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       );
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
-    delayMs = Math.max(delayMs, cappedCrawlDelay(ctx, host, crawlDelayMs(robots, agent) ?? 0));
+    const crawlDelay = cappedCrawlDelay(ctx, host, crawlDelayMs(robots, agent) ?? 0);
+    delayMs = Math.max(delayMs, crawlDelay.delayMs);
+    if (crawlDelay.capped) capped = [crawlDelay.capped];
   }
   ctx.hostDelays ??= new Map();
   ctx.hostDelays.set(host, delayMs);
@@ -227,7 +238,20 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     deferHost(ctx, host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
-  const at = fetchedAt();
+  const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
+  if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped } };
+  return result;
+}
+
+/** The page (or the retry) a fetch's response makes. */
+function fetchedResult(
+  ctx: FetchContext,
+  task: UrlTask,
+  host: string,
+  res: Awaited<ReturnType<typeof fetchUrl>>,
+  at: string,
+  soft404: string | number | null,
+): TaskResult | Promise<TaskResult> {
   switch (res.kind) {
     case 'ok':
       return page(task, at, {

@@ -201,6 +201,9 @@ describe('politeness per host across concurrent fetch workers', () => {
     for await (const u of urlStates(session)) states.set(new URL(u.url as string).pathname, u);
     assert.equal(states.get('/a')?.state, 'indexed');
     assert.equal(states.get('/b')?.state, 'indexed');
+    // Never silent: each page fetched under the cap says so (and the summary counts limit-crawl-delay).
+    for (const p of ['/a', '/b'])
+      assert.match(String(states.get(p)?.note), /Crawl-delay 86400 s capped at limits\.crawlDelayMs \(1000 ms\)/);
     assert.ok(
       minGap(site.requests) >= 1000,
       `requests spaced by the capped Crawl-delay: ${minGap(site.requests)} ms`,

@@ -35,6 +35,12 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   } else {
     await content(page, ctx, result);
   }
+  // A limit the fetch applied (a capped Crawl-delay) is counted and said in the page's own note.
+  for (const c of page.capped ?? []) {
+    count(result.rejected, c.limit);
+    const own = result.outcomes.findLast((o) => o.url === page.url && !o.element);
+    if (own) own.note = joinNotes(own.note, c.note);
+  }
   return result;
 }
 

@@ -305,6 +305,18 @@ const ROWS: Row[] = [
     },
   },
   {
+    kind: 'a page fetched under a capped Crawl-delay: counted and noted',
+    page: {
+      body: HTML('<p>Slow host</p>'),
+      capped: [
+        { limit: 'limit-crawl-delay', note: 'Crawl-delay 86400 s capped at limits.crawlDelayMs (60000 ms)' },
+      ],
+    },
+    states: ['indexed'],
+    note: /Crawl-delay 86400 s capped at limits\.crawlDelayMs/,
+    rejected: { 'limit-crawl-delay': 1 },
+  },
+  {
     kind: 'an unsupported type',
     page: { url: '/logo.png', type: 'image/png', body: '\u0089PNG' },
     states: ['ignored'],
