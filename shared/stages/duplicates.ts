@@ -7,7 +7,10 @@
  * it as a duplicate. When a keeper's content goes away or changes, a duplicate takes its place:
  * it is fetched again and indexed.
  */
+
+import { withKeyLock } from '../aws/key-lock.ts';
 import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
+import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS, type OutcomePlan } from '../crawl/state/index-plan.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { ChangeRecord } from './change-feed.ts';
@@ -15,20 +18,28 @@ import type { StageDeps } from './deps.ts';
 import { sendTasks } from './send-tasks.ts';
 
 const MAX_SWAPS = 8;
+/** Digest entries read and written at once by one batch (each a read and a conditional write). */
+const CONCURRENCY = 16;
 
-/** Reads, changes and conditionally writes one digest's entry until the write wins. */
+/**
+ * Reads, changes and conditionally writes one digest's entry until the write wins. Within this
+ * process one digest's updates take turns (two URLs of a batch with the same content); other
+ * writers, on other containers, are what the conditional write is for.
+ */
 async function update<T>(
   deps: StageDeps,
   digest: string,
   change: (entry: DupEntry | null) => { entry: DupEntry; result: T },
 ): Promise<T> {
   const key = `dup#${deps.crawl}#${digest}`;
-  for (let i = 0; i < MAX_SWAPS; i++) {
-    const raw = await deps.hosts.getValue(key, true);
-    const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
-    if (await deps.hosts.swapValue(key, raw, JSON.stringify(entry))) return result;
-  }
-  throw new Error(`duplicate registry ${key}: too many concurrent writers`);
+  return withKeyLock(`update:${key}`, async () => {
+    for (let i = 0; i < MAX_SWAPS; i++) {
+      const raw = await deps.hosts.getValue(key, true);
+      const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
+      if (await deps.hosts.swapValue(key, raw, JSON.stringify(entry))) return result;
+    }
+    throw new Error(`duplicate registry ${key}: too many concurrent writers`);
+  });
 }
 
 const refetch = (url: string, depth: number): UrlTask => ({
@@ -49,9 +60,10 @@ export async function foldDuplicates(
 ): Promise<ChangeRecord[]> {
   const changes: ChangeRecord[] = [];
   const again: UrlTask[] = [];
-  for (const plan of plans) {
+  // The batch's digests at once, not one after another (a batch holds up to 100 new documents).
+  await mapLimit(plans, CONCURRENCY, async (plan) => {
     const o = plan.outcome;
-    if (o.element) continue;
+    if (o.element) return;
     const prev = existing.get(o.url);
     // The content the URL has now: a 304 keeps the old, any state but indexed has none.
     const digest = o.state !== 'indexed' ? null : o.notModified ? prev?.digest : o.dup?.digest;
@@ -63,7 +75,7 @@ export async function foldDuplicates(
       });
       if (successor) again.push(refetch(successor, o.task.depth));
     }
-    if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) continue;
+    if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) return;
     plan.set.digest = digest;
     const canonical = o.dup.canonical;
     const d = await update(deps, digest, (e) => {
@@ -76,10 +88,10 @@ export async function foldDuplicates(
         changes.push({ type: 'delete', url: d.demoted, at, reason: `duplicate: of ${o.url}` });
         again.push(refetch(d.demoted, d.entry.depth));
       }
-      continue;
+      return;
     }
     markDuplicate(plan, d.of, Boolean(prev?.docBulk));
-  }
+  });
   if (again.length > 0) await sendTasks(deps, again);
   return changes;
 }
