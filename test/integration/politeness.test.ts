@@ -203,7 +203,10 @@ describe('politeness per host across concurrent fetch workers', () => {
     assert.equal(states.get('/b')?.state, 'indexed');
     // Never silent: each page fetched under the cap says so (and the summary counts limit-crawl-delay).
     for (const p of ['/a', '/b'])
-      assert.match(String(states.get(p)?.note), /Crawl-delay 86400 s capped at limits\.crawlDelayMs \(1000 ms\)/);
+      assert.match(
+        String(states.get(p)?.note),
+        /Crawl-delay 86400 s capped at limits\.crawlDelayMs \(1000 ms\)/,
+      );
     assert.ok(
       minGap(site.requests) >= 1000,
       `requests spaced by the capped Crawl-delay: ${minGap(site.requests)} ms`,
