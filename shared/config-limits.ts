@@ -16,7 +16,7 @@ export const LimitsSchema = z
     sitemapUrls: count(50_000),
     /** @default 52428800 — bytes of one sitemap after gunzip (sitemaps.org: 50 MB); a larger one is not read */
     sitemapBytes: count(50 * MiB),
-    /** @default 1000 — sitemaps taken from one sitemap index, and robots.txt `Sitemap:` lines from one site */
+    /** @default 1000 — sitemaps read per site over the whole crawl: robots.txt `Sitemap:` lines and every sitemap index's children */
     sitemapsPerSite: count(1000),
     /** @default 1000 — PDF pages whose text is extracted; the rest are left out */
     pdfPages: count(1000),

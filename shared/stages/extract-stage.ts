@@ -89,7 +89,7 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
-  const gate = trapGate(deps, config.scope.traps, stats);
+  const gate = trapGate(deps, config.scope.traps, config.limits.sitemapsPerSite, stats);
   const fresh = await deps.urls.claim(tasks, source.claimer, now, {
     ...reachStamps(config, deps.now()),
     gate,

@@ -8,6 +8,7 @@ import { robotsSitemaps } from '../crawl/robots/robots.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
+import { sitemapCapKey } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { createRobotsCache } from './robots-cache.ts';
@@ -62,11 +63,15 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
     if (item?.docBulk && !(config.refresh.orphanGrace && t.follow))
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
   }
-  await deps.urls.claim(
-    tasks.filter((t) => !existing.has(t.url)),
-    `seed:${now}`,
-    now,
-  );
+  const fresh = tasks.filter((t) => !existing.has(t.url));
+  await deps.urls.claim(fresh, `seed:${now}`, now);
+  // New sitemaps count towards limits.sitemapsPerSite for the whole crawl (trap-gate.ts: the
+  // children of sitemap indexes are admitted while their host's count is under it).
+  const sitemapCounts = new Map<string, number>();
+  for (const t of fresh)
+    if (t.kind === 'sitemap')
+      sitemapCounts.set(sitemapCapKey(t.url), (sitemapCounts.get(sitemapCapKey(t.url)) ?? 0) + 1);
+  if (sitemapCounts.size > 0) await deps.hosts.addCounts(sitemapCounts);
   await sendTasks(deps, tasks);
   await deps.kickFetch();
   return summary;

@@ -1,35 +1,54 @@
 /**
- * The scope.traps caps at claim time: new URLs per host and query-string variants per path are
- * counted in the hosts table (one atomic ADD per counter and extract batch); the URLs past a cap
- * are recorded `ignored` with a `trap: …` note (so `trawl urls` explains them and they are not
- * counted again) and counted in the crawl summary as `rejected:host-cap` / `rejected:query-variants`.
+ * The caps at claim time: scope.traps' new URLs per host and query-string variants per path, and
+ * limits.sitemapsPerSite's sitemaps per host across the whole crawl (robots.txt lines, which the
+ * seed stage counts, and every index's children), are counted in the hosts table (one atomic ADD
+ * per counter and extract batch); the URLs past a cap are recorded `ignored` with a note (so
+ * `trawl urls` explains them and they are not counted again) and counted in the crawl summary as
+ * `rejected:host-cap` / `rejected:query-variants` / `rejected:limit-sitemaps-per-site`.
  */
 import type { ClaimGate } from '../aws/url-table.ts';
 import type { TrapsConfig } from '../config-traps.ts';
-import { admitByCaps, capKeys, capNote } from '../crawl/url/traps.ts';
+import { admitByCaps, admitSitemaps, capKeys, capNote, sitemapCapKey } from '../crawl/url/traps.ts';
+import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 
-/** The claim gate for these caps; undefined when no cap is set. */
+/** The claim gate for these caps. */
 export function trapGate(
   deps: StageDeps,
   traps: TrapsConfig,
+  sitemapsPerSite: number,
   stats: Record<string, number>,
-): ClaimGate | undefined {
-  if (traps.maxUrlsPerHost === null && traps.maxQueryVariantsPerPath === null) return undefined;
+): ClaimGate {
+  const trapsOn = traps.maxUrlsPerHost !== null || traps.maxQueryVariantsPerPath !== null;
   return async (candidates) => {
+    const sitemaps = candidates.filter((t) => t.kind === 'sitemap');
     const counts = new Map<string, number>();
-    for (const t of candidates)
-      for (const k of capKeys(t.url, traps)) counts.set(k.key, (counts.get(k.key) ?? 0) + 1);
+    if (trapsOn)
+      for (const t of candidates)
+        for (const k of capKeys(t.url, traps)) counts.set(k.key, (counts.get(k.key) ?? 0) + 1);
+    for (const t of sitemaps) counts.set(sitemapCapKey(t.url), (counts.get(sitemapCapKey(t.url)) ?? 0) + 1);
     if (counts.size === 0) return { admitted: candidates, stopped: [] };
     const before = await deps.hosts.addCounts(counts);
-    const { admitted, stopped } = admitByCaps(candidates, before, traps);
-    for (const s of stopped) stats[`rejected:${s.reason}`] = (stats[`rejected:${s.reason}`] ?? 0) + 1;
-    return {
-      admitted,
-      stopped: stopped.map((s) => ({
+    const trapped = trapsOn ? admitByCaps(candidates, before, traps) : { admitted: candidates, stopped: [] };
+    const overSitemaps = new Set<UrlTask>(admitSitemaps(sitemaps, before, sitemapsPerSite).stopped);
+    const stopped: { task: UrlTask; extra: Partial<UrlItem> }[] = [];
+    for (const s of trapped.stopped) {
+      bump(stats, s.reason);
+      stopped.push({
         task: s.task,
         extra: { state: 'ignored', note: capNote(s.reason, traps), stored: 'table' },
-      })),
-    };
+      });
+    }
+    for (const task of overSitemaps) {
+      if (!trapped.admitted.includes(task)) continue; // stopped by a trap cap already
+      bump(stats, 'limit-sitemaps-per-site');
+      const note = `sitemap over limits.sitemapsPerSite (${sitemapsPerSite}) for this site: not read`;
+      stopped.push({ task, extra: { state: 'ignored', note, stored: 'table' } });
+    }
+    return { admitted: trapped.admitted.filter((t) => !overSitemaps.has(t)), stopped };
   };
+}
+
+function bump(stats: Record<string, number>, reason: string): void {
+  stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + 1;
 }

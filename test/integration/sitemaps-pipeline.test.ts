@@ -141,6 +141,54 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
     }
   });
 
+  it("limits.sitemapsPerSite counts a site's sitemaps across the crawl: robots.txt lines and every index's children", async () => {
+    const site = await startSiteServer();
+    const u = (p: string) => `${site.url}${p}`;
+    const index = (children: string[]) => ({
+      headers: { 'Content-Type': 'application/xml' },
+      body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${children.map((c) => `<sitemap><loc>${u(c)}</loc></sitemap>`).join('')}</sitemapindex>`,
+    });
+    const urlset = (page: string) => ({
+      headers: { 'Content-Type': 'application/xml' },
+      body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${u(page)}</loc></url></urlset>`,
+    });
+    const children = ['/a1.xml', '/a2.xml', '/b1.xml', '/b2.xml'];
+    site.route('/robots.txt', {
+      headers: { 'Content-Type': 'text/plain' },
+      body: `User-agent: *\nSitemap: ${u('/index-a.xml')}\nSitemap: ${u('/index-b.xml')}\n`,
+    });
+    site.route('/index-a.xml', index(['/a1.xml', '/a2.xml']));
+    site.route('/index-b.xml', index(['/b1.xml', '/b2.xml']));
+    for (const c of children) site.route(c, urlset(`/${c.slice(1, 3)}.html`));
+    site.route('/', html('Home'));
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('smcap'),
+        startUrls: [u('/')],
+        discovery: false,
+        fetch: { allowPrivateNetworks: true },
+        limits: { sitemapsPerSite: 3 },
+      });
+      const session = await openSession(config);
+      for (const k of Object.keys(stageStats)) delete stageStats[k];
+      await crawl(session);
+      const read = new Set(site.requests.filter((r) => r.path.endsWith('.xml')).map((r) => r.path));
+      // Two from robots.txt, then one child of either index: three sitemaps for the whole site.
+      assert.equal(read.size, 3, [...read].join(' '));
+      assert.ok(read.has('/index-a.xml') && read.has('/index-b.xml'));
+      const states = await collect(urlStates(session));
+      const stopped = states.filter((s) =>
+        /limits\.sitemapsPerSite \(3\) for this site/.test(String(s.note)),
+      );
+      assert.equal(stopped.length, 3, JSON.stringify(stopped));
+      for (const s of stopped) assert.equal(s.state, 'ignored');
+      // The crawl summary counts each (trap-gate.ts → the extract stage's stats).
+      assert.equal(stageStats['rejected:limit-sitemaps-per-site'], 3);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('the demo site: the crawl summary reports S3 PUTs per indexed page, at most 0.1', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trawl-demo-'));
     const site = await startSiteServer({ root: dir });

@@ -79,6 +79,32 @@ export function admitByCaps(
   return { admitted, stopped };
 }
 
+/** The counter of a host's sitemaps (robots.txt lines and index children): limits.sitemapsPerSite. */
+export function sitemapCapKey(url: string): string {
+  return `cap#sitemaps#${new URL(url).host}`;
+}
+
+/**
+ * Splits new sitemaps into admitted and stopped, in order, by their host's count of sitemaps
+ * before this batch (`before`, the batch's own added after): at most `max` per host over the crawl.
+ */
+export function admitSitemaps(
+  tasks: UrlTask[],
+  before: Map<string, number>,
+  max: number,
+): { admitted: UrlTask[]; stopped: UrlTask[] } {
+  const seen = new Map(before);
+  const admitted: UrlTask[] = [];
+  const stopped: UrlTask[] = [];
+  for (const task of tasks) {
+    const key = sitemapCapKey(task.url);
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    (n < max ? admitted : stopped).push(task);
+  }
+  return { admitted, stopped };
+}
+
 /**
  * The soft-404 fingerprint of a page's text: lower-cased, the requested path (raw and decoded) and
  * every digit removed (error pages echo the path, request ids and times), whitespace collapsed.

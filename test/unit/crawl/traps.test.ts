@@ -4,9 +4,11 @@ import { describe, it } from 'node:test';
 import { parseConfig } from '../../../shared/config.ts';
 import {
   admitByCaps,
+  admitSitemaps,
   capKeys,
   hasRepeatingSegments,
   pathTrap,
+  sitemapCapKey,
   soft404Fingerprint,
 } from '../../../shared/crawl/url/traps.ts';
 import type { UrlTask } from '../../../shared/types.ts';
@@ -83,5 +85,33 @@ describe('crawler traps', () => {
     const c = soft404Fingerprint('About', 'About this site.', 'http://x.test/about');
     assert.equal(a, b);
     assert.notEqual(a, c);
+  });
+});
+
+describe('limits.sitemapsPerSite: sitemaps per host across the crawl', () => {
+  const sm = (url: string): UrlTask => ({
+    url,
+    depth: 0,
+    queue: 'user',
+    index: false,
+    follow: true,
+    priority: 0,
+    kind: 'sitemap',
+  });
+  it('admits in order while the host count before the batch plus those admitted is under the limit', () => {
+    const a = ['http://a.test/1.xml', 'http://a.test/2.xml', 'http://a.test/3.xml'].map(sm);
+    const b = sm('http://b.test/1.xml');
+    const before = new Map([[sitemapCapKey('http://a.test/x'), 1]]);
+    const r = admitSitemaps([...a, b], before, 2);
+    assert.deepEqual(
+      r.admitted.map((t) => t.url),
+      ['http://a.test/1.xml', 'http://b.test/1.xml'],
+    );
+    assert.deepEqual(
+      r.stopped.map((t) => t.url),
+      ['http://a.test/2.xml', 'http://a.test/3.xml'],
+    );
+    assert.equal(sitemapCapKey('http://a.test:8080/s.xml'), 'cap#sitemaps#a.test:8080');
+    assert.deepEqual(admitSitemaps(a, new Map(), 0).admitted, []);
   });
 });
