@@ -47,11 +47,15 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
   const memory = new Map<string, { robots: RobotsTxt; expiresAt: number }>();
   const inflight = new Map<string, Promise<RobotsTxt>>();
 
-  /** Another worker holds the fetch lease: wait for what it stores, a bounded while. */
+  /**
+   * Another worker holds the fetch lease: wait for what it stores, a bounded while. A failed look
+   * is only "not yet": the holder may be a crashed invocation whose lease runs out, and one lost
+   * read among a hundred must not fail the worker that waits for it.
+   */
   async function awaitOther(robotsUrl: string): Promise<string | null> {
     for (let waited = 0; waited < LEASE_WAIT_MS; waited += LEASE_POLL_MS) {
       await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
-      const stored = await hosts.getRobots(robotsUrl, now());
+      const stored = await hosts.getRobots(robotsUrl, now()).catch(() => null);
       if (stored) return stored;
     }
     return null;

@@ -99,13 +99,15 @@ describe('fault injection', () => {
       pollers: session.clients,
       fetchConcurrency: 2,
     });
-    // A failed seed invocation is retried, as EventBridge and `trawl crawl` retry it.
+    // A failed seed invocation is retried after a pause, as Lambda retries the asynchronous
+    // invocation of an EventBridge target (a user reruns `trawl crawl`: the seed is idempotent).
     for (let attempt = 1; ; attempt++) {
       try {
         await runner.invoke('seed', scheduledEvent('Start Crawl'));
         break;
       } catch (err) {
-        if (attempt >= 20) throw err;
+        if (attempt >= 30) throw err;
+        await new Promise((r) => setTimeout(r, 500));
       }
     }
     // Faults stay on: what fails maxReceiveCount times waits in its DLQ, and is moved back as the
