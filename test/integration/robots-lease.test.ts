@@ -22,7 +22,9 @@ describe('robots.txt lease', () => {
   let site: SiteServer;
   before(async () => {
     emu = await startTestEmulator();
-    site = await startSiteServer({ routes: { '/robots.txt': { body: 'User-agent: *\nDisallow: /site/\n' } } });
+    site = await startSiteServer({
+      routes: { '/robots.txt': { body: 'User-agent: *\nDisallow: /site/\n' } },
+    });
   });
   after(async () => {
     await site?.close();
