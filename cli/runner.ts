@@ -14,6 +14,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/aws/clients.ts';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
 import type { ScheduleIntervals } from '../shared/crawl/state/scheduling.ts';
+import { takeLocalKicks } from '../shared/stages/deps.ts';
 import { heartbeatMs, leaseSeconds } from '../shared/stages/fetch-leases.ts';
 import {
   FRONTIER_QUEUE,
@@ -185,6 +186,8 @@ export class LocalRunner {
   async drain(until?: () => boolean): Promise<QueueDepths> {
     this.stopped = false;
     const ownTimers = this.startSchedules();
+    // Stages that produce work kick a fetcher, as on AWS (deps.kickFetch: an async invoke there).
+    const giveBackKicks = takeLocalKicks(() => this.kick());
     const deadline = Date.now() + (this.opts.timeoutMs ?? 60 * 60_000);
     const stageQueues = (['extract', 'index', 'wake'] as const).filter((q) => this.opts.queueUrls[q]);
     const loops = stageQueues.flatMap((q) =>
@@ -198,11 +201,7 @@ export class LocalRunner {
         this.latest = depths;
         this.depthReads++;
         this.opts.onTick?.(depths, this.stats);
-        const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
-        const maxFetch = this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
-        // As many fetchers as there are receive batches waiting (Lambda's kick/tick scale the same way).
-        const wanted = Math.min(maxFetch, Math.ceil(frontierVisible / FRONTIER_QUEUE.receiveBatch));
-        while (this.fetchRunning < wanted) this.startFetch();
+        this.tick(depths);
         const busy =
           Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
         // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
@@ -211,6 +210,7 @@ export class LocalRunner {
         await sleep(busy ? 200 : 50);
       }
     } finally {
+      giveBackKicks();
       if (ownTimers) this.stopSchedules();
       this.stopped = true;
       await Promise.all(loops);
@@ -291,6 +291,29 @@ export class LocalRunner {
   private stopSchedules(): void {
     this.stopTimers?.();
     this.stopTimers = null;
+  }
+
+  private get maxFetch(): number {
+    return this.opts.fetchConcurrency ?? FUNCTIONS.fetch.reservedConcurrency ?? 1;
+  }
+
+  /** A kick (an async invoke on AWS): one more fetcher, unless the reserved concurrency is in use. */
+  private kick(): void {
+    if (!this.stopped && !this.halted && this.fetchRunning < this.maxFetch) this.startFetch();
+  }
+
+  /**
+   * The stack's one-minute tick, compressed: frontier work that is visible while no fetcher runs
+   * and no wake-up call is waiting to start one (a lease that ran out after a crash, a kick
+   * dropped at the concurrency limit, work sent from outside) gets fetchers now, as many as there
+   * are receive batches. Otherwise fetchers start only as on AWS: kicks and wake-up calls, so the
+   * bench's request counts are the stack's (a fetcher started here polls every source).
+   */
+  private tick(depths: QueueDepths): void {
+    if (this.fetchRunning > 0 || (depths['stage:wake']?.visible ?? 0) > 0) return;
+    const frontierVisible = SOURCES.reduce((n, s) => n + (depths[s]?.visible ?? 0), 0);
+    const wanted = Math.min(this.maxFetch, Math.ceil(frontierVisible / FRONTIER_QUEUE.receiveBatch));
+    while (this.fetchRunning < wanted) this.startFetch();
   }
 
   private startFetch(): void {

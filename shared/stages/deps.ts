@@ -69,11 +69,26 @@ export function depsFromEnv(env: NodeJS.ProcessEnv = process.env): StageDeps {
     random: Math.random,
     async kickFetch() {
       // On AWS a stage that produced work starts a fetcher at once (async invoke) instead of
-      // waiting for the one-minute tick; locally the runner polls, so there is nothing to do.
-      if (!fetchFunction) return;
+      // waiting for the one-minute tick; locally the runner that runs the stages takes the kick.
+      if (!fetchFunction) {
+        localKick?.();
+        return;
+      }
       await clients.lambda.send(new InvokeCommand({ FunctionName: fetchFunction, InvocationType: 'Event' }));
     },
     log: logger,
+  };
+}
+
+/** Where a kick goes without a fetch function to invoke: the local runner that is draining, if any. */
+let localKick: (() => void) | null = null;
+
+/** The local runner takes kicks while it drains (`null` gives them back to the previous taker). */
+export function takeLocalKicks(kick: (() => void) | null): () => void {
+  const previous = localKick;
+  localKick = kick;
+  return () => {
+    localKick = previous;
   };
 }
 
