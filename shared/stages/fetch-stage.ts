@@ -15,7 +15,8 @@ import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchOne } from './fetch-one.ts';
 import { bump } from './logger.ts';
-import { createRobotsCache } from './robots-cache.ts';
+import { HostTurns } from './politeness/host-turns.ts';
+import { createRobotsCache } from './politeness/robots-cache.ts';
 
 export interface FetchRunOptions {
   /** epoch ms after which no new fetch starts (Lambda: remaining time minus a margin) */
@@ -62,6 +63,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     deps,
     config,
     robots: createRobotsCache(deps.hosts, config, deps.now),
+    turns: new HostTurns(deps, config, opts.deadline, opts.signal),
     deadline: opts.deadline,
     signal: opts.signal,
     auth: await authSessionsFor(config, deps),
@@ -226,7 +228,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   const laneOf = (host: string) => {
     let lane = lanes.get(host);
     if (!lane) {
-      lane = new Lane(() => (ctx.hostDelays?.get(host) === 0 ? ctx.config.fetch.connectionsPerHost : 1));
+      lane = new Lane(() => ctx.turns.connectionsFor(host));
       lanes.set(host, lane);
     }
     return lane;
@@ -234,7 +236,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   // Hosts with tasks left in the round: while several are, a host's turn may be waited for (fetch-one.ts).
   const left = new Map<string, number>();
   for (const e of entries) left.set(hostOf(e.task.url), (left.get(hostOf(e.task.url)) ?? 0) + 1);
-  ctx.activeHosts = () => left.size;
+  ctx.turns.activeHosts = () => left.size;
   try {
     await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
       const host = hostOf(entry.task.url);
@@ -245,7 +247,7 @@ async function fetchRound<T extends { task: UrlTask }>(
       onResult(entry, result);
     });
   } finally {
-    ctx.activeHosts = undefined;
+    ctx.turns.activeHosts = () => 0;
   }
 }
 

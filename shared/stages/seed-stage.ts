@@ -11,7 +11,7 @@ import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import { sitemapCapKey } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import { createRobotsCache } from './robots-cache.ts';
+import { createRobotsCache } from './politeness/robots-cache.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface SeedSummary {

@@ -13,7 +13,7 @@ import type { HostTable } from '../../shared/aws/host-table.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { parseRobotsTxt, robotsUrlFor } from '../../shared/crawl/robots/robots.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
-import { createRobotsCache } from '../../shared/stages/robots-cache.ts';
+import { createRobotsCache } from '../../shared/stages/politeness/robots-cache.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 

@@ -2,8 +2,8 @@
  * robots.txt per host: memory (per container) → hosts table (shared, with expiry) → the site.
  * RFC 9309 §2.3.1: 4xx means no restrictions; 5xx or unreachable means complete disallow for a while.
  */
-import type { HostTable } from '../aws/host-table.ts';
-import type { CrawlConfig } from '../config.ts';
+import type { HostTable } from '../../aws/host-table.ts';
+import type { CrawlConfig } from '../../config.ts';
 import {
   ALLOW_ALL,
   DISALLOW_ALL,
@@ -13,8 +13,8 @@ import {
   robotsForStatus,
   robotsUrlFor,
   userAgentToken,
-} from '../crawl/robots/robots.ts';
-import { fetchUrl } from '../net/fetcher.ts';
+} from '../../crawl/robots/robots.ts';
+import { fetchUrl } from '../../net/fetcher.ts';
 
 /** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */
 const ROBOTS_TTL_MS = 24 * 3_600_000;

@@ -1,0 +1,199 @@
+/**
+ * A host's turn, as one fetch invocation sees it: the per-host gap kept across every worker (slots
+ * in the hosts table), the delay a host asks for (fetch.waitBetweenRequestsMs or its robots.txt
+ * Crawl-delay, capped), the back-off after 429/503 (Retry-After) and the hosts this invocation
+ * already knows are not due. Lambda bills waiting like work: a turn further off than a few tens of
+ * milliseconds is not waited for, the URL goes back to its queue with a delay (politeness by
+ * scheduling), unless enough other hosts' requests fill the wait.
+ */
+import type { CrawlConfig } from '../../config.ts';
+import { crawlDelayMs, type RobotsTxt } from '../../crawl/robots/robots.ts';
+import type { StageDeps } from '../deps.ts';
+
+/** A host's turn: go (sending by `sendBy` when a slot was booked), or put the URL back with a delay. */
+export type Turn = { requeueSeconds: number } | { sendBy?: number };
+
+/** Why a task goes back before it is fetched: not its host's turn, or the invocation is stopping. */
+export type NotNow = { delaySeconds: number; reason: 'politeness' | 'deadline' };
+
+/** A limit the host's delay met (a Crawl-delay over limits.crawlDelayMs): counted and noted with the page. */
+export type Capped = { limit: string; note: string };
+
+/**
+ * A host slot this close is waited for inside the invocation; a later one puts the URL (and every
+ * other task of that host in the round) back with a delay.
+ */
+const MAX_IN_PROCESS_WAIT_MS = 50;
+/**
+ * Unless the wait is shared: while at least this many hosts of the round still have work, a host's
+ * turn (up to MAX_OVERLAP_WAIT_MS) is waited for in the invocation, because the other hosts'
+ * requests fill the time. Eight polite hosts are then fetched at their pace by one invocation
+ * instead of a receive, a resend and a wake-up call per page; a few hosts go back to the queue.
+ * Chosen by `npm run bench` (README, realistic networks).
+ */
+export const OVERLAP_HOSTS = 4;
+const MAX_OVERLAP_WAIT_MS = 5_000;
+/**
+ * A slot is booked for a start time a little ahead (the lead) and used only if the request starts by
+ * start + jitter. It is held for delay + margin: the margin beyond the jitter absorbs a stall between
+ * that check and the request leaving, so requests stay ≥ delay apart whoever holds the next slot.
+ */
+const SLOT_JITTER_MS = 50;
+const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
+/** The lead grows (to this cap) when a slot write or timer came back too late to start on time. */
+const MAX_SLOT_LEAD_MS = 2_000;
+/** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
+const BACKOFF_READ_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One invocation's view of its hosts' turns; the hosts table is the view every worker shares. */
+export class HostTurns {
+  /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
+  private readonly backoffs = new Map<string, { until: number; readAt: number }>();
+  /** each host's delay as the last fetch found it (config and robots.txt Crawl-delay) */
+  private readonly delays = new Map<string, number>();
+  /** hosts not due in this invocation: until when, and the delay their tasks go back with */
+  private readonly deferred = new Map<string, { until: number; delaySeconds: number }>();
+  /** how far ahead slots are booked (grows when DynamoDB answers slowly) */
+  private slotLeadMs = SLOT_JITTER_MS;
+  /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
+  activeHosts: () => number = () => 0;
+
+  constructor(
+    private readonly deps: StageDeps,
+    private readonly config: CrawlConfig,
+    private readonly deadline: number,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  /** Requests to one host in flight at once: fetch.connectionsPerHost once it is known to ask for no delay. */
+  connectionsFor(host: string): number {
+    return this.delays.get(host) === 0 ? this.config.fetch.connectionsPerHost : 1;
+  }
+
+  /** Before a host's task: null to go on (after a short or shared wait), else how it goes back. */
+  async notDue(host: string): Promise<NotNow | null> {
+    const now = this.deps.now();
+    if (now > this.deadline || this.signal?.aborted) return { delaySeconds: 0, reason: 'deadline' };
+    const deferred = this.deferred.get(host);
+    if (!deferred || deferred.until <= now) return null;
+    const wait = deferred.until - now;
+    if (!this.mayWait(now, wait)) return { delaySeconds: deferred.delaySeconds, reason: 'politeness' };
+    return (await this.pause(wait)) ? null : { delaySeconds: 0, reason: 'deadline' };
+  }
+
+  /**
+   * The gap a host gets: fetch.waitBetweenRequestsMs or its robots.txt Crawl-delay, whichever is
+   * longer; a Crawl-delay over limits.crawlDelayMs (a site can ask for a day) is capped, logged once
+   * per host and noted with every page fetched under it.
+   */
+  delayFor(host: string, robots: RobotsTxt | null, agent: string): { delayMs: number; capped?: Capped } {
+    let delayMs = this.config.fetch.waitBetweenRequestsMs;
+    let capped: Capped | undefined;
+    const asked = robots ? (crawlDelayMs(robots, agent) ?? 0) : 0;
+    const ceiling = this.config.limits.crawlDelayMs;
+    if (asked > ceiling) {
+      if (this.delays.get(host) !== ceiling)
+        this.deps.log.warn('Crawl-delay capped at limits.crawlDelayMs', { host, askedMs: asked, ceiling });
+      const note = `Crawl-delay ${asked / 1000} s capped at limits.crawlDelayMs (${ceiling} ms)`;
+      capped = { limit: 'limit-crawl-delay', note };
+    }
+    delayMs = Math.max(delayMs, Math.min(asked, ceiling));
+    this.delays.set(host, delayMs);
+    return capped ? { delayMs, capped } : { delayMs };
+  }
+
+  /**
+   * Waits for the host's turn; a delay in seconds when the URL must go back to its queue. A slot is
+   * booked for a start time ahead of the write, so the write's latency never moves a request closer
+   * to another worker's; a slot that cannot be used on time is left unused. Once a slot is booked,
+   * the host's other tasks in this invocation know when it is next due without a write that would fail.
+   */
+  async turn(host: string, delayMs: number): Promise<Turn> {
+    if (delayMs <= 0) {
+      const wait = await this.backedOff(host);
+      return wait === null ? {} : { requeueSeconds: wait };
+    }
+    for (;;) {
+      const lead = this.slotLeadMs;
+      const start = this.deps.now() + lead;
+      const slot = await this.deps.hosts.acquireSlot(host, start, delayMs + SLOT_MARGIN_MS);
+      if (slot.ok) {
+        const early = start - this.deps.now();
+        if (early > 0) await sleep(early);
+        if (this.deps.now() <= start + SLOT_JITTER_MS) {
+          this.defer(host, start + delayMs + SLOT_MARGIN_MS);
+          return { sendBy: start + SLOT_JITTER_MS };
+        }
+        this.late();
+        continue;
+      }
+      const requeue = await this.waitOrRequeue(this.deps.now(), slot.waitMs);
+      if (requeue !== null) return { requeueSeconds: requeue };
+    }
+  }
+
+  /** A slot came too late to use (a slow write, a slow connect): book further ahead next time. */
+  late(): void {
+    this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, this.slotLeadMs * 2);
+  }
+
+  /**
+   * The host is not due before `until`: this invocation's other tasks for it go back to the queue
+   * with one delay (one message) without another slot write, which would only fail.
+   */
+  defer(host: string, until: number): void {
+    const delaySeconds = Math.max(1, Math.round((until - this.deps.now()) / 1000));
+    this.deferred.set(host, { until, delaySeconds });
+  }
+
+  /** 429/503 with Retry-After (RFC 9110 §10.2.3): the whole host waits, for every worker (the host item). */
+  async backOff(host: string, retryAfterMs: number): Promise<void> {
+    const until = this.deps.now() + retryAfterMs;
+    await this.deps.hosts.backOff(host, until);
+    this.backoffs.set(host, { until, readAt: this.deps.now() });
+  }
+
+  /**
+   * No per-host delay, so no slot write per fetch: only a back-off holds the host, known from this
+   * invocation or read from the host item now and then.
+   */
+  private async backedOff(host: string): Promise<number | null> {
+    const now = this.deps.now();
+    let known = this.backoffs.get(host);
+    if (!known || now - known.readAt > BACKOFF_READ_MS) {
+      known = { until: Math.max(known?.until ?? 0, await this.deps.hosts.slotFreeAt(host)), readAt: now };
+      this.backoffs.set(host, known);
+    }
+    return known.until > now ? this.waitOrRequeue(now, known.until - now) : null;
+  }
+
+  /** Whether a wait is done in the invocation: a short one, or one other hosts' requests overlap. */
+  private mayWait(now: number, waitMs: number): boolean {
+    if (now + waitMs > this.deadline || this.signal?.aborted) return false;
+    if (waitMs <= MAX_IN_PROCESS_WAIT_MS) return true;
+    return waitMs <= MAX_OVERLAP_WAIT_MS && this.activeHosts() >= OVERLAP_HOSTS;
+  }
+
+  /** Null when the wait is done in process; else the delay in seconds for putting the URL back. */
+  private async waitOrRequeue(now: number, waitMs: number): Promise<number | null> {
+    if (!this.mayWait(now, waitMs)) return Math.ceil(waitMs / 1000);
+    return (await this.pause(waitMs)) ? null : 0;
+  }
+
+  /** Sleeps `ms`, or less when the invocation is told to stop; false when it was. */
+  private pause(ms: number): Promise<boolean> {
+    const signal = this.signal;
+    if (!signal) return sleep(ms).then(() => true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve(!signal.aborted);
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+}
