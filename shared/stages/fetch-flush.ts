@@ -2,7 +2,7 @@
  * Writes a fetch round message by message: a frontier message is deleted as soon as its URLs are
  * done and their pages written, so a crash loses at most the pages in flight and the few not yet
  * flushed, never a whole round. Completed messages are written together (one extract message) once
- * FLUSH_PAGES pages or FLUSH_MS have gathered. The pages ride in that message when they pack small
+ * FLUSH_PAGES pages, FLUSH_BYTES of bodies or FLUSH_MS have gathered. The pages ride in that message when they pack small
  * (a polite crawl's few pages a pass: no S3 object per pass), else in one page bundle in S3.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,6 +16,11 @@ import { sendDelayedTasks } from './send-tasks.ts';
 
 const FLUSH_PAGES = 200;
 const FLUSH_MS = 3_000;
+/**
+ * …or once their bodies (base64) reach this many bytes: sixteen concurrent 10 MB bodies held for
+ * 200 pages would take the fetch function past its memory. A flush of this size is one page bundle.
+ */
+export const FLUSH_BYTES = 32 * 1024 * 1024;
 /**
  * Packed pages up to this size go inline: SQS bills 64 KB chunks sent and received ($0.40/M each),
  * so 4 chunks twice cost less than a bundle's PUT and GET ($5.40/M); SQS caps a message at 1 MiB.
@@ -31,6 +36,7 @@ export interface DoneMessage {
 export class RoundFlusher {
   private pending: DoneMessage[] = [];
   private pendingPages = 0;
+  private pendingBytes = 0;
   private since = 0;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown = null;
@@ -45,8 +51,17 @@ export class RoundFlusher {
   complete(done: DoneMessage): void {
     if (this.pending.length === 0) this.since = Date.now();
     this.pending.push(done);
-    this.pendingPages += done.results.filter((r) => r.type === 'page').length;
-    if (this.pendingPages >= FLUSH_PAGES || Date.now() - this.since >= FLUSH_MS) this.schedule();
+    for (const r of done.results) {
+      if (r.type !== 'page') continue;
+      this.pendingPages++;
+      this.pendingBytes += r.page.body.length;
+    }
+    if (
+      this.pendingPages >= FLUSH_PAGES ||
+      this.pendingBytes >= FLUSH_BYTES ||
+      Date.now() - this.since >= FLUSH_MS
+    )
+      this.schedule();
   }
 
   /** Writes whatever is pending and waits for every write; throws the first write failure. */
@@ -60,6 +75,7 @@ export class RoundFlusher {
     const batch = this.pending;
     this.pending = [];
     this.pendingPages = 0;
+    this.pendingBytes = 0;
     if (batch.length === 0) return;
     this.chain = this.chain.then(async () => {
       if (this.failure) return;

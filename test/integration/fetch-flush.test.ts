@@ -1,0 +1,93 @@
+/**
+ * The fetch stage holds finished pages until it writes them together (fetch-flush.ts). What it holds
+ * is bounded by bytes as well as by pages and time: sixteen concurrent 10 MB bodies, held for the
+ * 200 pages or 3 s of a batch, would take a 512 MB fetch function past its memory. The real flusher,
+ * the real queues and bucket on the emulator; the pages are made up (their bodies are all that counts).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { openSession } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { FLUSH_BYTES, RoundFlusher } from '../../shared/stages/fetch-flush.ts';
+import { Leases } from '../../shared/stages/fetch-leases.ts';
+import type { ExtractMessage, FetchedPage, UrlTask } from '../../shared/types.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function bigPage(url: string, base64Chars: number): FetchedPage {
+  const task: UrlTask = { url, depth: 1, queue: 'index', index: true, follow: false, priority: 0 };
+  return {
+    task,
+    url,
+    status: 200,
+    headers: { 'content-type': 'text/plain' },
+    fetchedAt: new Date().toISOString(),
+    // Incompressible, as most big bodies are (a run of one letter would gzip into an inline message).
+    body: randomBytes(Math.ceil((base64Chars * 3) / 4)).toString('base64').slice(0, base64Chars),
+    truncated: false,
+    notModified: false,
+  };
+}
+
+describe('fetch flush', () => {
+  let emu: TestEmulator;
+  before(async () => {
+    emu = await startTestEmulator();
+  });
+  after(async () => {
+    await emu?.stop();
+  });
+
+  it('writes held pages once they reach FLUSH_BYTES, before the page count or the time says so', async () => {
+    const config = parseConfig({ name: uniqueCrawlName('flush'), startUrls: ['http://127.0.0.1:9/'] });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const frontier = deps.queueUrls.frontier.index;
+    await deps.queues.send(
+      frontier,
+      [0, 1, 2, 3].map((i) => ({ body: { tasks: [] as UrlTask[], n: i } })),
+    );
+    const received = await deps.queues.receive<unknown>(frontier, 10, 0, 60);
+    assert.equal(received.length, 4);
+    const leases = new Leases(deps.queues, () => undefined);
+    leases.hold(
+      frontier,
+      received.map((m) => m.receiptHandle),
+    );
+    const flushed: number[] = [];
+    const flusher = new RoundFlusher(deps, leases, (results) => flushed.push(results.length));
+    // Each page a third of the bound: the third one reaches it.
+    const chars = Math.ceil(FLUSH_BYTES / 3);
+    for (const [i, m] of received.slice(0, 3).entries())
+      flusher.complete({
+        queueUrl: frontier,
+        receiptHandle: m.receiptHandle,
+        results: [{ type: 'page', page: bigPage(`http://127.0.0.1:9/${i}`, chars) }],
+      });
+    // Written without flush() being called, long before FLUSH_MS would matter to a next complete().
+    for (let i = 0; i < 200 && flushed.length === 0; i++) await sleep(50);
+    assert.deepEqual(flushed, [3], 'the three pages were written as one extract message');
+
+    flusher.complete({
+      queueUrl: frontier,
+      receiptHandle: received[3]?.receiptHandle ?? '',
+      results: [{ type: 'page', page: bigPage('http://127.0.0.1:9/3', 10) }],
+    });
+    await flusher.flush();
+    assert.deepEqual(flushed, [3, 1]);
+
+    const messages = await deps.queues.receive<ExtractMessage>(deps.queueUrls.extract, 10, 0, 60);
+    const counts = messages.map((m) => m.body?.count).sort();
+    assert.deepEqual(counts, [1, 3], 'two extract messages: the bundle of three, then the small one');
+    const bundle = messages.find((m) => m.body?.count === 3)?.body;
+    assert.ok(bundle && 'bundle' in bundle, 'the big pages went to a page bundle in S3');
+    const pages = await deps.store.getLines<FetchedPage>(bundle.bundle);
+    assert.equal(pages.length, 3);
+    assert.equal(pages[0]?.body.length, chars, 'bodies kept whole');
+    // Every frontier message was deleted: nothing comes back.
+    assert.equal((await deps.queues.receive<unknown>(frontier, 10, 0, 1)).length, 0);
+  });
+});
