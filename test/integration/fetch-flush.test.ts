@@ -26,7 +26,9 @@ function bigPage(url: string, base64Chars: number): FetchedPage {
     headers: { 'content-type': 'text/plain' },
     fetchedAt: new Date().toISOString(),
     // Incompressible, as most big bodies are (a run of one letter would gzip into an inline message).
-    body: randomBytes(Math.ceil((base64Chars * 3) / 4)).toString('base64').slice(0, base64Chars),
+    body: randomBytes(Math.ceil((base64Chars * 3) / 4))
+      .toString('base64')
+      .slice(0, base64Chars),
     truncated: false,
     notModified: false,
   };
