@@ -22,6 +22,10 @@ const report = () => import('./commands/report.ts');
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
+/** A subcommand about one crawl: each takes its config with `-c FILE`. */
+const onCrawl = (p: Command, name: string, description: string) =>
+  p.command(name).description(description).requiredOption('-c, --config <file>', 'crawl config');
+
 function program(): Command {
   const p = new Command('trawl')
     .description('Serverless web crawler for enterprise search: Lambda + SQS + DynamoDB + S3')
@@ -35,41 +39,36 @@ function program(): Command {
     .option('--no-progress', 'plain log lines even on a terminal')
     .option('--watch', 'after draining, keep running the discovery and refresh schedules (Ctrl-C stops)')
     .action(async (o) => (await crawlCmd()).crawlCommand(o));
-  p.command('refresh')
-    .description('one maintenance cycle as the schedule runs it, then drain')
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'refresh', 'one maintenance cycle as the schedule runs it, then drain')
     .option('--now <iso-time>', 'pretend the clock says this time')
     .option('--demo', 'serve the bundled demo site while refreshing')
     .option('--dry-run', 'list what the cycle would refresh and delete, with reasons; change nothing')
     .option('--no-progress', 'plain log lines even on a terminal')
     .action(async (o) => (await crawlCmd()).refreshCommand(o));
-  p.command('docs')
-    .description('print the current index, one JSON document per line')
-    .requiredOption('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await listing()).docsCommand(o));
-  p.command('urls')
-    .description('print every known URL and its state, one JSON line each')
-    .requiredOption('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await listing()).urlsCommand(o));
-  p.command('changes')
-    .description('print the change feed (upserts and deletions with their reasons), one JSON line each')
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'docs', 'print the current index, one JSON document per line').action(async (o) =>
+    (await listing()).docsCommand(o),
+  );
+  onCrawl(p, 'urls', 'print every known URL and its state, one JSON line each').action(async (o) =>
+    (await listing()).urlsCommand(o),
+  );
+  onCrawl(
+    p,
+    'changes',
+    'print the change feed (upserts and deletions with their reasons), one JSON line each',
+  )
     .option('--since <iso-time>', 'only changes at or after this time')
     .action(async (o) => (await listing()).changesCommand(o));
-  p.command('report')
-    .description(
-      'write one self-contained HTML report: URL states, errors, documents, freshness, changes, throughput, cost',
-    )
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(
+    p,
+    'report',
+    'write one self-contained HTML report: URL states, errors, documents, freshness, changes, throughput, cost',
+  )
     .option('-o, --output <file>', 'where to write the page', 'report.html')
     .action(async (o) => (await report()).reportCommand(o));
-  p.command('clear-errors')
-    .description('forget every URL in error state')
-    .requiredOption('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await listing()).clearErrorsCommand(o));
-  p.command('explain')
-    .description('what the config decides for a URL (no network)')
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'clear-errors', 'forget every URL in error state').action(async (o) =>
+    (await listing()).clearErrorsCommand(o),
+  );
+  onCrawl(p, 'explain', 'what the config decides for a URL (no network)')
     .option(
       '--state',
       "also the URL's recorded state (reads the crawl's table: duplicate, trap cap, soft 404)",
@@ -112,16 +111,13 @@ function program(): Command {
       out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
     });
   deployCommands(p);
-  p.command('search')
-    .description("search the crawl's index: one JSON line per hit {url, title, score, snippet}")
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'search', "search the crawl's index: one JSON line per hit {url, title, score, snippet}")
     .option('--limit <n>', 'hits', '10')
     .argument('<query>')
     .action(async (q: string, o) => (await search()).searchCommand(q, o));
-  p.command('reindex')
-    .description('rebuild the search index from the stored documents')
-    .requiredOption('-c, --config <file>', 'crawl config')
-    .action(async (o) => (await search()).reindexCommand(o));
+  onCrawl(p, 'reindex', 'rebuild the search index from the stored documents').action(async (o) =>
+    (await search()).reindexCommand(o),
+  );
   p.command('search-engine')
     .description('the embedded search engine: start | stop | status')
     .argument('<action>')
@@ -138,20 +134,14 @@ function deployCommands(p: Command): void {
   const local = '--local';
   const localHelp =
     'the local cloud (ministack, started on a free loopback port) instead of the SDK endpoint';
-  p.command('deploy')
-    .description('cdk deploy the stack, upload the config and seed the crawl')
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'deploy', 'cdk deploy the stack, upload the config and seed the crawl')
     .option(local, localHelp)
     .option('--port <port>', 'the local cloud port when it is started (default: a free one)')
     .action(async (o) => (await deploy()).deployCommand(o));
-  p.command('destroy')
-    .description('cdk destroy the stack (the bucket is kept)')
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'destroy', 'cdk destroy the stack (the bucket is kept)')
     .option(local, localHelp)
     .action(async (o) => (await deploy()).destroyCommand(o));
-  p.command('status')
-    .description("a deployed crawl's queues, URL states and documents, one JSON line")
-    .requiredOption('-c, --config <file>', 'crawl config')
+  onCrawl(p, 'status', "a deployed crawl's queues, URL states and documents, one JSON line")
     .option('--wait', 'block until the frontier is empty and nothing is in flight')
     .option('--timeout <seconds>', 'with --wait: give up (exit 1) after this long', '600')
     .action(async (o) => (await status()).statusCommand(o));

@@ -14,28 +14,20 @@ export class ConfigError extends CrawlError {
   }
 }
 
-/** Seed 001 temporary errors: timeouts, resets, refused connections, 503 with Retry-After, DNS no answer. */
-export class TemporaryFetchError extends CrawlError {
+/**
+ * A fetch that failed, in seed 001's two classes: temporary (timeouts, resets, refused connections,
+ * 503, DNS without an answer: retried) or permanent (404 and other 4xx/5xx, a malformed URL or
+ * redirect, a refused address, DNS failure). `code` names the cause in the URL's state.
+ */
+export class FetchError extends CrawlError {
   constructor(
     message: string,
-    readonly code: string,
-    readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'TemporaryFetchError';
-  }
-}
-
-/** Seed 001 permanent errors: 404, other 4xx/5xx, non-conditional 304, malformed redirect, DNS failure. */
-export class PermanentFetchError extends CrawlError {
-  constructor(
-    message: string,
+    readonly errorKind: 'temporary' | 'permanent',
     readonly code: string,
     readonly httpStatus?: number,
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.name = 'PermanentFetchError';
+    this.name = 'FetchError';
   }
 }

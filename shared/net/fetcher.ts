@@ -17,7 +17,7 @@ import {
   isIgnoredMimeType,
   redirectTarget,
 } from '../crawl/state/classify.ts';
-import { PermanentFetchError, TemporaryFetchError } from '../errors.ts';
+import { FetchError } from '../errors.ts';
 import { connectGuarded, destroyOnAbort, type PrivateAllow, resolveGuarded } from './ip-guard.ts';
 
 export interface FetchOptions {
@@ -106,7 +106,7 @@ export function headersToRecord(headers: HeaderSource): HeaderRecord {
 /** Fetches one URL with a GET; never throws (failures are `kind: 'error'`). */
 export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOutcome> {
   const deadline = new AbortController();
-  const timeout = new TemporaryFetchError(`no complete response within ${opts.timeoutMs} ms`, 'timeout');
+  const timeout = new FetchError(`no complete response within ${opts.timeoutMs} ms`, 'temporary', 'timeout');
   // setTimeout fires at once past 2^31-1 ms, so larger deadlines are clamped to ~24.8 days.
   const timer = setTimeout(() => deadline.abort(timeout), Math.min(opts.timeoutMs, 2 ** 31 - 1));
   const expired = once(deadline.signal, 'abort').then(() => Promise.reject(deadline.signal.reason));
@@ -127,7 +127,7 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
 function errorOutcome(err: unknown): FetchOutcome {
   const verdict = classifyNetworkError(err);
   const message = err instanceof Error ? err.message : String(err);
-  const status = err instanceof PermanentFetchError && err.httpStatus ? { status: err.httpStatus } : {};
+  const status = err instanceof FetchError && err.httpStatus ? { status: err.httpStatus } : {};
   return { kind: 'error', errorKind: verdict.kind, code: verdict.code, message, ...status };
 }
 
@@ -143,9 +143,13 @@ async function fetchOnce(url: string, opts: FetchOptions, signal: AbortSignal): 
 
 function parseTarget(url: string): URL {
   const target = URL.parse(url);
-  if (target === null) throw new PermanentFetchError(`malformed URL: ${url}`, 'malformed-url');
+  if (target === null) throw new FetchError(`malformed URL: ${url}`, 'permanent', 'malformed-url');
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    throw new PermanentFetchError(`unsupported scheme ${target.protocol} in ${url}`, 'unsupported-scheme');
+    throw new FetchError(
+      `unsupported scheme ${target.protocol} in ${url}`,
+      'permanent',
+      'unsupported-scheme',
+    );
   }
   target.hash = '';
   return target;
@@ -212,7 +216,12 @@ async function openTunnel(
   if (res.statusCode !== 200) {
     tunnel.destroy();
     const status = res.statusCode ?? 0;
-    throw new PermanentFetchError(`proxy refused CONNECT ${authority}: ${status}`, 'proxy-refused', status);
+    throw new FetchError(
+      `proxy refused CONNECT ${authority}: ${status}`,
+      'permanent',
+      'proxy-refused',
+      status,
+    );
   }
   destroyOnAbort(tunnel, signal);
   if (head.length > 0) tunnel.unshift(head);
@@ -318,7 +327,7 @@ function decodersFor(encoding: string | undefined): Readable[] {
     if (coding === 'deflate') return zlib.createInflate(flush); // RFC 9110 §8.4.1.2: zlib-wrapped
     if (coding === 'br')
       return zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
-    throw new PermanentFetchError(`unsupported Content-Encoding: ${coding}`, 'unsupported-encoding');
+    throw new FetchError(`unsupported Content-Encoding: ${coding}`, 'permanent', 'unsupported-encoding');
   });
 }
 

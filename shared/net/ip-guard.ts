@@ -6,7 +6,7 @@ import dns from 'node:dns/promises';
 import { once } from 'node:events';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { PermanentFetchError } from '../errors.ts';
+import { FetchError } from '../errors.ts';
 
 /** IPv6 ranges that embed an IPv4 address the packet may end up at (RFC 4291 §2.5.5, RFC 6052, RFC 3056). */
 function embeddedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4 | null {
@@ -115,8 +115,9 @@ async function lookupAddresses(host: string, overrides: Record<string, string>):
   if (override !== undefined) {
     const ip = unbracket(override);
     if (!net.isIP(ip)) {
-      throw new PermanentFetchError(
+      throw new FetchError(
         `fetch.resolve maps ${host} to ${override}, not an IP address`,
+        'permanent',
         'bad-resolve',
       );
     }
@@ -136,7 +137,7 @@ export async function resolveGuarded(host: string, overrides: Record<string, str
   const refused = addresses.find((a) => isPrivateAddress(a) && !privateAllowed(host, a, allow));
   if (refused !== undefined) {
     const why = `is not a public address and fetch.allowPrivateNetworks ${allow === false ? 'is false' : 'does not list it'}`;
-    throw new PermanentFetchError(`refused ${host}: ${refused} ${why}`, 'private-address');
+    throw new FetchError(`refused ${host}: ${refused} ${why}`, 'permanent', 'private-address');
   }
   return addresses;
 }

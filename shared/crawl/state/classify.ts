@@ -2,7 +2,7 @@
  * Fetch outcome classification (pure): maps HTTP statuses and network errors onto seed 001's
  * "Error Handling" categories, permanent and temporary, plus retry timing and MIME filtering.
  */
-import { PermanentFetchError, TemporaryFetchError } from '../../errors.ts';
+import { FetchError } from '../../errors.ts';
 
 export type StatusKind = 'ok' | 'not-modified' | 'redirect' | 'permanent' | 'temporary';
 
@@ -96,8 +96,7 @@ const PERMANENT_CODES: Record<string, string> = {
 
 /** Maps a network error onto seed 001: timeouts, resets, refusals and DNS no-answer are temporary. */
 export function classifyNetworkError(err: unknown, depth = 0): NetworkVerdict {
-  if (err instanceof TemporaryFetchError) return { kind: 'temporary', code: err.code };
-  if (err instanceof PermanentFetchError) return { kind: 'permanent', code: err.code };
+  if (err instanceof FetchError) return { kind: err.errorKind, code: err.code };
   const code = errorCode(err);
   const cause = (err as { cause?: unknown } | null)?.cause;
   // Wrapped errors (fetch's "fetch failed", AbortSignal reasons) carry the socket error as `cause`.

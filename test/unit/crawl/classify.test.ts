@@ -9,7 +9,7 @@ import {
   redirectTarget,
   type StatusContext,
 } from '../../../shared/crawl/state/classify.ts';
-import { PermanentFetchError, TemporaryFetchError } from '../../../shared/errors.ts';
+import { FetchError } from '../../../shared/errors.ts';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 const plain: StatusContext = { conditional: false, retryAfter: null, now: NOW };
@@ -88,10 +88,14 @@ describe('classifyNetworkError (seed 001 Error Handling)', () => {
       new Error('fetch failed', { cause: err('ECONNRESET') }),
       { kind: 'temporary', code: 'connection-reset' },
     ],
-    ['TemporaryFetchError', new TemporaryFetchError('t', 'timeout'), { kind: 'temporary', code: 'timeout' }],
     [
-      'PermanentFetchError',
-      new PermanentFetchError('p', 'private-address'),
+      'a temporary FetchError',
+      new FetchError('t', 'temporary', 'timeout'),
+      { kind: 'temporary', code: 'timeout' },
+    ],
+    [
+      'a permanent FetchError',
+      new FetchError('p', 'permanent', 'private-address'),
       { kind: 'permanent', code: 'private-address' },
     ],
     ['not an Error', 'boom', { kind: 'permanent', code: 'connection-error' }],
