@@ -1,0 +1,29 @@
+/**
+ * The adapter suites' world: one moto server per file, one crawl's resources provisioned
+ * directly (shared/aws/provision.ts), and uncounted SDK clients. No stage, no session.
+ */
+import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
+import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
+import { resourceNames } from '../../shared/topology.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from './emulator.ts';
+
+export interface AdapterEnv {
+  emu: TestEmulator;
+  clients: AwsClients;
+  crawl: string;
+  res: ProvisionedResources;
+}
+
+/** Starts the emulator and provisions one crawl's queues, tables and bucket. */
+export async function startAdapterEnv(prefix: string): Promise<AdapterEnv> {
+  const emu = await startTestEmulator();
+  const clients = createAwsClients({ count: false });
+  const crawl = uniqueCrawlName(prefix);
+  const res = await provision(clients, resourceNames(crawl));
+  return { emu, clients, crawl, res };
+}
+
+/** A fresh crawl's resources on the same emulator (a test that needs empty tables or queues). */
+export async function provisionAnother(env: AdapterEnv, prefix: string): Promise<ProvisionedResources> {
+  return provision(env.clients, resourceNames(uniqueCrawlName(prefix)));
+}
