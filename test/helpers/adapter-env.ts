@@ -2,6 +2,7 @@
  * The adapter suites' world: one moto server per file, one crawl's resources provisioned
  * directly (shared/aws/provision.ts), and uncounted SDK clients. No stage, no session.
  */
+import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
 import { resourceNames } from '../../shared/topology.ts';
@@ -23,7 +24,9 @@ export async function startAdapterEnv(prefix: string): Promise<AdapterEnv> {
   return { emu, clients, crawl, res };
 }
 
-/** A fresh crawl's resources on the same emulator (a test that needs empty tables or queues). */
-export async function provisionAnother(env: AdapterEnv, prefix: string): Promise<ProvisionedResources> {
-  return provision(env.clients, resourceNames(uniqueCrawlName(prefix)));
+/** An empty bucket of its own on the same emulator (a test that lists everything). */
+export async function newBucket(env: AdapterEnv, prefix: string): Promise<string> {
+  const bucket = `${resourceNames(uniqueCrawlName(prefix)).bucket}`;
+  await env.clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  return bucket;
 }
