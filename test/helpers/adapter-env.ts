@@ -30,3 +30,17 @@ export async function newBucket(env: AdapterEnv, prefix: string): Promise<string
   await env.clients.s3.send(new CreateBucketCommand({ Bucket: bucket }));
   return bucket;
 }
+
+let shared: Promise<AdapterEnv> | null = null;
+/** The one world of test/integration/adapters.test.ts: started by the first suite that asks. */
+export function sharedAdapterEnv(): Promise<AdapterEnv> {
+  shared ??= startAdapterEnv('adapters');
+  return shared;
+}
+
+/** Stops the shared world (the entry file's last hook). */
+export async function stopSharedAdapterEnv(): Promise<void> {
+  const env = await shared?.catch(() => null);
+  await env?.emu.stop();
+  shared = null;
+}

@@ -6,11 +6,11 @@
  * lock (shared/aws/key-lock.ts), whose own behaviour closes the file. No mocks.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createHostTable, type HostTable } from '../../../shared/aws/host-table.ts';
 import { withKeyLock } from '../../../shared/aws/key-lock.ts';
-import { type AdapterEnv, startAdapterEnv } from '../../helpers/adapter-env.ts';
+import { type AdapterEnv, sharedAdapterEnv } from '../../helpers/adapter-env.ts';
 
 const NOW = Date.parse('2026-01-01T00:00:00.000Z');
 
@@ -20,11 +20,8 @@ describe('hosts table adapter', () => {
   const raw = async (host: string) =>
     (await env.clients.ddb.send(new GetCommand({ TableName: env.res.hostsTable, Key: { host } }))).Item;
   before(async () => {
-    env = await startAdapterEnv('adapters-hosts');
+    env = await sharedAdapterEnv();
     hosts = createHostTable({ client: env.clients.ddb, tableName: env.res.hostsTable });
-  });
-  after(async () => {
-    await env?.emu.stop();
   });
 
   it('a slot is booked once; the next is free when it ends; back-off only pushes it later', async () => {

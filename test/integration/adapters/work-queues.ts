@@ -5,10 +5,10 @@
  * commands sent are counted by a pass-through wrapper.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../../../shared/aws/work-queues.ts';
-import { type AdapterEnv, startAdapterEnv } from '../../helpers/adapter-env.ts';
+import { type AdapterEnv, sharedAdapterEnv } from '../../helpers/adapter-env.ts';
 
 /** A queue adapter that counts the commands it sends (all of them reach the emulator). */
 function observed(client: SQSClient) {
@@ -47,11 +47,8 @@ describe('work queues adapter', () => {
     return url;
   };
   before(async () => {
-    env = await startAdapterEnv('adapters-queues');
+    env = await sharedAdapterEnv();
     queues = createWorkQueues({ client: env.clients.sqs });
-  });
-  after(async () => {
-    await env?.emu.stop();
   });
 
   it('send slices 25 messages into batches of 10; every body arrives once; delete empties the queue', async () => {
