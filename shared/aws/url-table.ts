@@ -227,6 +227,10 @@ export function createUrlTable({
       for (const u of urls) remember(u);
     },
     async writeMany(puts, deletes) {
+      // DynamoDB refuses two operations on one key in a BatchWriteItem (moto only checks puts and
+      // deletes apart): refused for the whole call, before anything is written, on both.
+      const twice = firstRepeat([...puts.map((p) => p.url), ...deletes]);
+      if (twice !== undefined) throw new Error(`writeMany: ${twice} appears twice in one call`);
       const requests = [
         ...puts.map((Item) => ({ PutRequest: { Item } })),
         ...deletes.map((url) => ({ DeleteRequest: { Key: { url } } })),
@@ -255,4 +259,14 @@ export function createUrlTable({
       } while (start);
     },
   };
+}
+
+/** The first value that occurs a second time, if any. */
+function firstRepeat(values: string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) return v;
+    seen.add(v);
+  }
+  return undefined;
 }

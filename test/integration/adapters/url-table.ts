@@ -190,6 +190,14 @@ describe('url table adapter', () => {
     assert.equal((await fresh().getMany([huge.url])).size, 0);
   });
 
+  it('writeMany refuses a URL twice in one call (put and delete, or two puts) before writing anything', async () => {
+    const urls = fresh();
+    const [a, b] = [item('https://dup.test/a'), item('https://dup.test/b')];
+    await assert.rejects(urls.writeMany([a, b], [a.url]), /https:\/\/dup\.test\/a appears twice/);
+    await assert.rejects(urls.writeMany([a, b, { ...a, state: 'error' }], []), /appears twice/);
+    assert.equal((await fresh().getMany([a.url, b.url])).size, 0);
+  });
+
   it('removeFields drops only the named attributes; no fields is no request', async () => {
     const urls = fresh();
     const u = 'https://r.test/1';
