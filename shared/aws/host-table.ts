@@ -46,6 +46,12 @@ export function createHostTable({
   client: DynamoDBDocumentClient;
   tableName: string;
 }): HostTable {
+  /**
+   * Every conditional or read-modify write of a key goes through here: withKeyLock is the
+   * emulator's workaround (key-lock.ts; moto does not lock between its request threads), free on AWS.
+   */
+  const locked = <T>(key: string, fn: () => Promise<T>) => withKeyLock(`${tableName}|${key}`, fn);
+
   /** A conditional UpdateItem on one key: true when the condition held and the write happened. */
   async function tryUpdate(
     key: string,
@@ -54,7 +60,7 @@ export function createHostTable({
     values: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await withKeyLock(`${tableName}|${key}`, () =>
+      await locked(key, () =>
         client.send(
           new UpdateCommand({
             TableName: tableName,
@@ -139,14 +145,16 @@ export function createHostTable({
     },
     async swapValue(key, expected, value) {
       try {
-        await client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { host: `value#${key}`, value },
-            ConditionExpression: expected === null ? 'attribute_not_exists(#h)' : '#v = :expected',
-            ExpressionAttributeNames: expected === null ? { '#h': 'host' } : { '#v': 'value' },
-            ...(expected === null ? {} : { ExpressionAttributeValues: { ':expected': expected } }),
-          }),
+        await locked(`value#${key}`, () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: { host: `value#${key}`, value },
+              ConditionExpression: expected === null ? 'attribute_not_exists(#h)' : '#v = :expected',
+              ExpressionAttributeNames: expected === null ? { '#h': 'host' } : { '#v': 'value' },
+              ...(expected === null ? {} : { ExpressionAttributeValues: { ':expected': expected } }),
+            }),
+          ),
         );
         return true;
       } catch (err) {
@@ -158,14 +166,16 @@ export function createHostTable({
       const before = new Map<string, number>();
       // One atomic ADD per counter and batch (not per URL): concurrent batches each get their own range.
       for (const [key, n] of counts) {
-        const res = await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { host: key },
-            UpdateExpression: 'ADD urlCount :n',
-            ExpressionAttributeValues: { ':n': n },
-            ReturnValues: 'UPDATED_NEW',
-          }),
+        const res = await locked(key, () =>
+          client.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: { host: key },
+              UpdateExpression: 'ADD urlCount :n',
+              ExpressionAttributeValues: { ':n': n },
+              ReturnValues: 'UPDATED_NEW',
+            }),
+          ),
         );
         before.set(key, Number(res.Attributes?.urlCount ?? n) - n);
       }

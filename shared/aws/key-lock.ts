@@ -3,6 +3,9 @@
  * write atomic across all writers; the embedded emulator (moto) does not lock between its request
  * threads, so two in-process workers could both pass one condition there. On Lambda each
  * container has its own process and DynamoDB's atomicity is what counts; this costs nothing there.
+ * Measured on moto 5.2.5, 8 concurrent UpdateItems per key, 150 keys, no lock: 11 keys had two
+ * winners of one condition, 5 lost an `ADD` increment; PutItem's conditions held (0 of 150).
+ * test/integration/adapters/ pins the locked behaviour (one winner, disjoint counter ranges).
  */
 const tails = new Map<string, Promise<void>>();
 

@@ -1,11 +1,15 @@
 /** Run records in the crawl's bucket (`runs/`): one small JSON object per local crawl or refresh. */
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { RUNS_PREFIX, type RunRecord, runRecordKey } from '../report/run-record.ts';
 import type { PageStore } from './page-store.ts';
 
-/** Stores one run's record (one PUT per run). */
+/**
+ * Stores one run's record (one PUT per run). The key's id is a digest of the record: saving the
+ * same record again (a retried save) replaces it instead of counting the run twice in reports.
+ */
 export async function saveRunRecord(store: PageStore, record: RunRecord): Promise<string> {
-  const key = runRecordKey(record, randomUUID());
+  const id = createHash('sha256').update(JSON.stringify(record)).digest('hex').slice(0, 32);
+  const key = runRecordKey(record, id);
   await store.putJson(key, record);
   return key;
 }

@@ -38,8 +38,20 @@ export function createSecretResolver(
     }
     const text = await read(ref.secretArn);
     if (!ref.key) return text;
-    const value = (JSON.parse(text) as Record<string, unknown>)[ref.key];
+    const value = jsonKey(text, ref.key);
     if (typeof value !== 'string') throw new ConfigError(`${path}: secret has no string key ${ref.key}`);
     return value;
   };
+}
+
+/** `key` of a JSON object secret, else undefined; JSON.parse's own error would quote the secret. */
+function jsonKey(text: string, key: string): unknown {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === 'object'
+      ? (parsed as Record<string, unknown>)[key]
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

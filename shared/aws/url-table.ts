@@ -88,12 +88,14 @@ export function createUrlTable({
     const unique = [...new Set(urls)];
     for (let i = 0; i < unique.length; i += BATCH_GET_MAX) {
       let keys: Record<string, unknown>[] = unique.slice(i, i + BATCH_GET_MAX).map((url) => ({ url }));
-      // UnprocessedKeys must be retried (throttling); bounded so a broken emulator cannot spin forever.
-      for (let attempt = 0; keys.length > 0 && attempt < 8; attempt++) {
+      // UnprocessedKeys (throttling, a response over 16 MB) must be retried; bounded, then the read
+      // fails: a key left out would read as "no item" (never claimed, or forgotten) to the caller.
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt >= 8) throw new Error(`BatchGetItem left ${keys.length} key(s) unprocessed`);
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
         const res = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: keys } } }));
         for (const item of (res.Responses?.[tableName] ?? []) as UrlItem[]) found.set(item.url, item);
         keys = (res.UnprocessedKeys?.[tableName]?.Keys ?? []) as Record<string, unknown>[];
-        if (keys.length) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
     }
     return found;
@@ -124,6 +126,7 @@ export function createUrlTable({
     try {
       // The write that makes "enters the frontier once per crawl" true across concurrent workers.
       // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
+      // withKeyLock: the emulator's workaround (key-lock.ts); one process's claims of a URL take turns.
       await withKeyLock(`${tableName}|${task.url}`, () =>
         client.send(
           new PutCommand({
@@ -204,6 +207,8 @@ export function createUrlTable({
     },
     getMany,
     async removeFields(url, fields) {
+      // "REMOVE " with nothing after it is a ValidationException: no fields, no request.
+      if (fields.length === 0) return;
       const names = Object.fromEntries(fields.map((f, i) => [`#r${i}`, f]));
       await client.send(
         new UpdateCommand({
@@ -222,6 +227,10 @@ export function createUrlTable({
       for (const u of urls) remember(u);
     },
     async writeMany(puts, deletes) {
+      // DynamoDB refuses two operations on one key in a BatchWriteItem (moto only checks puts and
+      // deletes apart): refused for the whole call, before anything is written, on both.
+      const twice = firstRepeat([...puts.map((p) => p.url), ...deletes]);
+      if (twice !== undefined) throw new Error(`writeMany: ${twice} appears twice in one call`);
       const requests = [
         ...puts.map((Item) => ({ PutRequest: { Item } })),
         ...deletes.map((url) => ({ DeleteRequest: { Key: { url } } })),
@@ -250,4 +259,14 @@ export function createUrlTable({
       } while (start);
     },
   };
+}
+
+/** The first value that occurs a second time, if any. */
+function firstRepeat(values: string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) return v;
+    seen.add(v);
+  }
+  return undefined;
 }

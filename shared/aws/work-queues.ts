@@ -15,6 +15,8 @@ import { CrawlError } from '../errors.ts';
 /** SQS limits: 10 entries per batch call; a batch's total payload ≤ 1 MiB; we stay under 256 KB per message. */
 const MAX_BATCH_ENTRIES = 10;
 export const MAX_MESSAGE_BYTES = 240 * 1024;
+/** What SQS itself takes in one message (docs: 1 MiB since 2025; moto enforces the same). */
+const SQS_MESSAGE_LIMIT = 1024 * 1024;
 const MAX_BATCH_BYTES = 1000 * 1024;
 /** SQS DelaySeconds limit (15 minutes). */
 export const MAX_DELAY_SECONDS = 900;
@@ -98,6 +100,13 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
         body: JSON.stringify(m.body),
         delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(m.delaySeconds ?? 0))),
       }));
+      // Refused before anything is sent: SQS would fail the batch after earlier batches went out,
+      // and a retry would resend those and fail again on the same message.
+      const tooBig = encoded.findIndex((m) => Buffer.byteLength(m.body) > SQS_MESSAGE_LIMIT);
+      if (tooBig >= 0) {
+        const n = Buffer.byteLength(encoded[tooBig]?.body ?? '');
+        throw new CrawlError(`message ${tooBig} is ${n} bytes, over SQS's ${SQS_MESSAGE_LIMIT}-byte limit`);
+      }
       for (const batch of batches(encoded)) {
         const res = await client.send(
           new SendMessageBatchCommand({

@@ -1,0 +1,148 @@
+/**
+ * The hosts table adapter (shared/aws/host-table.ts) called directly against the real emulator:
+ * politeness slots, leases, the robots.txt cache and its expiry, values with compare-and-swap,
+ * counters. Times are arguments, so expiry is tested with chosen clocks, never by sleeping.
+ * Concurrent calls come from one process, as in the local runner, through the in-process key
+ * lock (shared/aws/key-lock.ts), whose own behaviour closes the file. No mocks.
+ */
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createHostTable, type HostTable } from '../../../shared/aws/host-table.ts';
+import { withKeyLock } from '../../../shared/aws/key-lock.ts';
+import { type AdapterEnv, sharedAdapterEnv } from '../../helpers/adapter-env.ts';
+
+const NOW = Date.parse('2026-01-01T00:00:00.000Z');
+
+describe('hosts table adapter', () => {
+  let env: AdapterEnv;
+  let hosts: HostTable;
+  const raw = async (host: string) =>
+    (await env.clients.ddb.send(new GetCommand({ TableName: env.res.hostsTable, Key: { host } }))).Item;
+  before(async () => {
+    env = await sharedAdapterEnv();
+    hosts = createHostTable({ client: env.clients.ddb, tableName: env.res.hostsTable });
+  });
+
+  it('a slot is booked once; the next is free when it ends; back-off only pushes it later', async () => {
+    assert.equal(await hosts.slotFreeAt('s.test'), 0, 'never taken');
+    assert.deepEqual(await hosts.acquireSlot('s.test', NOW, 250), { ok: true });
+    assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 100, 250), { ok: false, waitMs: 150 });
+    assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 250, 250), { ok: true });
+    assert.equal(await hosts.slotFreeAt('s.test'), NOW + 500);
+    await hosts.backOff('s.test', NOW + 60_000);
+    await hosts.backOff('s.test', NOW + 1_000);
+    assert.equal(
+      await hosts.slotFreeAt('s.test'),
+      NOW + 60_000,
+      'an earlier back-off does not undo a later one',
+    );
+    assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 1_000, 250), { ok: false, waitMs: 59_000 });
+  });
+
+  it('concurrent takers of one slot or one lease: exactly one gets it', async () => {
+    const slots = await Promise.all(Array.from({ length: 8 }, () => hosts.acquireSlot('c.test', NOW, 1000)));
+    assert.equal(slots.filter((s) => s.ok).length, 1);
+    const leases = await Promise.all(Array.from({ length: 8 }, () => hosts.lease('robots#c', NOW, 20_000)));
+    assert.equal(leases.filter(Boolean).length, 1);
+  });
+
+  it('a lease is held until it expires; then another worker takes it', async () => {
+    assert.equal(await hosts.lease('job', NOW, 20_000), true);
+    assert.equal(await hosts.lease('job', NOW + 19_999, 20_000), false, 'still held');
+    assert.equal(await hosts.lease('job', NOW + 20_000, 20_000), true, 'expired: taken again');
+    assert.equal(await hosts.lease('job', NOW + 39_999, 5_000), false, 'the new holder has it');
+    assert.equal(await hosts.lease('other', NOW, 20_000), true, 'leases are per key');
+    // DynamoDB's TTL removes lease items an hour after they end (seconds, not ms).
+    assert.equal((await raw('lease#job'))?.expiresAt, Math.floor((NOW + 40_000) / 1000) + 3600);
+  });
+
+  it('robots.txt answers are cached until they expire; another host has none', async () => {
+    const robots = JSON.stringify({ groups: [{ disallow: ['/private/'] }] });
+    assert.equal(await hosts.getRobots('https://r.test/robots.txt', NOW), null);
+    await hosts.putRobots('https://r.test/robots.txt', robots, NOW + 86_400_000);
+    assert.equal(await hosts.getRobots('https://r.test/robots.txt', NOW + 86_399_999), robots);
+    assert.equal(await hosts.getRobots('https://r.test/robots.txt', NOW + 86_400_000), null, 'expired');
+    assert.equal(await hosts.getRobots('https://other.test/robots.txt', NOW), null);
+    await hosts.putRobots('https://r.test/robots.txt', '{"groups":[]}', NOW + 1000);
+    assert.equal(await hosts.getRobots('https://r.test/robots.txt', NOW), '{"groups":[]}', 'a put replaces');
+    assert.equal(
+      (await raw('robots#https://r.test/robots.txt'))?.expiresAt,
+      Math.floor((NOW + 1000) / 1000) + 86_400,
+    );
+  });
+
+  it('values: absent is null; put replaces; consistent and eventually consistent reads agree here', async () => {
+    assert.equal(await hosts.getValue('cursor'), null);
+    await hosts.putValue('cursor', 'a');
+    await hosts.putValue('cursor', 'b');
+    assert.equal(await hosts.getValue('cursor'), 'b');
+    assert.equal(await hosts.getValue('cursor', true), 'b');
+    assert.equal(await hosts.getValue('b'), null, 'values do not collide with other keys');
+  });
+
+  it('swapValue sets only from the expected value (null: absent)', async () => {
+    assert.equal(await hosts.swapValue('cas', 'x', 'y'), false, 'absent is not "x"');
+    assert.equal(await hosts.swapValue('cas', null, 'v1'), true);
+    assert.equal(await hosts.swapValue('cas', null, 'v2'), false, 'present is not absent');
+    assert.equal(await hosts.swapValue('cas', 'v0', 'v2'), false, 'stale');
+    assert.equal(await hosts.swapValue('cas', 'v1', 'v2'), true);
+    assert.equal(await hosts.getValue('cas', true), 'v2');
+  });
+
+  it('concurrent swaps from one value: exactly one wins and its value stays', async () => {
+    await hosts.putValue('race', 'start');
+    const won = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => hosts.swapValue('race', 'start', `w${i}`)),
+    );
+    assert.equal(won.filter(Boolean).length, 1);
+    assert.equal(await hosts.getValue('race', true), `w${won.indexOf(true)}`);
+  });
+
+  it('addCounts returns each counter before the add; concurrent adds get disjoint ranges', async () => {
+    const first = await hosts.addCounts(
+      new Map([
+        ['count#a', 5],
+        ['count#b', 1],
+      ]),
+    );
+    assert.deepEqual(
+      first,
+      new Map([
+        ['count#a', 0],
+        ['count#b', 0],
+      ]),
+    );
+    const again = await hosts.addCounts(new Map([['count#a', 2]]));
+    assert.deepEqual(again, new Map([['count#a', 5]]));
+    const befores = await Promise.all(
+      Array.from({ length: 6 }, () => hosts.addCounts(new Map([['count#c', 3]]))),
+    );
+    const starts = befores.map((m) => m.get('count#c')).sort((x = 0, y = 0) => x - y);
+    assert.deepEqual(starts, [0, 3, 6, 9, 12, 15]);
+    assert.equal((await raw('count#c'))?.urlCount, 18);
+  });
+});
+
+describe('key lock (the emulator workaround on every conditional write above)', () => {
+  it("one key's calls take turns in call order; other keys do not wait; a failure frees the key", async () => {
+    const order: string[] = [];
+    let releaseFirst!: () => void;
+    const held = new Promise<void>((r) => {
+      releaseFirst = r;
+    });
+    const first = withKeyLock('k', async () => {
+      order.push('k1 start');
+      await held;
+      order.push('k1 end');
+      throw new Error('k1 failed');
+    });
+    const second = withKeyLock('k', async () => order.push('k2'));
+    await withKeyLock('other', async () => order.push('other'));
+    assert.deepEqual(order, ['k1 start', 'other'], 'another key ran while k was held; k2 waits');
+    releaseFirst();
+    await assert.rejects(first, /k1 failed/);
+    await second;
+    assert.deepEqual(order, ['k1 start', 'other', 'k1 end', 'k2']);
+  });
+});
