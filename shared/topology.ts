@@ -79,6 +79,12 @@ export const FRONTIER: FrontierSourceSpec[] = [
 ];
 
 export const DLQ_RETENTION_DAYS = 14;
+/**
+ * The largest message a queue takes, set on every queue and DLQ: SQS allows 1 MiB since 2025 but a
+ * queue's MaximumMessageSize may still default to 256 KiB, and inline page messages (fetch-flush.ts)
+ * and redriven ones can be larger than that.
+ */
+export const QUEUE_MAX_MESSAGE_BYTES = 1024 * 1024;
 const DAY_SECONDS = 86_400;
 
 /**

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DLQ_RETENTION_DAYS } from '../../shared/topology.ts';
+import { DLQ_RETENTION_DAYS, QUEUE_MAX_MESSAGE_BYTES } from '../../shared/topology.ts';
 
 export interface WorkQueueProps {
   queueName: string;
@@ -25,6 +25,7 @@ export class WorkQueue extends Construct {
       queueName: props.dlqName,
       // 14 days is the SQS maximum retention: time to inspect and redrive poison messages.
       retentionPeriod: Duration.days(DLQ_RETENTION_DAYS),
+      maxMessageSizeBytes: QUEUE_MAX_MESSAGE_BYTES,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
     });
@@ -32,6 +33,7 @@ export class WorkQueue extends Construct {
       queueName: props.queueName,
       visibilityTimeout: Duration.seconds(props.visibilityTimeoutSeconds),
       retentionPeriod: Duration.seconds(props.retentionSeconds),
+      maxMessageSizeBytes: QUEUE_MAX_MESSAGE_BYTES,
       deadLetterQueue: { queue: this.dlq, maxReceiveCount: props.maxReceiveCount },
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

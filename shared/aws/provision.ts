@@ -15,6 +15,7 @@ import {
   DLQ_RETENTION_DAYS,
   FRONTIER,
   FRONTIER_QUEUE,
+  QUEUE_MAX_MESSAGE_BYTES,
   type QueueName,
   type QueueUrls,
   type ResourceNames,
@@ -53,6 +54,7 @@ async function createQueue(clients: AwsClients, name: string, s: QueueSettings) 
       QueueName: `${name}-dlq`,
       Attributes: {
         MessageRetentionPeriod: String(DLQ_RETENTION_DAYS * 86_400),
+        MaximumMessageSize: String(QUEUE_MAX_MESSAGE_BYTES),
         SqsManagedSseEnabled: 'true',
       },
     }),
@@ -65,6 +67,7 @@ async function createQueue(clients: AwsClients, name: string, s: QueueSettings) 
       QueueName: name,
       Attributes: {
         VisibilityTimeout: String(s.visibilityTimeoutSeconds),
+        MaximumMessageSize: String(QUEUE_MAX_MESSAGE_BYTES),
         SqsManagedSseEnabled: 'true',
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: dlqAttrs.Attributes?.QueueArn,

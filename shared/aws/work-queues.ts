@@ -11,12 +11,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { CrawlError } from '../errors.ts';
+import { QUEUE_MAX_MESSAGE_BYTES } from '../topology.ts';
 
 /** SQS limits: 10 entries per batch call; a batch's total payload ≤ 1 MiB; we stay under 256 KB per message. */
 const MAX_BATCH_ENTRIES = 10;
 export const MAX_MESSAGE_BYTES = 240 * 1024;
-/** What SQS itself takes in one message (docs: 1 MiB since 2025; moto enforces the same). */
-const SQS_MESSAGE_LIMIT = 1024 * 1024;
+/** What SQS itself takes in one message (docs: 1 MiB since 2025; moto enforces the same; every queue is set to it). */
+const SQS_MESSAGE_LIMIT = QUEUE_MAX_MESSAGE_BYTES;
 const MAX_BATCH_BYTES = 1000 * 1024;
 /** SQS DelaySeconds limit (15 minutes). */
 export const MAX_DELAY_SECONDS = 900;
