@@ -72,7 +72,7 @@ function runsTable(d: ReportData): string {
     .join('');
   const note =
     d.runs.length === 0
-      ? '<p class="none">No run records: they are written by local <code>trawl crawl</code> / <code>trawl refresh</code> runs. A deployed stack reports its throughput and requests in its CloudWatch dashboard.</p>'
+      ? '<p class="none">No run records: they are written by local <code>trawl crawl</code> / <code>trawl refresh</code> runs, and by a deployed stack\'s handlers (one usage item per hour, rows of kind <code>deployed</code>).</p>'
       : '';
   return `<table id="runs"><thead><tr><th>started (UTC)</th><th>run</th><th class="n">pages</th><th class="n">seconds</th><th class="n">pages/s</th><th class="n">AWS requests</th><th class="n">$ per million pages</th></tr></thead><tbody>${rows}</tbody></table>${note}`;
 }

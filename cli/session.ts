@@ -5,16 +5,18 @@
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
-import { currentStates as currentStatesOf, eachCurrentState } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/extract/build-document.ts';
-import { CONFIG_KEY } from '../shared/layout.ts';
+import { byCodeUnits, groupSorted } from '../shared/crawl/state/sorted-runs.ts';
+import { recordUrl, resolveRecords, type StateRecord } from '../shared/crawl/state/url-state.ts';
+import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { resourceNames, type StageName } from '../shared/topology.ts';
 import type { CrawlDocument, UrlItem } from '../shared/types.ts';
+import { type ExternalSortOptions, externalSort } from './external-sort.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
 
 export interface CrawlSession {
@@ -109,39 +111,85 @@ export async function planRefresh(_session: CrawlSession): Promise<PlannedAction
   return planRefreshCycle(containerDeps());
 }
 
-/** Every known URL's current state (table item or newest manifest line), sorted by URL. */
-export async function currentStates(session: Pick<CrawlSession, 'urls' | 'store'>): Promise<UrlItem[]> {
-  const states = await currentStatesOf(session.store, session.urls.scan());
-  return states.sort((a, b) => a.url.localeCompare(b.url));
+/** Every table item and manifest line, tagged: the input of the state resolution. */
+async function* stateRecords(session: Pick<CrawlSession, 'urls' | 'store'>): AsyncGenerator<StateRecord> {
+  for await (const key of session.store.list(PREFIXES.refresh)) {
+    for (const line of await session.store.getLines<UrlItem>(key)) yield { line };
+  }
+  for await (const item of session.urls.scan()) yield { item };
 }
 
-/** Every known URL's current state, unsorted and one at a time (`trawl report`'s aggregates). */
-export function eachState(session: Pick<CrawlSession, 'urls' | 'store'>): AsyncGenerator<UrlItem> {
-  return eachCurrentState(session.store, session.urls.scan());
+const byRecordUrl = (a: StateRecord, b: StateRecord) => byCodeUnits(recordUrl(a), recordUrl(b));
+// The listings' order (as it always was): the default locale's collation of the URLs.
+const collator = new Intl.Collator();
+const byUrl = (a: { url: string }, b: { url: string }) => collator.compare(a.url, b.url);
+
+/**
+ * Every known URL's current state (its table item and its newest manifest line, resolved by
+ * url-state.ts), forgotten URLs left out, in code-unit order of URL. Bounded memory: the records
+ * are sorted by URL on disk (cli/external-sort.ts), so one URL's records are held at a time.
+ */
+export async function* eachState(
+  session: Pick<CrawlSession, 'urls' | 'store'>,
+  opts?: ExternalSortOptions,
+): AsyncGenerator<UrlItem> {
+  const sorted = externalSort(stateRecords(session), byRecordUrl, opts);
+  for await (const records of groupSorted(sorted, recordUrl)) {
+    const state = resolveRecords(records);
+    if (state) yield state;
+  }
 }
 
-/** The current index: every URL with a document, read through its bulk pointer. */
-export async function* documents(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
-  const byBulk = new Map<string, UrlItem[]>();
-  for (const item of await currentStates(session)) {
-    if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
-    byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
+/** Every known URL's current state, sorted by URL as the listings print it; bounded memory. */
+export function currentStates(
+  session: Pick<CrawlSession, 'urls' | 'store'>,
+  opts?: ExternalSortOptions,
+): AsyncGenerator<UrlItem> {
+  return externalSort(eachState(session, opts), byUrl, opts);
+}
+
+interface DocPointer {
+  bulk: string;
+  line: number;
+}
+
+/** The documents the pointers name, reading each bulk once (the pointers come sorted by bulk). */
+async function* readDocs(
+  store: PageStore,
+  pointers: AsyncIterable<DocPointer>,
+): AsyncGenerator<CrawlDocument> {
+  let bulk: string | undefined;
+  let lines: CrawlDocument[] = [];
+  for await (const p of pointers) {
+    if (p.bulk !== bulk) [bulk, lines] = [p.bulk, await store.getLines<CrawlDocument>(p.bulk)];
+    const doc = lines[p.line];
+    if (doc) yield doc;
   }
-  const out: CrawlDocument[] = [];
-  for (const [bulk, items] of byBulk) {
-    const lines = await session.store.getLines<CrawlDocument>(bulk);
-    for (const item of items) {
-      const doc = lines[item.docLine as number];
-      if (doc) out.push(doc);
-    }
+}
+
+async function* docPointers(states: AsyncIterable<UrlItem>): AsyncGenerator<DocPointer> {
+  for await (const s of states) {
+    if (s.docBulk && s.docLine !== undefined && s.docLine !== null)
+      yield { bulk: s.docBulk, line: s.docLine };
   }
-  out.sort((a, b) => a.url.localeCompare(b.url));
-  for (const doc of out) yield applyMapping(doc, session.config.index.mapping);
+}
+
+const byPointer = (a: DocPointer, b: DocPointer) => byCodeUnits(a.bulk, b.bulk) || a.line - b.line;
+
+/** The current index, sorted by URL: every URL with a document, read through its bulk pointer. */
+export async function* documents(
+  session: CrawlSession,
+  opts?: ExternalSortOptions,
+): AsyncGenerator<Record<string, unknown>> {
+  const pointers = externalSort(docPointers(eachState(session, opts)), byPointer, opts);
+  for await (const doc of externalSort(readDocs(session.store, pointers), byUrl, opts)) {
+    yield applyMapping(doc, session.config.index.mapping);
+  }
 }
 
 /** Every known URL in the `trawl urls` shape (docs/documents.md). */
 export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
-  for (const i of await currentStates(session)) {
+  for await (const i of currentStates(session)) {
     yield {
       url: i.url,
       state: i.state,

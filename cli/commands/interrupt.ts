@@ -5,7 +5,7 @@
  * or the deadline, exits at once: nothing is lost either way, since every lease ends by itself.
  */
 import type { LocalRunner } from '../runner.ts';
-import { type CrawlSession, currentStates } from '../session.ts';
+import { type CrawlSession, eachState } from '../session.ts';
 
 export interface StopRequest {
   signal: 'SIGINT' | 'SIGTERM';
@@ -66,7 +66,7 @@ export async function reportResume(session: CrawlSession): Promise<void> {
   let pending = 0;
   let errors = 0;
   let documents = 0;
-  for (const item of await currentStates(session)) {
+  for await (const item of eachState(session)) {
     if (item.state === 'pending') pending++;
     else if (item.state === 'error') errors++;
     if (item.docBulk) documents++;

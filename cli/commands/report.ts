@@ -1,10 +1,12 @@
 /**
  * `trawl report -c FILE [-o report.html]`: one self-contained HTML page about a crawl, built from
  * the same readers as `trawl urls`, `trawl docs` and `trawl changes`, streamed into bounded
- * aggregates (shared/report/report-model.ts), plus the run records of the last local runs.
+ * aggregates (shared/report/report-model.ts), plus the run records of the last local runs and a
+ * deployed stack's hourly usage (shared/stages/usage.ts), priced alike.
  */
 import { writeFileSync } from 'node:fs';
-import { lastRunRecords } from '../../shared/aws/run-records.ts';
+import { createHostTable } from '../../shared/aws/host-table.ts';
+import { deployedUsageRecords, lastRunRecords } from '../../shared/aws/run-records.ts';
 import { parseDuration } from '../../shared/config.ts';
 import { ReportAggregate, type ReportData } from '../../shared/report/report-model.ts';
 import { eachChange } from '../change-feed.ts';
@@ -25,6 +27,10 @@ export async function buildReport(session: CrawlSession, where: string, nowMs: n
   for await (const state of eachState(session)) agg.addState(state);
   for await (const change of eachChange(session)) agg.addChange(change);
   for (const run of await lastRunRecords(session.store)) agg.addRun(run);
+  // A deployed stack's handlers record their usage by the hour (shared/stages/usage.ts).
+  const hosts = createHostTable({ client: session.monitor.ddb, tableName: session.resources.hostsTable });
+  const nowIso = new Date(nowMs).toISOString();
+  for (const run of await deployedUsageRecords(hosts, session.config.name, nowIso)) agg.addRun(run);
   return agg.finish();
 }
 

@@ -22,7 +22,7 @@ import {
   searchEngineStatus,
   stopSearchEngine,
 } from '../search-engine.ts';
-import { type CrawlSession, currentStates } from '../session.ts';
+import { type CrawlSession, eachState } from '../session.ts';
 import { listingSession as session } from './listing.ts';
 
 /**
@@ -134,7 +134,7 @@ export async function reindexCommand(opts: { config: string }): Promise<void> {
 
 async function writeDocuments(crawl: CrawlSession, client: Client, index: string): Promise<number> {
   const byBulk = new Map<string, UrlItem[]>();
-  for (const item of await currentStates(crawl)) {
+  for await (const item of eachState(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
     byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
   }

@@ -18,7 +18,7 @@ import {
   loadDeployment,
   useDeployment,
 } from '../deployment.ts';
-import { currentStates, openSession } from '../session.ts';
+import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 
 interface Depth {
@@ -81,7 +81,7 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   const session = await openSession(loadConfigFile(file), { resources });
   const urls: Record<string, number> = {};
   let documents = 0;
-  for (const item of await currentStates(session)) {
+  for await (const item of eachState(session)) {
     const kind = item.state === 'error' && item.errorKind ? `error/${item.errorKind}` : item.state;
     urls[kind] = (urls[kind] ?? 0) + 1;
     if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;

@@ -78,6 +78,8 @@ export function stageFunction(
       POWERTOOLS_SERVICE_NAME: 'trawl',
       // The handlers print CloudWatch embedded-metric lines (shared/stages/metrics.ts) only on AWS.
       TRAWL_METRICS: '1',
+      // Each invocation adds its AWS requests, time and pages to the hour's usage item (shared/stages/usage.ts).
+      TRAWL_USAGE: '1',
     },
     bundling: {
       format: OutputFormat.ESM,

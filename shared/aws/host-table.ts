@@ -4,7 +4,13 @@
  * distributed lock: no two workers hit one host closer together than its delay.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { withKeyLock } from './key-lock.ts';
 
 export interface HostItem {
@@ -36,6 +42,10 @@ export interface HostTable {
   swapValue(key: string, expected: string | null, value: string): Promise<boolean>;
   /** Adds to named counters (scope.traps caps), one UpdateItem each; returns each counter's value before. */
   addCounts(counts: Map<string, number>): Promise<Map<string, number>>;
+  /** Adds named counters to one item (a deployed stack's usage hour) in one UpdateItem; it expires at `expiresAt` (s). */
+  addToItem(key: string, counters: Record<string, number>, expiresAt: number): Promise<void>;
+  /** The counters of each present item of `keys` (the report's reader, not a stage's). */
+  getItems(keys: string[]): Promise<Map<string, Record<string, number>>>;
 }
 
 /** Creates the adapter around the hosts table. */
@@ -180,6 +190,40 @@ export function createHostTable({
         before.set(key, Number(res.Attributes?.urlCount ?? n) - n);
       }
       return before;
+    },
+    async addToItem(key, counters, expiresAt) {
+      const entries = Object.entries(counters).filter(([, n]) => n !== 0);
+      // Counter names hold dots ("call.S3.PutObject"): every name goes through a placeholder.
+      const names = Object.fromEntries(entries.map(([k], i) => [`#c${i}`, k]));
+      const values = Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n]));
+      const add = entries.map((_, i) => `#c${i} :c${i}`).join(', ');
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { host: key },
+          UpdateExpression: `SET expiresAt = :exp${add ? ` ADD ${add}` : ''}`,
+          ExpressionAttributeNames: entries.length > 0 ? names : undefined,
+          ExpressionAttributeValues: { ...values, ':exp': expiresAt },
+        }),
+      );
+    },
+    async getItems(keys) {
+      const out = new Map<string, Record<string, number>>();
+      for (let i = 0; i < keys.length; i += 100) {
+        let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
+          [tableName]: { Keys: keys.slice(i, i + 100).map((host) => ({ host })) },
+        };
+        // Unprocessed keys (throttling) are asked again until none is left.
+        while (request && Object.keys(request).length > 0) {
+          const res = await client.send(new BatchGetCommand({ RequestItems: request }));
+          for (const item of res.Responses?.[tableName] ?? []) {
+            const { host, expiresAt: _exp, ...counters } = item as Record<string, number> & { host: string };
+            out.set(host, counters);
+          }
+          request = res.UnprocessedKeys as typeof request;
+        }
+      }
+      return out;
     },
   };
 }

@@ -38,7 +38,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'queues:frontier': ['sqs:SendMessage'],
     // Reads the start URLs' and sitemaps' items, then claims the new ones (conditional put).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
-    // robots.txt (cache read and write, the host's politeness slot) and the schedule-run time.
+    // robots.txt (cache read and write, the host's politeness slot), the schedule-run time and,
+    // in every stage, the usage record: one UpdateItem per invocation (shared/stages/usage.ts).
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     'function:fetch': ['lambda:InvokeFunction'],
   },
@@ -67,7 +68,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     // Read-before-write claims: BatchGetItem, then a conditional PutItem per new URL; with
     // refresh.orphanGrace, a known URL's link stamp (reachedAt: one UpdateItem per quarter grace).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-    // scope.traps: one atomic ADD per counter (URLs per host, query variants per path) per batch.
+    // scope.traps: one atomic ADD per counter (URLs per host, query variants per path) per batch;
+    // the usage record.
     'table:hosts': ['dynamodb:UpdateItem'],
     'objects:pages/': ['s3:GetObject'],
     // Document bulks and spilled outcomes (docs/spill/).
@@ -78,8 +80,9 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     ...CONFIG,
     // Whole items only (BatchWriteItem puts and deletes); BatchGetItem reads compound elements' states.
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
-    // index.foldDuplicates: the content digest → keeping URL entries (read, conditional put).
-    'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // index.foldDuplicates: the content digest → keeping URL entries (read, conditional put); the
+    // usage record (ADD to the hour's item, shared/stages/usage.ts).
+    'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     // A duplicate that takes a document over, or the page that lost it, is fetched again.
     'queues:frontier': ['sqs:SendMessage'],
     // docs/: spilled outcomes are read (the extract stage writes documents); changes/: only appended.
@@ -94,8 +97,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
     'list:refresh/': ['s3:ListBucket'],
-    // The refresh cursor and the schedule-run time are key/value items of the hosts table.
-    'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem'],
+    // The refresh cursor and the schedule-run time are key/value items of the hosts table; the usage record.
+    'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     'queues:frontier': ['sqs:SendMessage'],
     'objects:changes/': ['s3:PutObject'],
     'bus:default': ['events:PutEvents'],

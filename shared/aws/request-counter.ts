@@ -45,6 +45,15 @@ export interface AwsCall {
 const stageScope = new AsyncLocalStorage<string>();
 const watchers = new Set<(call: AwsCall) => void>();
 
+// One handler invocation's own requests (the deployed usage record, shared/stages/usage.ts): the
+// local runner runs invocations side by side, so the process-wide counter cannot tell them apart.
+const invocationScope = new AsyncLocalStorage<RequestCounts>();
+
+/** Runs `fn` with its AWS requests also counted into `counts`. */
+export function countedInto<T>(counts: RequestCounts, fn: () => T): T {
+  return invocationScope.run(counts, fn);
+}
+
 /** Runs `fn` with every AWS request it makes attributed to `stage`. */
 export function inStage<T>(stage: string, fn: () => T): T {
   return stageScope.run(stage, fn);
@@ -90,6 +99,27 @@ function receivedBytes(output: { Messages?: { Body?: string }[] } | undefined): 
   return (output?.Messages ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.Body ?? ''), 0);
 }
 
+/** Adds what one answered request costs to `counts` (its call was counted when it was sent). */
+function tally(
+  counts: RequestCounts,
+  service: string,
+  op: string,
+  input: Record<string, unknown>,
+  output: unknown,
+): void {
+  if (service === 'DynamoDB') {
+    const [w, r] = dynamoUnits(op, input);
+    counts.dynamoWriteUnits += w;
+    counts.dynamoReadUnits += r;
+  }
+  if (service === 'SQS') {
+    // Billed per 64 KB of payload, what is sent and what a receive returns.
+    const sent = sqsPayloadBytes(input);
+    const received = receivedBytes(output as { Messages?: { Body?: string }[] });
+    counts.sqsBilledRequests += Math.max(1, Math.ceil(Math.max(sent, received) / SQS_BILLING_CHUNK));
+  }
+}
+
 /** The middleware: counts after the call is built, so retries by the SDK count once per attempt. */
 // biome-ignore lint/suspicious/noExplicitAny: one middleware fits every client's input/output types
 export function countingMiddleware(service: string): Pluggable<any, any> {
@@ -102,25 +132,16 @@ export function countingMiddleware(service: string): Pluggable<any, any> {
             '',
           );
           const key = `${service}.${op}`;
-          requestCounts.calls[key] = (requestCounts.calls[key] ?? 0) + 1;
+          const own = invocationScope.getStore();
+          const targets = own ? [requestCounts, own] : [requestCounts];
+          for (const counts of targets) counts.calls[key] = (counts.calls[key] ?? 0) + 1;
           if (watchers.size > 0) {
             const call = { stage: stageScope.getStore(), service, operation: op, input: args.input };
             for (const w of watchers) w(call);
           }
           const result = await next(args);
-          if (service === 'DynamoDB') {
-            const [w, r] = dynamoUnits(op, args.input as Record<string, unknown>);
-            requestCounts.dynamoWriteUnits += w;
-            requestCounts.dynamoReadUnits += r;
-          }
-          if (service === 'SQS') {
-            // Billed per 64 KB of payload, what is sent and what a receive returns.
-            const sent = sqsPayloadBytes(args.input as Record<string, unknown>);
-            const received = receivedBytes(result.output as { Messages?: { Body?: string }[] });
-            requestCounts.sqsBilledRequests += Math.max(
-              1,
-              Math.ceil(Math.max(sent, received) / SQS_BILLING_CHUNK),
-            );
+          for (const counts of targets) {
+            tally(counts, service, op, args.input as Record<string, unknown>, result.output);
           }
           return result;
         },

@@ -1,6 +1,11 @@
-/** Run records in the crawl's bucket (`runs/`): one small JSON object per local crawl or refresh. */
+/**
+ * Run records in the crawl's bucket (`runs/`): one small JSON object per local crawl or refresh;
+ * and a deployed stack's hourly usage items (hosts table) read back as run records.
+ */
 import { createHash } from 'node:crypto';
 import { RUNS_PREFIX, type RunRecord, runRecordKey } from '../report/run-record.ts';
+import { recentUsageHours, usageKey, usageRunRecord } from '../report/usage-record.ts';
+import type { HostTable } from './host-table.ts';
 import type { PageStore } from './page-store.ts';
 
 /**
@@ -29,4 +34,24 @@ export async function lastRunRecords(store: PageStore, limit = 20): Promise<RunR
     if (r) out.push(r);
   }
   return out;
+}
+
+/**
+ * A deployed stack's usage (shared/stages/usage.ts) over the last `days` days, one run record per
+ * hour that has any, oldest first, the newest `limit` of them: 2 BatchGetItem calls a week.
+ */
+export async function deployedUsageRecords(
+  hosts: HostTable,
+  crawl: string,
+  nowIso: string,
+  days = 7,
+  limit = 24,
+): Promise<RunRecord[]> {
+  const hours = recentUsageHours(nowIso, days);
+  const items = await hosts.getItems(hours.map((h) => usageKey(h)));
+  return hours
+    .filter((h) => items.has(usageKey(h)))
+    .slice(0, limit)
+    .reverse()
+    .map((h) => usageRunRecord(crawl, h, items.get(usageKey(h)) ?? {}));
 }

@@ -10,7 +10,8 @@ import { FUNCTIONS, type StageName } from '../topology.ts';
 export const RUNS_PREFIX = 'runs/';
 
 export interface RunRecord {
-  kind: 'crawl' | 'refresh';
+  /** a local crawl or refresh, or an hour of a deployed stack (usage-record.ts) */
+  kind: 'crawl' | 'refresh' | 'deployed';
   crawl: string;
   startedAt: string;
   finishedAt: string;

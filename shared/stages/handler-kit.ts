@@ -6,10 +6,12 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inStage } from '../aws/request-counter.ts';
+import type { StageName } from '../topology.ts';
 import type { BatchResult, StageRecord } from '../types.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
 import { bump, logger } from './logger.ts';
 import { batchMetrics, containerMetrics, publishMetrics } from './metrics.ts';
+import { withUsage } from './usage.ts';
 
 /** Lambda stops us at its timeout; we stop starting new work this long before. */
 export const DEADLINE_MARGIN_MS = 15_000;
@@ -43,7 +45,9 @@ async function runBatch<T>(
 ): Promise<SQSBatchResponse> {
   const deps = containerDeps(stage);
   const started = Date.now();
-  const result = await run(deps, decodeRecords<T>(event));
+  const result = await withUsage(deps, stage as StageName, event, noPages, () =>
+    run(deps, decodeRecords<T>(event)),
+  );
   for (const [k, v] of Object.entries(result.stats)) bump(k, v);
   // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested.
   deps.log.info(`${stage} batch`, {
@@ -77,11 +81,21 @@ async function runScheduled<R>(
 ): Promise<R> {
   const deps = containerDeps(stage);
   const started = new Date(deps.now()).toISOString();
-  const result = await run(deps, context, event);
-  deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
-  // `trawl status` shows when each schedule last ran: one write per scheduled run.
-  if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
-  return result;
+  return withUsage(deps, stage as StageName, event, pagesOf(stage), async () => {
+    const result = await run(deps, context, event);
+    deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
+    // `trawl status` shows when each schedule last ran: one write per scheduled run.
+    if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
+    return result;
+  });
+}
+
+const noPages = () => 0;
+
+/** The pages an invocation fetched, for its usage record: the fetch stage's summary says. */
+function pagesOf(stage: string): (result: unknown) => number {
+  if (stage !== 'fetch') return noPages;
+  return (result) => Number((result as { fetched?: unknown } | null)?.fetched) || 0;
 }
 
 /** The hosts-table value holding when `stage`'s EventBridge schedule last started it. */

@@ -120,6 +120,24 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       `${site.url}/a`,
       `${site.url}/b`,
     ]);
+    // Issue 18: the deployed handlers' hourly usage items price the crawl in `trawl report`.
+    const out = join(cwd, 'report.html');
+    const report = await trawl(['report', '-c', cfg, '-o', out]);
+    assert.equal(report.code, 0, report.stderr);
+    const json = /<script id="report-data" type="application\/json">(.*?)<\/script>/s.exec(
+      readFileSync(out, 'utf8'),
+    );
+    const runs = (
+      JSON.parse(json?.[1] ?? '{}') as {
+        runs: { kind: string; pages: number; costPerMillion: number | null }[];
+      }
+    ).runs;
+    const hours = runs.filter((r) => r.kind === 'deployed');
+    assert.ok(hours.reduce((n, r) => n + r.pages, 0) >= 4, JSON.stringify(runs));
+    assert.ok(
+      hours.some((r) => (r.costPerMillion ?? 0) > 0),
+      JSON.stringify(runs),
+    );
   });
 
   it('a refresh cycle (the refresh function invoked) fetches a changed page again', async () => {

@@ -85,6 +85,10 @@ describe('observability: dashboard and alarms', () => {
       (f) => f.Properties.Environment?.Variables?.TRAWL_CRAWL,
     );
     assert.equal(fns.length, Object.keys(FUNCTIONS).length);
-    for (const f of fns) assert.equal(f.Properties.Environment.Variables.TRAWL_METRICS, '1');
+    for (const f of fns) {
+      assert.equal(f.Properties.Environment.Variables.TRAWL_METRICS, '1');
+      // The usage record (shared/stages/usage.ts): the report's cost of a deployed crawl.
+      assert.equal(f.Properties.Environment.Variables.TRAWL_USAGE, '1');
+    }
   });
 });

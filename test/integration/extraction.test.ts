@@ -44,7 +44,7 @@ const byteLength = (r: Route) =>
 /** docBulk:docLine of every URL with a document (the stable address, docs/design-facts.md). */
 async function pointers(session: CrawlSession): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const item of await currentStates(session))
+  for await (const item of currentStates(session))
     if (item.docBulk) out.set(item.url, `${item.docBulk}:${item.docLine}`);
   return out;
 }

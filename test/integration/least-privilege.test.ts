@@ -42,6 +42,8 @@ const collapse = (line: string) => line.replace(/ frontier:\w+$/, ' frontier:*')
 function asDeployed(crawlName: string): void {
   process.env.TRAWL_FETCH_FUNCTION = resourceNames(crawlName).function('fetch');
   process.env.TRAWL_EVENT_BUS = 'default';
+  // The stack switches the usage record on (infra/: one UpdateItem per invocation on the hosts table).
+  process.env.TRAWL_USAGE = '1';
   for (const stage of STAGES) {
     containerDeps(stage).clients.lambda.middlewareStack.add(
       () => async () => ({ output: { StatusCode: 202, $metadata: {} }, response: {} }),
@@ -81,6 +83,7 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     recorder?.stop();
     delete process.env.TRAWL_FETCH_FUNCTION;
     delete process.env.TRAWL_EVENT_BUS;
+    delete process.env.TRAWL_USAGE;
     await site?.close();
     await emu?.stop();
   });

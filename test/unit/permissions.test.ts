@@ -53,4 +53,10 @@ describe('permissions declaration', () => {
     // scope.traps counts links per host and pattern: one UpdateItem (ADD), never a whole item.
     assert.deepEqual(STAGE_ACCESS.extract['table:hosts'], ['dynamodb:UpdateItem']);
   });
+
+  it('lets every stage add its usage record to the hosts table (issue 18: one UpdateItem per invocation)', () => {
+    for (const [stage, access] of Object.entries(STAGE_ACCESS)) {
+      assert.ok(access['table:hosts']?.includes('dynamodb:UpdateItem'), stage);
+    }
+  });
 });

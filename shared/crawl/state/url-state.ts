@@ -55,6 +55,22 @@ export function resolveState(item: UrlItem | undefined, line: UrlItem | undefine
   return item;
 }
 
+/** A table item or a manifest line, tagged so both travel in one stream sorted by URL (cli/session.ts). */
+export type StateRecord = { item: UrlItem } | { line: UrlItem };
+
+export const recordUrl = (r: StateRecord): string => ('item' in r ? r.item : r.line).url;
+
+/** A URL's current state from all of its records (one group of that stream), as `resolveState`. */
+export function resolveRecords(records: StateRecord[]): UrlItem | undefined {
+  let item: UrlItem | undefined;
+  let line: UrlItem | undefined;
+  for (const r of records) {
+    if ('item' in r) item = r.item;
+    else if (isNewerLine(r.line, line)) line = r.line;
+  }
+  return resolveState(item, line);
+}
+
 /** When a URL was last reached by a link or a sitemap entry: its stamp, else its claim. */
 export function reachedAt(item: UrlItem): string | undefined {
   const [a, b] = [item.reachedAt, item.discoveredAt];
