@@ -1,11 +1,10 @@
 /**
- * The CLI's state reader in bounded memory (issue 18): 40,000 synthetic URLs (items and lines:
- * ~18 MB of JSON; holding the 40,000 resolved states alone takes ~17 MB of heap, measured) go
- * through the on-disk sort with 1 MB runs. The live heap, sampled after a full GC every 10,000
- * records read and states resolved, grew 7.5–10 MB here whatever the count: the run buffer, the
- * runs' read-ahead and the code. A memory ceiling, not a time one; bench/state-memory.ts prints
- * the figures for a million.
- */
+ * The CLI's state reader in bounded memory (issue 18): 80,000 synthetic URLs (items and lines:
+ * ~36 MB of JSON; holding the 80,000 resolved states alone takes ~34 MB of heap) go through the
+ * on-disk sort with 1 MB runs. The live heap, sampled after a full GC every 10,000 records read
+ * and states resolved, grew 7.5–10 MB for 40,000 and 10.9–11.5 MB for 80,000 here: the run buffer,
+ * the runs' read-ahead (at most 64 runs are merged at once) and the code. A memory ceiling, not a
+ * time one; bench/state-memory.ts prints the figures for a million. */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,9 +40,9 @@ async function peakGrowth(n: number, dir: string, check: (s: UrlItem) => void): 
   return peak;
 }
 
-describe('eachState over 40,000 URLs', () => {
-  it('resolves every URL, in URL order, with a live heap growth under 12 MB', async () => {
-    const n = 40_000;
+describe('eachState over 80,000 URLs', () => {
+  it('resolves every URL, in URL order, with a live heap growth under 20 MB (holding them would take ~34 MB)', async () => {
+    const n = 80_000;
     const dir = mkdtempSync(join(tmpdir(), 'trawl-mem-test-'));
     let [count, errors, done, prev] = [0, 0, 0, ''];
     try {
@@ -57,7 +56,8 @@ describe('eachState over 40,000 URLs', () => {
       assert.equal(count, n);
       assert.equal(errors, n / 20);
       assert.equal(done, n - n / 20, 'the newest of two lines wins');
-      assert.ok(peak < 12 * 1024 * 1024, `live heap grew ${(peak / 1048576).toFixed(1)} MB`);
+      console.log(`live heap grew ${(peak / 1048576).toFixed(1)} MB`);
+      assert.ok(peak < 20 * 1024 * 1024, `live heap grew ${(peak / 1048576).toFixed(1)} MB`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
