@@ -22,6 +22,7 @@ import type {
   StageRecord,
 } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { createPdfWorkerReader } from './pdf-worker.ts';
 import { sendTasks } from './send-tasks.ts';
 import { trapGate } from './trap-gate.ts';
 
@@ -34,6 +35,9 @@ function deciderFor(config: CrawlConfig): UrlDecider {
   if (deciderCache?.config !== config) deciderCache = { config, decider: createUrlDecider(config) };
   return deciderCache.decider;
 }
+
+/** One PDF worker thread per container, started at the first PDF and kept between invocations. */
+const pdfReader = createPdfWorkerReader();
 
 /** Processes a batch of extract messages. */
 export async function runExtractStage(
@@ -82,7 +86,7 @@ async function extractRecord(
   const outcomes: PageOutcome[] = [];
   const tasks = [];
   for (const page of pages) {
-    const r = await processPage(page, { config, decider, now });
+    const r = await processPage(page, { config, decider, now, readPdf: pdfReader.read });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
     for (const [reason, n] of Object.entries(r.rejected))
