@@ -6,9 +6,11 @@
  * extraction keeps the pages read. One worker is kept between PDFs (its start-up, loading pdf.js,
  * is paid once per container) and replaced when it was stopped.
  *
- * The worker runs this same module: under tsx its .ts file, in a Lambda bundle the bundle itself
- * (import.meta.url is the bundle's), told by workerData to serve PDF jobs.
+ * The worker runs this same module, told by workerData to serve PDF jobs: under tsx its .ts file;
+ * in a Lambda bundle pdf-worker.mjs, this module bundled on its own beside the handler's bundle
+ * (infra/constructs/stage-function.ts), else the handler's bundle itself (import.meta.url).
  */
+import { existsSync } from 'node:fs';
 import { isMainThread, type MessagePort, parentPort, Worker, workerData } from 'node:worker_threads';
 import {
   collapse,
@@ -27,6 +29,7 @@ interface PdfJob {
 }
 
 type PdfReply =
+  | { kind: 'ready' }
   | { kind: 'opened'; pages: number }
   | { kind: 'page'; text: string }
   | { kind: 'done'; result: PdfText }
@@ -47,10 +50,12 @@ interface Progress {
 interface Held {
   worker: Worker;
   heapMb: number;
+  /** the worker has loaded pdf.js and said so: its start-up is not counted in limits.pdfTimeMs */
+  ready: boolean;
 }
 
 /** Creates a reader that runs each PDF in a (reused) worker thread, stopped at the limits. */
-export function createPdfWorkerReader(entry: URL = new URL(import.meta.url)): PdfWorkerReader {
+export function createPdfWorkerReader(entry: URL = workerEntry()): PdfWorkerReader {
   let idle: Held | null = null;
   const take = (heapMb: number): Held => {
     const held = idle?.heapMb === heapMb ? idle : null;
@@ -67,7 +72,7 @@ export function createPdfWorkerReader(entry: URL = new URL(import.meta.url)): Pd
       // the heap of pdf.js and the document; exceeding it ends the thread, not the invocation
       resourceLimits: { maxOldGenerationSizeMb: heapMb },
     });
-    return { worker, heapMb };
+    return { worker, heapMb, ready: false };
   };
   const giveBack = (held: Held) => {
     held.worker.unref(); // an idle worker must not keep a CLI or test process alive
@@ -82,6 +87,14 @@ export function createPdfWorkerReader(entry: URL = new URL(import.meta.url)): Pd
       if (held) await held.worker.terminate();
     },
   };
+}
+
+/** This module's own bundle when one lies beside the handler's (half the start-up), else this module. */
+function workerEntry(): URL {
+  const self = new URL(import.meta.url);
+  if (self.pathname.endsWith('.ts')) return self;
+  const own = new URL('./pdf-worker.mjs', self);
+  return existsSync(own) ? own : self;
 }
 
 /**
@@ -114,9 +127,14 @@ function runJob(
         void worker.terminate();
         resolve(partial(read, limit, reason));
       });
-    const timer = setTimeout(() => stop('limit-pdf-time', timeReason(read, limits.maxMs)), limits.maxMs);
+    let timer: NodeJS.Timeout | undefined;
+    const startClock = () => {
+      held.ready = true;
+      timer = setTimeout(() => stop('limit-pdf-time', timeReason(read, limits.maxMs)), limits.maxMs);
+    };
     const onMessage = (reply: PdfReply) => {
-      if (reply.kind === 'opened') read.total = reply.pages;
+      if (reply.kind === 'ready') startClock();
+      else if (reply.kind === 'opened') read.total = reply.pages;
       else if (reply.kind === 'page') read.pages.push(reply.text);
       else
         settle(() => {
@@ -133,6 +151,7 @@ function runJob(
     const onExit = (code: number) =>
       settle(() => reject(new CrawlError(`PDF worker exited (code ${code}) before answering`)));
     worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    if (held.ready) startClock();
     const copy = new Uint8Array(bytes); // transferred: the caller's bytes stay usable
     worker.postMessage({ bytes: copy, maxPages: limits.maxPages } satisfies PdfJob, [copy.buffer]);
   });
@@ -168,6 +187,7 @@ function servePdfJobs(port: MessagePort): void {
       port.postMessage({ kind: 'failed', message: (error as Error).message } satisfies PdfReply);
     }
   });
+  port.postMessage({ kind: 'ready' } satisfies PdfReply);
 }
 
 if (!isMainThread && parentPort && (workerData as { role?: string } | null)?.role === ROLE) {
