@@ -16,6 +16,7 @@ import {
   collapse,
   type PdfLimitKey,
   type PdfReader,
+  type PdfReadLimits,
   type PdfText,
   pdfToText,
 } from '../crawl/extract/pdf-text.ts';
@@ -80,7 +81,16 @@ export function createPdfWorkerReader(entry: URL = workerEntry()): PdfWorkerRead
     else idle = held;
   };
   return {
-    read: (bytes, limits) => runJob(take(limits.maxHeapMb), bytes, limits, giveBack),
+    read: async (bytes, limits) => {
+      // nothing left of the invocation's time: not started (nor the kept worker stopped)
+      if (limits.leftMs !== undefined && limits.leftMs <= 0)
+        return partial(
+          { total: 0, pages: [] },
+          'limit-pdf-time',
+          timeReason({ total: 0, pages: [] }, limits),
+        );
+      return runJob(take(limits.maxHeapMb), bytes, limits, giveBack);
+    },
     async close() {
       const held = idle;
       idle = null;
@@ -111,7 +121,7 @@ function workerExecArgv(entry: URL): string[] | undefined {
 function runJob(
   held: Held,
   bytes: Uint8Array,
-  limits: Parameters<PdfReader>[1],
+  limits: PdfReadLimits,
   giveBack: (held: Held) => void,
 ): Promise<PdfText> {
   const { worker } = held;
@@ -130,7 +140,8 @@ function runJob(
     let timer: NodeJS.Timeout | undefined;
     const startClock = () => {
       held.ready = true;
-      timer = setTimeout(() => stop('limit-pdf-time', timeReason(read, limits.maxMs)), limits.maxMs);
+      const ms = Math.min(limits.maxMs, limits.leftMs ?? limits.maxMs);
+      timer = setTimeout(() => stop('limit-pdf-time', timeReason(read, limits)), ms);
     };
     const onMessage = (reply: PdfReply) => {
       if (reply.kind === 'ready') startClock();
@@ -161,9 +172,12 @@ function partial(read: Progress, limit: PdfLimitKey, reason: string): PdfText {
   return { text: collapse(read.pages.join(' ')), title: null, pages: read.total, cut: { limit, reason } };
 }
 
-function timeReason(read: Progress, maxMs: number): string {
+function timeReason(read: Progress, limits: PdfReadLimits): string {
   const done = read.total ? `${read.pages.length} of ${read.total} pages read` : 'the PDF not opened';
-  return `${done} within limits.pdfTimeMs (${maxMs} ms): the extraction was stopped mid-page`;
+  const left = limits.leftMs ?? limits.maxMs;
+  if (left < limits.maxMs)
+    return `${done} within the time left of the extract invocation (${Math.max(0, Math.round(left))} ms, under limits.pdfTimeMs): the extraction was stopped`;
+  return `${done} within limits.pdfTimeMs (${limits.maxMs} ms): the extraction was stopped mid-page`;
 }
 
 function memoryReason(read: Progress, heapMb: number): string {

@@ -23,10 +23,16 @@ export type PdfLimitKey = 'limit-pdf-pages' | 'limit-pdf-time' | 'limit-pdf-memo
  * Reads a PDF within limits.pdfPages / pdfTimeMs / pdfMemoryMb: the port through which the page
  * decision gets PDF text (the extract stage supplies one that runs pdf.js in a worker thread).
  */
-export type PdfReader = (
-  bytes: Uint8Array,
-  limits: { maxPages: number; maxMs: number; maxHeapMb: number },
-) => Promise<PdfText>;
+export type PdfReader = (bytes: Uint8Array, limits: PdfReadLimits) => Promise<PdfText>;
+
+/** limits.pdfPages / pdfTimeMs / pdfMemoryMb, and what is left of the invocation's time for PDFs. */
+export interface PdfReadLimits {
+  maxPages: number;
+  maxMs: number;
+  maxHeapMb: number;
+  /** ms the caller can still wait (its Lambda timeout); when under maxMs the PDF is stopped at it */
+  leftMs?: number;
+}
 
 /** Told as extraction goes, so a caller that stops it (a worker's owner) keeps what was read. */
 export interface PdfProgress {
