@@ -73,7 +73,12 @@ export function createPdfWorkerReader(entry: URL = workerEntry()): PdfWorkerRead
       // the heap of pdf.js and the document; exceeding it ends the thread, not the invocation
       resourceLimits: { maxOldGenerationSizeMb: heapMb },
     });
-    return { worker, heapMb, ready: false };
+    const fresh: Held = { worker, heapMb, ready: false };
+    // a kept worker that died while idle is not handed the next PDF
+    worker.once('exit', () => {
+      if (idle === fresh) idle = null;
+    });
+    return fresh;
   };
   const giveBack = (held: Held) => {
     held.worker.unref(); // an idle worker must not keep a CLI or test process alive
