@@ -35,7 +35,7 @@ console.log(
 );
 
 const reader = createPdfWorkerReader();
-const limits = { maxPages: 1000, maxMs: pdfTimeMs, maxHeapMb: 192 };
+const limits = { maxPages: 1000, maxMs: pdfTimeMs, maxHeapMb: 128 };
 const first = await timed(() => reader.read(minimalPdf('warm-up'), limits));
 const next = await timed(() => reader.read(minimalPdf('again'), limits));
 console.log(`worker: first PDF ${first.ms.toFixed(0)} ms (start-up), next ${next.ms.toFixed(0)} ms`);

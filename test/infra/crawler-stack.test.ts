@@ -324,7 +324,7 @@ describe('CrawlerStack', () => {
     const reader = createPdfWorkerReader(pathToFileURL(join(assetDir('extract'), 'pdf-worker.mjs')));
     try {
       const pdf = minimalPdf('Text from the bundled worker', 'Bundled');
-      const read = await reader.read(pdf, { maxPages: 10, maxMs: 60_000, maxHeapMb: 192 });
+      const read = await reader.read(pdf, { maxPages: 10, maxMs: 60_000, maxHeapMb: 128 });
       assert.deepEqual([read.text, read.title], ['Text from the bundled worker', 'Bundled']);
     } finally {
       await reader.close();

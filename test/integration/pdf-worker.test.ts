@@ -55,7 +55,7 @@ function page(path: string, body: Uint8Array, contentType: string): FetchedPage 
 
 describe('PDF extraction in a worker thread, stopped at its limits', () => {
   const reader = createPdfWorkerReader();
-  const limits = { maxPages: 1000, maxMs: 60_000, maxHeapMb: 192 };
+  const limits = { maxPages: 1000, maxMs: 60_000, maxHeapMb: 128 };
   after(() => reader.close());
 
   it('a normal PDF gives the same text, title and cut as in this thread; the worker is reused', async () => {
