@@ -22,8 +22,10 @@ export const LimitsSchema = z
     pdfPages: count(1000),
     /** @default 10485760 — a larger PDF is not parsed (its URL is ignored with a note) */
     pdfBytes: count(10 * MiB),
-    /** @default 20000 — PDF text extraction stops after this many milliseconds (checked between pages) */
+    /** @default 20000 — PDF text extraction is stopped after this many milliseconds, mid-page too (it runs in a worker thread); the pages read so far are kept */
     pdfTimeMs: count(20_000),
+    /** @default 128 — heap (MB, V8 old generation) of the worker thread that extracts PDF text; a PDF needing more is stopped, the pages read so far kept. pdf.js also holds buffers outside it: a hostile page at 128 peaked the process at ~390 MB RSS (extract has 512 MB) */
+    pdfMemoryMb: z.number().int().min(16).max(4096).default(128),
     /** @default 1000 — archive entries (zip, tar, gzip) taken over all nesting levels */
     archiveEntries: count(1000),
     /** @default 104857600 — uncompressed bytes taken from one archive over all levels; an entry lying about its size is cut and counted */

@@ -7,11 +7,13 @@ import { randomUUID } from 'node:crypto';
 import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
+import type { PdfReader } from '../crawl/extract/pdf-text.ts';
 import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
 import { KEYS } from '../layout.ts';
+import { FUNCTIONS } from '../topology.ts';
 import type {
   BatchResult,
   CrawlDocument,
@@ -22,6 +24,8 @@ import type {
   StageRecord,
 } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
+import { createPdfWorkerReader } from './pdf-worker.ts';
 import { sendTasks } from './send-tasks.ts';
 import { trapGate } from './trap-gate.ts';
 
@@ -35,6 +39,21 @@ function deciderFor(config: CrawlConfig): UrlDecider {
   return deciderCache.decider;
 }
 
+/** One PDF worker thread per container, started at the first PDF and kept between invocations. */
+const pdfReader = createPdfWorkerReader();
+/**
+ * The time an invocation may spend in PDFs: its Lambda timeout less the margin the other stages
+ * keep for their writes. limits.pdfTimeMs bounds one PDF; this bounds a batch of many.
+ */
+const PDF_TIME_MS = FUNCTIONS.extract.timeoutSeconds * 1000 - DEADLINE_MARGIN_MS;
+
+/** The PDF reader for one invocation: each PDF also stopped when the invocation's PDF time is spent. */
+function invocationPdfReader(): PdfReader {
+  // the Lambda timeout is real time, whatever clock the stage's deps keep
+  const end = performance.now() + PDF_TIME_MS;
+  return (bytes, limits) => pdfReader.read(bytes, { ...limits, leftMs: end - performance.now() });
+}
+
 /** Processes a batch of extract messages. */
 export async function runExtractStage(
   deps: StageDeps,
@@ -44,9 +63,10 @@ export async function runExtractStage(
   const decider = deciderFor(config);
   const result: BatchResult = { failedMessageIds: [], stats: {} };
   const outcomes: PageOutcome[] = [];
+  const readPdf = invocationPdfReader();
   for (const record of records) {
     try {
-      outcomes.push(...(await extractRecord(deps, config, decider, record, result.stats)));
+      outcomes.push(...(await extractRecord(deps, { config, decider, readPdf }, record, result.stats)));
     } catch (err) {
       deps.log.error('extract record failed', { messageId: record.messageId, error: err as Error });
       result.failedMessageIds.push(record.messageId);
@@ -65,8 +85,7 @@ export async function runExtractStage(
 
 async function extractRecord(
   deps: StageDeps,
-  config: CrawlConfig,
-  decider: UrlDecider,
+  { config, decider, readPdf }: { config: CrawlConfig; decider: UrlDecider; readPdf: PdfReader },
   record: StageRecord<ExtractMessage>,
   stats: Record<string, number>,
 ): Promise<PageOutcome[]> {
@@ -82,7 +101,7 @@ async function extractRecord(
   const outcomes: PageOutcome[] = [];
   const tasks = [];
   for (const page of pages) {
-    const r = await processPage(page, { config, decider, now });
+    const r = await processPage(page, { config, decider, now, readPdf });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
     for (const [reason, n] of Object.entries(r.rejected))

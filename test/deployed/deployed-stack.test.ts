@@ -15,6 +15,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
+import { minimalPdf } from '../helpers/archive-builders.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
@@ -64,7 +65,12 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     site = await startSiteServer({
       routes: {
         '/': html(page('Home', ['/a', '/b', '/missing'])),
-        '/a': html(page('Alpha', ['/b'])),
+        '/a': html(page('Alpha', ['/b', '/report.pdf'])),
+        // read by the PDF worker bundled beside the extract handler (pdf-worker.mjs)
+        '/report.pdf': {
+          headers: { 'content-type': 'application/pdf' },
+          body: minimalPdf('Quarterly text from the deployed worker', 'Deployed Report'),
+        },
         '/b': html(page('Beta one', ['/'])),
         '/robots.txt': { headers: { 'content-type': 'text/plain' }, body: 'User-agent: *\nAllow: /\n' },
       },
@@ -99,7 +105,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     assert.equal(status.code, 0, status.stderr);
     const s = JSON.parse(status.stdout);
     assert.equal(s.idle, true);
-    assert.equal(s.documents, 3);
+    assert.equal(s.documents, 4);
     assert.equal(s.urls['error/permanent'], 1);
   });
 
@@ -107,9 +113,13 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     const docs = lines((await trawl(['docs', '-c', cfg])).stdout);
     assert.deepEqual(
       docs.map((d) => d.url),
-      [`${site.url}/`, `${site.url}/a`, `${site.url}/b`],
+      [`${site.url}/`, `${site.url}/a`, `${site.url}/b`, `${site.url}/report.pdf`],
     );
     assert.match(String(docs[2]?.title), /Beta one/);
+    assert.deepEqual(
+      [docs[3]?.title, docs[3]?.content],
+      ['Deployed Report', 'Quarterly text from the deployed worker'],
+    );
     const urls = lines((await trawl(['urls', '-c', cfg])).stdout);
     const missing = urls.find((u) => u.url === `${site.url}/missing`);
     assert.equal(missing?.state, 'error');
@@ -119,6 +129,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       `${site.url}/`,
       `${site.url}/a`,
       `${site.url}/b`,
+      `${site.url}/report.pdf`,
     ]);
     // Issue 18: the deployed handlers' hourly usage items price the crawl in `trawl report`.
     const out = join(cwd, 'report.html');

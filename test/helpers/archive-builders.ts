@@ -3,6 +3,7 @@
  * archives, a zip whose central directory lies about an entry's size (a zip bomb's signature)
  * and a minimal valid PDF.
  */
+import { deflateSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 
 export interface TarItem {
@@ -123,4 +124,55 @@ export function multiPagePdf(texts: string[]): Uint8Array {
   pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}`;
   pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xrefAt}\n%%EOF\n`;
   return new TextEncoder().encode(pdf);
+}
+
+/**
+ * A PDF whose pages are `pages` (plain text) followed by one heavy page: a deflated content
+ * stream repeating `op` `times` times (~10 KB a million operators). pdf.js parses a page's
+ * whole stream without yielding to the event loop, so the heavy page is one long block.
+ */
+export function heavyPagePdf(op: string, times: number, pages: string[] = []): Uint8Array {
+  const heavy = deflateSync(Buffer.from(`BT /F1 12 Tf 72 700 Td ${op.repeat(times)} ET`));
+  const streams = [
+    ...pages.map((t) => {
+      const body = `BT /F1 24 Tf 72 700 Td (${t}) Tj ET`;
+      return `<< /Length ${body.length} >>\nstream\n${body}\nendstream`;
+    }),
+    Buffer.concat([
+      Buffer.from(`<< /Length ${heavy.length} /Filter /FlateDecode >>\nstream\n`),
+      heavy,
+      Buffer.from('\nendstream'),
+    ]),
+  ];
+  const pageIds = streams.map((_, i) => 4 + 2 * i);
+  const objects: (string | Buffer)[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${streams.length} >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  streams.forEach((stream, i) => {
+    const page = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${5 + 2 * i} 0 R /Resources << /Font << /F1 3 0 R >> >> >>`;
+    objects.push(page, stream);
+  });
+  return pdfFile(objects);
+}
+
+/** Numbers the objects, computes the xref offsets in bytes, writes the trailer. */
+function pdfFile(objects: (string | Buffer)[]): Uint8Array {
+  const parts = [Buffer.from('%PDF-1.4\n')];
+  let at = 9;
+  const offsets = objects.map((body, i) => {
+    const part = Buffer.concat([
+      Buffer.from(`${i + 1} 0 obj\n`),
+      Buffer.from(body),
+      Buffer.from('\nendobj\n'),
+    ]);
+    parts.push(part);
+    at += part.length;
+    return at - part.length;
+  });
+  const entries = offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  const trailer = `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${at}\n%%EOF\n`;
+  parts.push(Buffer.from(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${entries}${trailer}`));
+  return new Uint8Array(Buffer.concat(parts));
 }

@@ -4,11 +4,16 @@
  * once for the whole file.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { Duration } from 'aws-cdk-lib';
+import { pathToFileURL } from 'node:url';
+import { Duration, Stage } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
+import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import type { CrawlerStack } from '../../infra/crawler-stack.ts';
+import { createPdfWorkerReader } from '../../shared/stages/pdf-worker.ts';
 import {
   DLQ_RETENTION_DAYS,
   FRONTIER,
@@ -21,6 +26,7 @@ import {
   type StageName,
   TABLES,
 } from '../../shared/topology.ts';
+import { minimalPdf } from '../helpers/archive-builders.ts';
 import {
   buildStack,
   type Cfn,
@@ -304,6 +310,24 @@ describe('CrawlerStack', () => {
   it('outputs the bucket, the table names and the queue URLs', () => {
     for (const key of ['BucketName', 'UrlsTableName', 'HostsTableName', 'QueueUrls', 'FunctionNames']) {
       template.hasOutput(key, {});
+    }
+  });
+
+  it('bundles the PDF worker beside the extract handler, and that bundle reads a PDF in a worker thread', async () => {
+    const assetDir = (stage: StageName) => {
+      const code = stack.functions[stage].node.findChild('Code') as Asset;
+      return join(Stage.of(stack)?.outdir ?? '', code.assetPath);
+    };
+    const bundles = (stage: StageName) => readdirSync(assetDir(stage)).filter((f) => f.endsWith('.mjs'));
+    assert.deepEqual(bundles('extract').sort(), ['index.mjs', 'pdf-worker.mjs']);
+    assert.deepEqual(bundles('fetch'), ['index.mjs']);
+    const reader = createPdfWorkerReader(pathToFileURL(join(assetDir('extract'), 'pdf-worker.mjs')));
+    try {
+      const pdf = minimalPdf('Text from the bundled worker', 'Bundled');
+      const read = await reader.read(pdf, { maxPages: 10, maxMs: 60_000, maxHeapMb: 128 });
+      assert.deepEqual([read.text, read.title], ['Text from the bundled worker', 'Bundled']);
+    } finally {
+      await reader.close();
     }
   });
 });

@@ -13,7 +13,31 @@ export interface PdfText {
   title: string | null;
   pages: number;
   /** set when a limit stopped the extraction early: which (summary key) and why (the URL's note) */
-  cut?: { limit: 'limit-pdf-pages' | 'limit-pdf-time'; reason: string };
+  cut?: { limit: PdfLimitKey; reason: string };
+}
+
+/** The summary keys of the limits that can cut a PDF's text. */
+export type PdfLimitKey = 'limit-pdf-pages' | 'limit-pdf-time' | 'limit-pdf-memory';
+
+/**
+ * Reads a PDF within limits.pdfPages / pdfTimeMs / pdfMemoryMb: the port through which the page
+ * decision gets PDF text (the extract stage supplies one that runs pdf.js in a worker thread).
+ */
+export type PdfReader = (bytes: Uint8Array, limits: PdfReadLimits) => Promise<PdfText>;
+
+/** limits.pdfPages / pdfTimeMs / pdfMemoryMb, and what is left of the invocation's time for PDFs. */
+export interface PdfReadLimits {
+  maxPages: number;
+  maxMs: number;
+  maxHeapMb: number;
+  /** ms the caller can still wait (its Lambda timeout); when under maxMs the PDF is stopped at it */
+  leftMs?: number;
+}
+
+/** Told as extraction goes, so a caller that stops it (a worker's owner) keeps what was read. */
+export interface PdfProgress {
+  opened(pages: number): void;
+  page(text: string): void;
 }
 
 /** Bounds on one extraction; `clock` (ms) is the caller's, so this module reads no clock itself. */
@@ -30,7 +54,11 @@ const UNBOUNDED: PdfLimits = {
 };
 
 /** Extracts the text, title and page count of a PDF; throws a CrawlError when it cannot be read. */
-export async function pdfToText(bytes: Uint8Array, limits: PdfLimits = UNBOUNDED): Promise<PdfText> {
+export async function pdfToText(
+  bytes: Uint8Array,
+  limits: PdfLimits = UNBOUNDED,
+  progress?: PdfProgress,
+): Promise<PdfText> {
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     // pdf.js may transfer (detach) the buffer it is given, so it gets a copy; warnings stay quiet.
@@ -39,7 +67,8 @@ export async function pdfToText(bytes: Uint8Array, limits: PdfLimits = UNBOUNDED
     throw new CrawlError(`not a readable PDF: ${(error as Error).message}`, { cause: error });
   }
   try {
-    const { text, cut } = await pagesText(pdf, limits);
+    progress?.opened(pdf.numPages);
+    const { text, cut } = await pagesText(pdf, limits, progress);
     return { text: collapse(text), title: await titleOf(pdf), pages: pdf.numPages, ...(cut ? { cut } : {}) };
   } catch (error) {
     throw new CrawlError(`PDF text extraction failed: ${(error as Error).message}`, { cause: error });
@@ -54,7 +83,11 @@ type PdfDocument = Awaited<ReturnType<typeof getDocumentProxy>>;
  * Page by page, each freed before the next (unpdf's extractText holds every page at once: a
  * 3,000-page PDF took ~197 MB), up to `maxPages` and while `maxMs` has not passed.
  */
-async function pagesText(pdf: PdfDocument, limits: PdfLimits): Promise<Pick<PdfText, 'text' | 'cut'>> {
+async function pagesText(
+  pdf: PdfDocument,
+  limits: PdfLimits,
+  progress?: PdfProgress,
+): Promise<Pick<PdfText, 'text' | 'cut'>> {
   const started = limits.clock();
   const parts: string[] = [];
   const last = Math.min(pdf.numPages, limits.maxPages);
@@ -65,9 +98,11 @@ async function pagesText(pdf: PdfDocument, limits: PdfLimits): Promise<Pick<PdfT
     }
     const page = await pdf.getPage(n);
     const content = await page.getTextContent();
-    parts.push(
-      content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : '')).join(''),
-    );
+    const text = content.items
+      .map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : '') : ''))
+      .join('');
+    parts.push(text);
+    progress?.page(text);
     page.cleanup();
   }
   if (last === pdf.numPages) return { text: parts.join(' ') };
@@ -84,6 +119,7 @@ async function titleOf(pdf: Awaited<ReturnType<typeof getDocumentProxy>>): Promi
   return typeof fromXmp === 'string' && collapse(fromXmp) !== '' ? collapse(fromXmp) : null;
 }
 
-function collapse(text: string): string {
+/** Whitespace runs to single spaces, trimmed (how every PDF text is indexed). */
+export function collapse(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }

@@ -4,6 +4,7 @@
  */
 import type { CrawlConfig } from '../../config.ts';
 import type { FetchedPage, PageOutcome, UrlTask } from '../../types.ts';
+import type { PdfReader } from '../extract/pdf-text.ts';
 import type { UrlDecider } from '../rules/decide.ts';
 
 export interface PageResult {
@@ -17,6 +18,11 @@ export interface PageContext {
   config: CrawlConfig;
   decider: UrlDecider;
   now: string;
+  /**
+   * Reads PDF text within the limits; the extract stage passes one backed by a worker thread
+   * (shared/stages/pdf-worker.ts). Without it PDFs are read in this thread, cut between pages only.
+   */
+  readPdf?: PdfReader;
 }
 
 export function base(

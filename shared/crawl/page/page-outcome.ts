@@ -11,7 +11,7 @@ import { decodeBody, parseContentType } from '../extract/decode-body.ts';
 import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
-import { pdfToText } from '../extract/pdf-text.ts';
+import { type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
@@ -113,21 +113,25 @@ async function plainDocument(
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
 }
 
-/** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs with a note. */
+/** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs / pdfMemoryMb with a note. */
 async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResult) {
-  const { pdfBytes, pdfPages, pdfTimeMs } = ctx.config.limits;
+  const { pdfBytes, pdfPages, pdfTimeMs, pdfMemoryMb } = ctx.config.limits;
   if (bytes.length > pdfBytes) {
     count(result.rejected, 'limit-pdf-bytes');
     return `PDF of ${bytes.length} bytes, over limits.pdfBytes (${pdfBytes}): not parsed`;
   }
-  // the PDF time limit runs on the process clock; the crawl logic itself reads none
-  const limits = { maxPages: pdfPages, maxMs: pdfTimeMs, clock: () => performance.now() };
-  const pdf = await pdfToText(bytes, limits).catch(() => null);
+  const limits = { maxPages: pdfPages, maxMs: pdfTimeMs, maxHeapMb: pdfMemoryMb };
+  const read = ctx.readPdf ?? inThread;
+  const pdf = await read(bytes, limits).catch(() => null);
   if (!pdf) return 'unreadable PDF';
   if (pdf.cut) count(result.rejected, pdf.cut.limit);
   const note = pdf.cut ? `PDF text cut: ${pdf.cut.reason}` : undefined;
   return { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}), ...(note ? { note } : {}) };
 }
+
+/** PDF text in this thread: the time limit on the process clock, checked between pages only. */
+const inThread: PdfReader = (bytes, limits) =>
+  pdfToText(bytes, { ...limits, clock: () => performance.now() });
 
 function looksLikeHtml(bytes: Uint8Array): boolean {
   const head = Buffer.from(bytes.subarray(0, 512)).toString('latin1').toLowerCase();
@@ -218,11 +222,11 @@ async function compound(
     // The archive's previous state is not the element's: the index stage reads the element's own.
     const { prev: _archive, ...task } = page.task;
     const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...task, url: el.url } };
-    const doc = await elementDocument(el.url, el.bytes, mimeType, ctx);
+    const doc = await elementDocument(el.url, el.bytes, mimeType, ctx, result);
     if (doc === null) skipped++;
     else
       result.outcomes.push({
-        ...documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }),
+        ...documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }, doc.note),
         element: true,
       });
   }
@@ -246,14 +250,16 @@ async function elementDocument(
   bytes: Uint8Array,
   mimeType: string | null,
   ctx: PageContext,
-): Promise<DocInput | null> {
+  result: PageResult,
+): Promise<(DocInput & { note?: string }) | null> {
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
     const html = decodeBody(bytes, null).text;
     // Links inside an archive are not followed: they are relative to where the files came from.
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
     return { extraction, size: bytes.length };
   }
-  const doc = await plainDocument(bytes, mimeType, null, ctx, { outcomes: [], tasks: [], rejected: {} });
+  // a PDF element cut by a limit is counted like a PDF page, and says so in its own note
+  const doc = await plainDocument(bytes, mimeType, null, ctx, result);
   return typeof doc === 'string' ? null : { ...doc, size: bytes.length };
 }
 
