@@ -67,11 +67,25 @@ describe('one invocation for many polite hosts, none for a few', () => {
     return Math.min(...at.slice(1).map((t, i) => t - (at[i] ?? 0)));
   }
 
-  it(`${OVERLAP_HOSTS + 1} hosts: every page fetched by one invocation at each host's pace, none put back`, async () => {
+  it(`${OVERLAP_HOSTS + 1} hosts: one invocation fetches them at each host's pace, waiting in process`, async () => {
     const summary = await fetchAll(sites);
-    assert.equal(summary.fetched, sites.length * PAGES);
-    assert.equal(summary.politeness, 0, 'no URL put back for politeness');
-    assert.equal(summary.wakeAt, undefined, 'no wake-up call needed');
+    const total = sites.length * PAGES;
+    console.log(`fetched ${summary.fetched} of ${total}, put back ${summary.politeness}`);
+    assert.equal(summary.fetched + summary.politeness, total, 'every task fetched or put back');
+    // Waits are shared while ≥ OVERLAP_HOSTS hosts have work. Only at the round's tail, once fewer
+    // do (hosts finish unevenly on a loaded machine), may the rest go back: at most the pages
+    // after the first of OVERLAP_HOSTS - 1 hosts. Without shared waits only the first page of
+    // each host would be fetched (the next test).
+    const tail = (OVERLAP_HOSTS - 1) * (PAGES - 1);
+    assert.ok(
+      summary.fetched >= total - tail,
+      `${summary.fetched} fetched, at least ${total - tail} expected`,
+    );
+    assert.equal(
+      summary.wakeAt !== undefined,
+      summary.politeness > 0,
+      'a wake-up call only for what went back',
+    );
     for (const [i, site] of sites.entries()) {
       const gap = minGap(site);
       assert.ok(gap >= WAIT_MS, `host ${i}: min gap ${gap} ms < ${WAIT_MS} ms`);
