@@ -87,7 +87,7 @@ export class DynamoUnitModel {
     failed: boolean,
   ): void {
     const table = this.short(input.TableName as string | undefined);
-    const label = `${table}.${op}`;
+    const label = `${table}${keyKind(input.Key as Item | undefined)}.${op}`;
     switch (op) {
       case 'PutItem':
         this.write(label, table, input.Key as Item, input.Item as Item, failed);
@@ -206,4 +206,12 @@ function keyId(table: string, key: Item): string {
 function pickKey(table: string, item: Item | undefined): Item {
   const k = table === 'urls' ? TABLES.urls.partitionKey : TABLES.hosts.partitionKey;
   return item?.[k] ? { [k]: item[k] } : {};
+}
+
+/** The kind of a hosts-table key (`slot#h` → "#slot"), so its units are told apart; "" for others. */
+function keyKind(key: Item | undefined): string {
+  const v = key?.host;
+  const s = typeof v === 'string' ? v : isAttributeValue(v) ? String(Object.values(v)[0]) : '';
+  const kind = /^([a-z-]+)#/.exec(s)?.[1];
+  return kind ? `#${kind}` : '';
 }

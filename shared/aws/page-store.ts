@@ -3,7 +3,8 @@
  * many pages, so S3 PUTs per page stay far below one (docs/design-facts.md: one PUT per page alone is $5/M).
  * A URL's document is addressed by a pointer (bulk key + line) kept in its URL item.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { once } from 'node:events';
+import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
@@ -25,6 +26,24 @@ export function unpackLines<T>(packed: string): T[] {
     'utf8',
   );
   return text ? text.split('\n').map((l) => JSON.parse(l) as T) : [];
+}
+
+/**
+ * Records as gzip JSON lines, one line at a time: a page bundle's lines (up to the fetch stage's
+ * FLUSH_BYTES of bodies) are never joined into one string nor held twice.
+ */
+async function gzipLines(records: unknown[]): Promise<Buffer> {
+  const gzip = createGzip();
+  const out: Buffer[] = [];
+  gzip.on('data', (chunk: Buffer) => out.push(chunk));
+  const done = once(gzip, 'end');
+  for (const [i, r] of records.entries()) {
+    const line = (i > 0 ? '\n' : '') + JSON.stringify(r);
+    if (!gzip.write(line)) await once(gzip, 'drain');
+  }
+  gzip.end();
+  await done;
+  return Buffer.concat(out);
 }
 
 export interface PageStore {
@@ -52,7 +71,7 @@ export function createPageStore({ client, bucket }: { client: S3Client; bucket: 
 
   return {
     async putLines(key, records) {
-      const body = gzipSync(records.map((r) => JSON.stringify(r)).join('\n'));
+      const body = await gzipLines(records);
       await client.send(
         new PutObjectCommand({
           Bucket: bucket,

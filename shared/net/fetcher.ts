@@ -50,6 +50,18 @@ export interface FetchOptions {
   onSetCookie?: (values: string[]) => void;
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
+  /**
+   * Memory: a body growing past `afterBytes` is read on only with a place from `acquire` (a few
+   * per fetch invocation), so many large bodies are not read at once; the wait for a place does
+   * not count towards `timeoutMs`.
+   */
+  largeBodies?: { afterBytes: number; acquire: () => Promise<() => void> };
+}
+
+/** The overall deadline of one fetch, which stops while the fetch waits on the invocation (not the site). */
+interface Clock {
+  pause(): void;
+  resume(): void;
 }
 
 /** Response headers: lower-case names, repeated values joined. */
@@ -108,9 +120,21 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
   const deadline = new AbortController();
   const timeout = new FetchError(`no complete response within ${opts.timeoutMs} ms`, 'temporary', 'timeout');
   // setTimeout fires at once past 2^31-1 ms, so larger deadlines are clamped to ~24.8 days.
-  const timer = setTimeout(() => deadline.abort(timeout), Math.min(opts.timeoutMs, 2 ** 31 - 1));
+  let left = Math.min(opts.timeoutMs, 2 ** 31 - 1);
+  let armedAt = Date.now();
+  let timer = setTimeout(() => deadline.abort(timeout), left);
+  const clock: Clock = {
+    pause() {
+      clearTimeout(timer);
+      left -= Date.now() - armedAt;
+    },
+    resume() {
+      armedAt = Date.now();
+      timer = setTimeout(() => deadline.abort(timeout), Math.max(0, left));
+    },
+  };
   const expired = once(deadline.signal, 'abort').then(() => Promise.reject(deadline.signal.reason));
-  const attempt = fetchOnce(url, opts, deadline.signal);
+  const attempt = fetchOnce(url, opts, deadline.signal, clock);
   attempt.catch(() => {}); // settles after the deadline in the background; its sockets are destroyed
   expired.catch(() => {});
   try {
@@ -131,14 +155,19 @@ function errorOutcome(err: unknown): FetchOutcome {
   return { kind: 'error', errorKind: verdict.kind, code: verdict.code, message, ...status };
 }
 
-async function fetchOnce(url: string, opts: FetchOptions, signal: AbortSignal): Promise<FetchOutcome> {
+async function fetchOnce(
+  url: string,
+  opts: FetchOptions,
+  signal: AbortSignal,
+  clock: Clock,
+): Promise<FetchOutcome> {
   const target = parseTarget(url);
   const socket = await openConnection(target, opts, signal);
   // The host's politeness slot is honoured when the request leaves, not when the connect started.
   if (opts.sendBy !== undefined && (opts.now ?? Date.now)() > opts.sendBy) return { kind: 'late' };
   const remoteAddress = socket.remoteAddress ?? '';
   const res = await sendRequest(socket, target, opts, signal);
-  return readResponse(res, target, opts, remoteAddress);
+  return readResponse(res, target, opts, remoteAddress, clock);
 }
 
 function parseTarget(url: string): URL {
@@ -274,7 +303,13 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
   return res;
 }
 
-async function readResponse(res: http.IncomingMessage, url: URL, opts: FetchOptions, remoteAddress: string) {
+async function readResponse(
+  res: http.IncomingMessage,
+  url: URL,
+  opts: FetchOptions,
+  remoteAddress: string,
+  clock: Clock,
+) {
   const headers = headersToRecord(res.headers);
   if (opts.onSetCookie && res.headers['set-cookie']) opts.onSetCookie(res.headers['set-cookie']);
   const status = res.statusCode ?? 0;
@@ -311,7 +346,7 @@ async function readResponse(res: http.IncomingMessage, url: URL, opts: FetchOpti
     res.destroy(); // seed 004: know the mime type, "not retrieve the video itself"
     return { kind: 'skipped', reason: 'mime-type', mimeType, headers } as const;
   }
-  const { body, truncated } = await readBody(res, headers, opts);
+  const { body, truncated } = await readBody(res, headers, opts, clock);
   return { kind: 'ok', status, headers, body, truncated, remoteAddress } as const;
 }
 
@@ -332,9 +367,11 @@ function decodersFor(encoding: string | undefined): Readable[] {
 }
 
 /** Reads at most maxBytes off the wire and keeps at most the decoded cap: a gzip bomb stops at the cap. */
-async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: FetchOptions) {
+async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: FetchOptions, clock: Clock) {
   const decoders = decodersFor(headers['content-encoding']);
   const wire = { seen: 0, truncated: false };
+  let release: (() => void) | null = null;
+  const large = opts.largeBodies;
   const cap = decoders.length > 0 ? (opts.maxDecompressedBytes ?? opts.maxBytes) : opts.maxBytes;
   const sink = { chunks: [] as Buffer[], size: 0, truncated: false };
   // The response is iterated here, not handed to pipeline: cutting it short must not fail the decoders.
@@ -345,6 +382,14 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
         wire.truncated = true;
         if (room > 0) yield chunk.subarray(0, room);
         return;
+      }
+      if (large && !release && wire.seen + chunk.length > large.afterBytes) {
+        clock.pause();
+        try {
+          release = await large.acquire();
+        } finally {
+          clock.resume();
+        }
       }
       wire.seen += chunk.length;
       yield chunk;
@@ -363,11 +408,17 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
     }
   }
   try {
-    await (pipeline as (...stages: unknown[]) => Promise<void>)(fromWire, ...decoders, collect);
-  } catch (err) {
-    // Stopping at a cap aborts the rest of the pipeline on purpose: what was kept is the result.
-    if (!wire.truncated && !sink.truncated) throw err;
+    try {
+      await (pipeline as (...stages: unknown[]) => Promise<void>)(fromWire, ...decoders, collect);
+    } catch (err) {
+      // Stopping at a cap aborts the rest of the pipeline on purpose: what was kept is the result.
+      if (!wire.truncated && !sink.truncated) throw err;
+    }
+    // A Buffer is a Uint8Array: no copy of what may be maxBytes.
+    const body: Uint8Array = Buffer.concat(sink.chunks, sink.size);
+    sink.chunks = [];
+    return { body, truncated: wire.truncated || sink.truncated };
+  } finally {
+    (release as (() => void) | null)?.();
   }
-  const body = new Uint8Array(Buffer.concat(sink.chunks, sink.size));
-  return { body, truncated: wire.truncated || sink.truncated };
 }

@@ -1,5 +1,6 @@
 /** What one fetch invocation shares between its tasks, and what a task comes to (fetch-one.ts). */
 import type { CrawlConfig } from '../config.ts';
+import type { Lane } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -19,6 +20,10 @@ export interface FetchContext {
   turns: HostTurns;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
+  /** places for reading a body past LARGE_BODY_BYTES (fetch-one.ts): the memory a fetch invocation needs */
+  largeBodies: Lane;
+  /** resolves once the pages held for writing leave room (the round's flusher sets it) */
+  room: () => Promise<void>;
   /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
   auth?: AuthSessions | null;
 }

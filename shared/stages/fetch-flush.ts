@@ -1,9 +1,11 @@
 /**
- * Writes a fetch round message by message: a frontier message is deleted as soon as its URLs are
- * done and their pages written, so a crash loses at most the pages in flight and the few not yet
- * flushed, never a whole round. Completed messages are written together (one extract message) once
- * FLUSH_PAGES pages, FLUSH_BYTES of bodies or FLUSH_MS have gathered. The pages ride in that message when they pack small
- * (a polite crawl's few pages a pass: no S3 object per pass), else in one page bundle in S3.
+ * Writes a fetch round page by page: pages are written together (one extract message) once
+ * FLUSH_PAGES pages, FLUSH_BYTES of bodies or FLUSH_MS have gathered, whichever message they came
+ * from, so what the invocation holds is bounded by bytes whatever a message's pages weigh (50 URLs
+ * of 10 MB pages are not held until the last is read). A frontier message is deleted once its URLs
+ * are all done and every page of it written, so a crash loses at most the pages not yet written,
+ * never a message. The pages ride in the extract message when they pack small (a polite crawl's
+ * few pages a pass: no S3 object per pass), else in one page bundle in S3.
  */
 import { randomUUID } from 'node:crypto';
 import { packLines } from '../aws/page-store.ts';
@@ -17,28 +19,37 @@ import { sendDelayedTasks } from './send-tasks.ts';
 const FLUSH_PAGES = 200;
 const FLUSH_MS = 3_000;
 /**
- * …or once their bodies (base64) reach this many bytes: sixteen concurrent 10 MB bodies held for
- * 200 pages would take the fetch function past its memory. A flush of this size is one page bundle.
+ * …or once their bodies (base64) reach this many bytes: 200 pages of 10 MB would take the fetch
+ * function past its memory. A flush of this size is one page bundle.
  */
-export const FLUSH_BYTES = 32 * 1024 * 1024;
+export const FLUSH_BYTES = 16 * 1024 * 1024;
 /**
  * Packed pages up to this size go inline: SQS bills 64 KB chunks sent and received ($0.40/M each),
  * so 4 chunks twice cost less than a bundle's PUT and GET ($5.40/M); SQS caps a message at 1 MiB.
  */
 const INLINE_BYTES = 256 * 1024;
 
+/** A frontier message whose tasks are all done: what goes back to the queue, and whether any page came of it. */
 export interface DoneMessage {
   queueUrl: string;
   receiptHandle: string;
-  results: TaskResult[];
+  /** the tasks put back (politeness, retries, a stop); its pages went to `page()` */
+  requeued: TaskResult[];
+  pages: number;
 }
 
+/** Bodies queued for writing beyond which a fetch waits for a write (`room()`): two flushes' worth. */
+const HOLD_BYTES = 2 * FLUSH_BYTES;
+
 export class RoundFlusher {
-  private pending: DoneMessage[] = [];
-  private pendingPages = 0;
+  private pendingPages: TaskResult[] = [];
+  private pendingDone: DoneMessage[] = [];
   private pendingBytes = 0;
+  /** body bytes handed over and not yet written (pending and in the write chain) */
+  private heldBytes = 0;
   private since = 0;
   private chain: Promise<void> = Promise.resolve();
+  private written: () => void = () => undefined;
   private failure: unknown = null;
 
   constructor(
@@ -47,21 +58,37 @@ export class RoundFlusher {
     private readonly onFlushed: (results: TaskResult[]) => void,
   ) {}
 
-  /** A message's tasks are all done: written with the next flush. */
+  /** A page is fetched: written with the next flush, before its message is deleted. */
+  page(result: TaskResult): void {
+    if (result.type !== 'page') throw new Error('RoundFlusher.page takes pages');
+    this.startClock();
+    this.pendingPages.push(result);
+    this.pendingBytes += result.page.body.length;
+    this.heldBytes += result.page.body.length;
+    this.maybeSchedule();
+  }
+
+  /** A message's tasks are all done (its pages given to `page()` before): deleted with the next flush. */
   complete(done: DoneMessage): void {
-    if (this.pending.length === 0) this.since = Date.now();
-    this.pending.push(done);
-    for (const r of done.results) {
-      if (r.type !== 'page') continue;
-      this.pendingPages++;
-      this.pendingBytes += r.page.body.length;
+    this.startClock();
+    this.pendingDone.push(done);
+    this.maybeSchedule();
+  }
+
+  /**
+   * Resolves once the bodies held for writing are under HOLD_BYTES: a fetch awaits it before it
+   * starts, so a slow bucket slows the fetching instead of filling the memory.
+   */
+  async room(): Promise<void> {
+    while (this.heldBytes > HOLD_BYTES && !this.failure) {
+      await new Promise<void>((resolve) => {
+        const before = this.written;
+        this.written = () => {
+          before();
+          resolve();
+        };
+      });
     }
-    if (
-      this.pendingPages >= FLUSH_PAGES ||
-      this.pendingBytes >= FLUSH_BYTES ||
-      Date.now() - this.since >= FLUSH_MS
-    )
-      this.schedule();
   }
 
   /** Writes whatever is pending and waits for every write; throws the first write failure. */
@@ -71,30 +98,49 @@ export class RoundFlusher {
     if (this.failure) throw this.failure;
   }
 
+  private startClock(): void {
+    if (this.pendingPages.length === 0 && this.pendingDone.length === 0) this.since = Date.now();
+  }
+
+  private maybeSchedule(): void {
+    if (
+      this.pendingPages.length >= FLUSH_PAGES ||
+      this.pendingBytes >= FLUSH_BYTES ||
+      Date.now() - this.since >= FLUSH_MS
+    )
+      this.schedule();
+  }
+
   private schedule(): void {
-    const batch = this.pending;
-    this.pending = [];
-    this.pendingPages = 0;
+    const pages = this.pendingPages;
+    const done = this.pendingDone;
+    const bytes = this.pendingBytes;
+    this.pendingPages = [];
+    this.pendingDone = [];
     this.pendingBytes = 0;
-    if (batch.length === 0) return;
+    if (pages.length === 0 && done.length === 0) return;
     this.chain = this.chain.then(async () => {
-      if (this.failure) return;
       try {
-        await this.write(batch);
+        if (!this.failure) await this.write(pages, done);
       } catch (err) {
         this.failure = err;
+      } finally {
+        this.heldBytes -= bytes;
+        const wake = this.written;
+        this.written = () => undefined;
+        wake();
       }
     });
   }
 
-  private async write(batch: DoneMessage[]): Promise<void> {
+  private async write(pages: TaskResult[], batch: DoneMessage[]): Promise<void> {
     // A message of which nothing was started (a clean stop) goes back as it is: no resend.
-    const untouched = batch.filter((m) =>
-      m.results.every((r) => r.type === 'requeue' && r.reason === 'deadline'),
+    const untouched = batch.filter(
+      (m) => m.pages === 0 && m.requeued.every((r) => r.type === 'requeue' && r.reason === 'deadline'),
     );
     const done = batch.filter((m) => !untouched.includes(m));
     if (untouched.length > 0) await this.leases.giveBack(untouched.map((m) => m.receiptHandle));
-    const results = done.flatMap((m) => m.results);
+    const results = [...pages, ...done.flatMap((m) => m.requeued)];
     await writePages(this.deps, results);
     const byQueue = new Map<string, string[]>();
     for (const m of done) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m.receiptHandle]);
@@ -115,9 +161,11 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
     else requeue.push(r);
   }
   if (pages.length > 0) {
-    const packed = packLines(pages);
-    let body: ExtractMessage = { inline: packed, id: randomUUID(), count: pages.length };
-    if (packed.length > INLINE_BYTES) {
+    // Packed only when it may fit inline: text gzips ~10×, so more than this never does.
+    const raw = pages.reduce((n, p) => n + p.body.length, 0);
+    const packed = raw <= INLINE_BYTES * 16 ? packLines(pages) : null;
+    let body: ExtractMessage = { inline: packed ?? '', id: randomUUID(), count: pages.length };
+    if (packed === null || packed.length > INLINE_BYTES) {
       const key = KEYS.pageBundle(deps.now(), randomUUID());
       await deps.store.putLines(key, pages);
       body = { bundle: key, count: pages.length };

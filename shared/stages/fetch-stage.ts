@@ -13,7 +13,7 @@ import { authSessionsFor } from './fetch-auth.ts';
 import type { FetchContext, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
-import { fetchOne } from './fetch-one.ts';
+import { fetchOne, LARGE_BODIES } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { HostTurns } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
@@ -67,6 +67,8 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     deadline: opts.deadline,
     signal: opts.signal,
     auth: await authSessionsFor(config, deps),
+    largeBodies: new Lane(() => LARGE_BODIES),
+    room: async () => undefined,
   };
   const summary: FetchRunSummary = {
     rounds: 0,
@@ -176,18 +178,26 @@ async function fetchMessages(
     const tasks = Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [];
     return m.receiveCount > 1 ? tasks.map((t) => ({ ...t, redelivered: true })) : tasks;
   });
-  const results: TaskResult[][] = messages.map(() => []);
+  const requeued: TaskResult[][] = messages.map(() => []);
+  const pages = messages.map(() => 0);
   const left = perMessage.map((t) => t.length);
   const done = (i: number) =>
     flusher.complete({
       queueUrl,
       receiptHandle: messages[i]?.receiptHandle ?? '',
-      results: results[i] ?? [],
+      requeued: requeued[i] ?? [],
+      pages: pages[i] ?? 0,
     });
   for (const [i, n] of left.entries()) if (n === 0) done(i);
   const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
-  await fetchRound(ctx, entries, (entry, result) => {
-    results[entry.msg]?.push(result);
+  ctx.room = () => flusher.room();
+  await fetchRound(ctx, entries, ctx.room, (entry, result) => {
+    // A page is written as soon as a flush is due, whichever message it came from; the message
+    // itself is deleted once all its tasks are done (and, the flushes being in order, written).
+    if (result.type === 'page') {
+      flusher.page(result);
+      pages[entry.msg] = (pages[entry.msg] ?? 0) + 1;
+    } else requeued[entry.msg]?.push(result);
     left[entry.msg] = (left[entry.msg] ?? 1) - 1;
     if (left[entry.msg] === 0) done(entry.msg);
   });
@@ -222,6 +232,7 @@ function isTask(t: unknown): t is UrlTask {
 async function fetchRound<T extends { task: UrlTask }>(
   ctx: FetchContext,
   entries: T[],
+  room: () => Promise<void>,
   onResult: (entry: T, result: TaskResult) => void,
 ): Promise<void> {
   const lanes = new Map<string, Lane>();
@@ -240,6 +251,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   try {
     await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
       const host = hostOf(entry.task.url);
+      await room();
       const result = await laneOf(host).run(() => fetchOne(ctx, entry.task));
       const n = (left.get(host) ?? 1) - 1;
       if (n > 0) left.set(host, n);

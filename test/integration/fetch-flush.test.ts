@@ -1,19 +1,27 @@
 /**
  * The fetch stage holds finished pages until it writes them together (fetch-flush.ts). What it holds
  * is bounded by bytes as well as by pages and time: sixteen concurrent 10 MB bodies, held for the
- * 200 pages or 3 s of a batch, would take a 512 MB fetch function past its memory. The real flusher,
- * the real queues and bucket on the emulator; the pages are made up (their bodies are all that counts).
+ * 200 pages or 3 s of a batch, would take a 512 MB fetch function past its memory — and so would
+ * one frontier message of 50 such pages held until its last URL is read. The real flusher, the real
+ * queues and bucket on the emulator; in the first test the pages are made up (their bodies are all
+ * that counts), in the second the real fetch stage reads them off a loopback site.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { FLUSH_BYTES, RoundFlusher } from '../../shared/stages/fetch-flush.ts';
 import { Leases } from '../../shared/stages/fetch-leases.ts';
+import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import type { ExtractMessage, FetchedPage, UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { startSiteServer } from '../helpers/site-server.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -63,20 +71,20 @@ describe('fetch flush', () => {
     const flusher = new RoundFlusher(deps, leases, (results) => flushed.push(results.length));
     // Each page a third of the bound: the third one reaches it.
     const chars = Math.ceil(FLUSH_BYTES / 3);
-    for (const [i, m] of received.slice(0, 3).entries())
-      flusher.complete({
-        queueUrl: frontier,
-        receiptHandle: m.receiptHandle,
-        results: [{ type: 'page', page: bigPage(`http://127.0.0.1:9/${i}`, chars) }],
-      });
+    for (const [i, m] of received.slice(0, 3).entries()) {
+      flusher.page({ type: 'page', page: bigPage(`http://127.0.0.1:9/${i}`, chars) });
+      flusher.complete({ queueUrl: frontier, receiptHandle: m.receiptHandle, requeued: [], pages: 1 });
+    }
     // Written without flush() being called, long before FLUSH_MS would matter to a next complete().
     for (let i = 0; i < 200 && flushed.length === 0; i++) await sleep(50);
     assert.deepEqual(flushed, [3], 'the three pages were written as one extract message');
 
+    flusher.page({ type: 'page', page: bigPage('http://127.0.0.1:9/3', 10) });
     flusher.complete({
       queueUrl: frontier,
       receiptHandle: received[3]?.receiptHandle ?? '',
-      results: [{ type: 'page', page: bigPage('http://127.0.0.1:9/3', 10) }],
+      requeued: [],
+      pages: 1,
     });
     await flusher.flush();
     assert.deepEqual(flushed, [3, 1]);
@@ -91,5 +99,60 @@ describe('fetch flush', () => {
     assert.equal(pages[0]?.body.length, chars, 'bodies kept whole');
     // Every frontier message was deleted: nothing comes back.
     assert.equal((await deps.queues.receive<unknown>(frontier, 10, 0, 1)).length, 0);
+  });
+
+  it('writes the pages of one frontier message as they come, not once its last URL is read', async () => {
+    // Eight 8 MB pages (≈ 10.7 MB in base64 each, incompressible) in one message: every second page reaches FLUSH_BYTES.
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-flush-'));
+    const body = `<html><body>${randomBytes(6 * 1024 * 1024).toString('base64')}</body></html>`;
+    const PAGES = 8;
+    for (let i = 0; i < PAGES; i++) writeFileSync(join(dir, `${i}.html`), body);
+    const site = await startSiteServer({ root: dir });
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('flush-msg'),
+        startUrls: [`${site.url}/0.html`],
+        fetch: { allowPrivateNetworks: true, respectRobotsTxt: false },
+      });
+      await openSession(config);
+      const deps = depsFromEnv();
+      const tasks: UrlTask[] = Array.from({ length: PAGES }, (_, i) => ({
+        url: `${site.url}/${i}.html`,
+        depth: 0,
+        queue: 'user' as const,
+        index: true,
+        follow: false,
+        priority: 0,
+      }));
+      await sendTasks(deps, tasks);
+      const summary = await runFetchStage(deps, { deadline: Date.now() + 60_000 });
+      assert.equal(summary.fetched, PAGES);
+      const messages = await deps.queues.receive<ExtractMessage>(deps.queueUrls.extract, 10, 0, 60);
+      const counts = messages.map((m) => m.body?.count ?? 0);
+      console.log(`extract messages: ${JSON.stringify(counts)}`);
+      assert.ok(
+        messages.length >= 3,
+        `${messages.length} extract messages for ${PAGES} pages of one frontier message`,
+      );
+      assert.equal(
+        counts.reduce((a, b) => a + b, 0),
+        PAGES,
+        'every page written once',
+      );
+      const urls = new Set<string>();
+      for (const m of messages) {
+        const b = m.body;
+        if (b && 'bundle' in b)
+          for (const p of await deps.store.getLines<FetchedPage>(b.bundle)) urls.add(p.url);
+      }
+      assert.equal(urls.size, PAGES);
+      assert.equal(
+        (await deps.queues.receive<unknown>(deps.queueUrls.frontier.user, 10, 0, 1)).length,
+        0,
+        'the frontier message was deleted',
+      );
+    } finally {
+      await site.close();
+    }
   });
 });

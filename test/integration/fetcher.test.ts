@@ -328,6 +328,70 @@ describe('fetchUrl: hostile bodies', () => {
   });
 });
 
+describe("fetchUrl: large bodies take a place (the fetch invocation's memory)", () => {
+  const bigBody = Buffer.alloc(3 * 1024 * 1024, 98);
+  const serveBig: Handler = (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/plain', 'content-length': String(bigBody.length) })
+      .end(bigBody);
+  };
+
+  it('reads past afterBytes only with a place: three bodies, one place, one at a time, each whole', async () => {
+    await withSite(serveBig, async (site) => {
+      let active = 0;
+      let most = 0;
+      const waiters: (() => void)[] = [];
+      const acquire = async () => {
+        while (active >= 1) await new Promise<void>((r) => waiters.push(r));
+        active++;
+        most = Math.max(most, active);
+        return () => {
+          active--;
+          waiters.shift()?.();
+        };
+      };
+      const small = await fetchUrl(
+        `${site.base}/small`,
+        options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 8 * 1024 * 1024, acquire } }),
+      );
+      assert.equal(expectKind(small, 'ok').body.length, bigBody.length);
+      assert.equal(most, 0, 'a body under afterBytes takes no place');
+      const outs = await Promise.all(
+        [0, 1, 2].map((i) =>
+          fetchUrl(
+            `${site.base}/big${i}`,
+            options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 1024 * 1024, acquire } }),
+          ),
+        ),
+      );
+      for (const out of outs) {
+        const ok = expectKind(out, 'ok');
+        assert.ok(Buffer.from(ok.body).equals(bigBody), 'the body is read whole');
+      }
+      assert.equal(most, 1, 'never two large bodies read at once');
+      assert.equal(active, 0, 'every place given back');
+    });
+  });
+
+  it('the wait for a place does not count towards timeoutMs', async () => {
+    await withSite(serveBig, async (site) => {
+      const acquire = async () => {
+        await new Promise((r) => setTimeout(r, 1500));
+        return () => undefined;
+      };
+      const out = await fetchUrl(
+        `${site.base}/big`,
+        options({
+          timeoutMs: 1000,
+          maxBytes: 8 * 1024 * 1024,
+          largeBodies: { afterBytes: 64 * 1024, acquire },
+        }),
+      );
+      assert.equal(expectKind(out, 'ok').body.length, bigBody.length);
+    });
+  });
+});
+
 describe('fetchUrl: network failures (seed 001)', () => {
   it('reports a connection reset mid-response as temporary', async () => {
     await withTcp(
