@@ -27,6 +27,11 @@ export type SlotResult = { ok: true } | { ok: false; waitMs: number };
 export interface HostTable {
   /** Books the host's slot [now, now + delayMs) if the previous one ended by `now` (may be a planned start); else how long to wait. */
   acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult>;
+  /**
+   * Gives back the unused end of slots booked until `bookedUntil`: the host is free from `freeAt`
+   * instead. False (nothing written) when the slot was changed since (a back-off pushed it later).
+   */
+  releaseSlot(host: string, bookedUntil: number, freeAt: number): Promise<boolean>;
   /** Pushes the host's next slot to at least `until` (Retry-After, back-off). */
   backOff(host: string, until: number): Promise<void>;
   /** When the host's next slot is free (epoch ms, 0 if never taken); an eventually consistent read. */
@@ -103,6 +108,11 @@ export function createHostTable({
 
   return {
     acquireSlot,
+    releaseSlot: (host, bookedUntil, freeAt) =>
+      tryUpdate(`slot#${host}`, 'SET nextFetchAt = :free', 'nextFetchAt = :booked', {
+        ':free': freeAt,
+        ':booked': bookedUntil,
+      }),
     async backOff(host, until) {
       await tryUpdate(
         `slot#${host}`,

@@ -248,6 +248,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   const left = new Map<string, number>();
   for (const e of entries) left.set(hostOf(e.task.url), (left.get(hostOf(e.task.url)) ?? 0) + 1);
   ctx.turns.activeHosts = () => left.size;
+  ctx.turns.tasksLeft = (host) => left.get(host) ?? 0;
   try {
     await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
       const host = hostOf(entry.task.url);
@@ -260,6 +261,13 @@ async function fetchRound<T extends { task: UrlTask }>(
     });
   } finally {
     ctx.turns.activeHosts = () => 0;
+    ctx.turns.tasksLeft = () => 0;
+    // Slots booked ahead and not used go back, so other workers need not wait for their end.
+    await ctx.turns
+      .settle()
+      .catch((err) =>
+        ctx.deps.log.warn('slots booked ahead not given back; they end by themselves', { err }),
+      );
   }
 }
 

@@ -40,6 +40,18 @@ describe('hosts table adapter', () => {
     assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 1_000, 250), { ok: false, waitMs: 59_000 });
   });
 
+  it('slots booked ahead are given back from their unused end, unless a back-off changed them', async () => {
+    assert.deepEqual(await hosts.acquireSlot('r.test', NOW, 5 * 300), { ok: true });
+    assert.equal(await hosts.releaseSlot('r.test', NOW + 1_000, NOW + 600), false, 'not what was booked');
+    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 1_500);
+    assert.equal(await hosts.releaseSlot('r.test', NOW + 1_500, NOW + 600), true);
+    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 600);
+    assert.deepEqual(await hosts.acquireSlot('r.test', NOW + 600, 5 * 300), { ok: true });
+    await hosts.backOff('r.test', NOW + 60_000);
+    assert.equal(await hosts.releaseSlot('r.test', NOW + 2_100, NOW + 900), false, 'the back-off stands');
+    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 60_000);
+  });
+
   it('concurrent takers of one slot or one lease: exactly one gets it', async () => {
     const slots = await Promise.all(Array.from({ length: 8 }, () => hosts.acquireSlot('c.test', NOW, 1000)));
     assert.equal(slots.filter((s) => s.ok).length, 1);
