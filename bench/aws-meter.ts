@@ -25,6 +25,8 @@ interface Invocation {
 export interface MeterReport {
   /** "SQS.ReceiveMessage" → billed requests (payload chunks in and out) */
   sqsBilled: Record<string, number>;
+  /** "ReceiveMessage@frontier-user" → billed requests */
+  sqsByQueue: Record<string, number>;
   /** stage → ms its invocations had at least one AWS call in flight */
   awsWaitMs: Record<string, number>;
   dynamo: DynamoUnitModel['tally'];
@@ -50,6 +52,7 @@ export class AwsMeter {
   private readonly als = new AsyncLocalStorage<Invocation>();
   private readonly dynamo = new DynamoUnitModel();
   private readonly sqsBilled: Record<string, number> = {};
+  private readonly sqsByQueue: Record<string, number> = {};
   private readonly awsWaitMs: Record<string, number> = {};
   readonly errors: string[] = [];
 
@@ -75,7 +78,10 @@ export class AwsMeter {
   }
 
   report(): MeterReport {
-    return { sqsBilled: { ...this.sqsBilled }, awsWaitMs: { ...this.awsWaitMs }, dynamo: this.dynamo.tally };
+    return {
+      sqsBilled: { ...this.sqsBilled },
+      sqsByQueue: { ...this.sqsByQueue },
+      awsWaitMs: { ...this.awsWaitMs }, dynamo: this.dynamo.tally };
   }
 
   private instrument(clients: AwsClients): void {
@@ -134,6 +140,9 @@ export class AwsMeter {
     if (service === 'SQS') {
       const billed = Math.max(1, Math.ceil(sqsBytes(op, input, output) / SQS_CHUNK));
       this.sqsBilled[`SQS.${op}`] = (this.sqsBilled[`SQS.${op}`] ?? 0) + billed;
+      const queue = String(input.QueueUrl ?? '').replace(/^.*\/trawl-[^/]*?-(?=[a-z_]+(-dlq)?$)/, '');
+      const key = `${op}@${queue}`;
+      this.sqsByQueue[key] = (this.sqsByQueue[key] ?? 0) + billed;
     }
   }
 

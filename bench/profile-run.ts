@@ -26,6 +26,8 @@ try {
       const calls = Object.entries(run.usage.calls).sort((a, b) => b[1] - a[1]);
       console.log(`  calls a page: ${calls.map(([op, n]) => `${op} ${per(n)}`).join(', ')}`);
       console.log(`  SQS billed a page: ${per(run.usage.sqsBilledRequests)}`);
+      const byQueue = Object.entries(run.meter.sqsByQueue).sort((a, b) => b[1] - a[1]);
+      console.log(`  SQS billed a page by queue: ${byQueue.map(([k, n]) => `${k} ${per(n)}`).join(', ')}`);
       const units = Object.entries(run.meter.dynamo.write).sort((a, b) => b[1] - a[1]);
       console.log(`  write units a page: ${units.map(([op, n]) => `${op} ${per(n)}`).join(', ')}`);
       for (const [stage, s] of Object.entries(run.usage.stages))
