@@ -1,7 +1,7 @@
 /**
  * Folds duplicate content in the index stage (index.foldDuplicates): each new or changed document
- * registers its text digest in the hosts table (a read and one conditional write, retried when
- * another batch wrote first); a URL whose content another URL already keeps becomes `duplicate`
+ * registers its text digest in the hosts table (one conditional write, and a read first only when
+ * the digest may be known: retried when another batch wrote first); a URL whose content another URL already keeps becomes `duplicate`
  * (`duplicateOf` that URL), and a preferred URL (canonical, else shorter) takes the document over,
  * the old keeper's document being deleted in the change feed and the URL fetched again to record
  * it as a duplicate. When a keeper's content goes away or changes, a duplicate takes its place:
@@ -30,11 +30,14 @@ async function update<T>(
   deps: StageDeps,
   digest: string,
   change: (entry: DupEntry | null) => { entry: DupEntry; result: T },
+  likelyAbsent = false,
 ): Promise<T> {
   const key = `dup#${deps.crawl}#${digest}`;
   return withKeyLock(`update:${key}`, async () => {
     for (let i = 0; i < MAX_SWAPS; i++) {
-      const raw = await deps.hosts.getValue(key, true);
+      // Content new to its URL is nearly always new to the crawl: first try writing it as absent
+      // (one conditional write, no read); a failed try reads and swaps as usual.
+      const raw = i === 0 && likelyAbsent ? null : await deps.hosts.getValue(key, true);
       const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
       if (await deps.hosts.swapValue(key, raw, JSON.stringify(entry))) return result;
     }
@@ -78,10 +81,15 @@ export async function foldDuplicates(
     if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) return;
     plan.set.digest = digest;
     const canonical = o.dup.canonical;
-    const d = await update(deps, digest, (e) => {
-      const r = admitContent(e, o.url, o.task.depth, canonical);
-      return { entry: r.entry, result: r };
-    });
+    const d = await update(
+      deps,
+      digest,
+      (e) => {
+        const r = admitContent(e, o.url, o.task.depth, canonical);
+        return { entry: r.entry, result: r };
+      },
+      prev?.digest !== digest,
+    );
     if (d.kind === 'keep') {
       plan.set.duplicateOf = null;
       if (d.demoted) {

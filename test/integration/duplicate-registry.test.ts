@@ -1,0 +1,69 @@
+/**
+ * The duplicate registry's cost (index.foldDuplicates): content new to its URL is registered with
+ * one conditional write and no read; only when the write finds the digest taken does the stage read
+ * the entry and fold the URL. The real index-stage function and hosts table on the emulator, their
+ * calls counted; the page outcomes are made up (only their URLs and digests count here).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openSession } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import type { OutcomePlan } from '../../shared/crawl/state/index-plan.ts';
+import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { foldDuplicates } from '../../shared/stages/duplicates.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+
+function plan(url: string, digest: string): OutcomePlan {
+  const outcome = {
+    url,
+    state: 'indexed',
+    notModified: false,
+    dup: { digest, canonical: null },
+    task: { url, depth: 1, queue: 'follow', index: true, follow: true, priority: 0 },
+  };
+  return {
+    outcome,
+    writeDoc: true,
+    set: { state: 'indexed' },
+    remove: [],
+    forget: false,
+    stat: 'indexed',
+  } as unknown as OutcomePlan;
+}
+
+describe('duplicate registry', () => {
+  let emu: TestEmulator;
+  before(async () => {
+    emu = await startTestEmulator();
+  });
+  after(async () => {
+    await emu?.stop();
+  });
+
+  it('new content: one conditional write, no read; a known digest: read, then folded', async () => {
+    const config = parseConfig({ name: uniqueCrawlName('dupreg'), startUrls: ['http://d.test/'] });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const calls = { reads: 0, writes: 0 };
+    const { getValue, swapValue } = deps.hosts;
+    deps.hosts.getValue = (...args) => {
+      calls.reads++;
+      return getValue(...args);
+    };
+    deps.hosts.swapValue = (...args) => {
+      calls.writes++;
+      return swapValue(...args);
+    };
+    const at = new Date().toISOString();
+    const fresh = ['d1', 'd2', 'd3'].map((d, i) => plan(`http://d.test/p${i}`, d));
+    await foldDuplicates(deps, fresh, new Map(), at);
+    assert.deepEqual(calls, { reads: 0, writes: 3 });
+    for (const p of fresh) assert.equal(p.set.state, 'indexed');
+
+    const copy = plan('http://d.test/a-longer-copy-of-p0', 'd1');
+    await foldDuplicates(deps, [copy], new Map(), at);
+    assert.equal(calls.reads, 1, 'the write found d1 taken: read once');
+    assert.equal(copy.set.state, 'duplicate');
+    assert.equal(copy.set.duplicateOf, 'http://d.test/p0');
+  });
+});
