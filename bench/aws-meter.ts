@@ -81,7 +81,9 @@ export class AwsMeter {
     return {
       sqsBilled: { ...this.sqsBilled },
       sqsByQueue: { ...this.sqsByQueue },
-      awsWaitMs: { ...this.awsWaitMs }, dynamo: this.dynamo.tally };
+      awsWaitMs: { ...this.awsWaitMs },
+      dynamo: this.dynamo.tally,
+    };
   }
 
   private instrument(clients: AwsClients): void {

@@ -57,7 +57,10 @@ export interface SlowServer {
   close(): Promise<void>;
 }
 
-/** Serves `root` for any Host name, each response after a lognormal delay; robots.txt is 404. */
+/**
+ * Serves `root` for any Host name, each response after a lognormal delay, each HTML page marked with
+ * the host it was served by; robots.txt is 404.
+ */
 export async function startSlowServer(root: string, p: Profile): Promise<SlowServer> {
   const random = seeded(42);
   const state = { requests: 0 };
@@ -69,10 +72,15 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
       const file = path.join(root, path.normalize(rel));
       try {
         if (!file.startsWith(root) || rel === '/robots.txt') throw new Error('not found');
-        const body = await fsp.readFile(file);
-        res
-          .writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' })
-          .end(body);
+        const type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+        let body: Buffer | string = await fsp.readFile(file);
+        // K different sites, not K mirrors: each host's pages say which host they are on, so their
+        // text differs and duplicate folding sees distinct documents (mirrors are the duplicates test's).
+        if (type === 'text/html')
+          body = body
+            .toString('utf8')
+            .replace(/<\/body>/i, `<p>Served by ${req.headers.host ?? ''}</p></body>`);
+        res.writeHead(200, { 'content-type': type }).end(body);
       } catch {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       }
