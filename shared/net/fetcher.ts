@@ -370,8 +370,9 @@ function decodersFor(encoding: string | undefined): Readable[] {
 async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: FetchOptions, clock: Clock) {
   const decoders = decodersFor(headers['content-encoding']);
   const wire = { seen: 0, truncated: false };
-  let release: (() => void) | null = null;
   const large = opts.largeBodies;
+  /** the place a large body is read in, given back when the body is read */
+  const place: { release?: () => void } = {};
   const cap = decoders.length > 0 ? (opts.maxDecompressedBytes ?? opts.maxBytes) : opts.maxBytes;
   const sink = { chunks: [] as Buffer[], size: 0, truncated: false };
   // The response is iterated here, not handed to pipeline: cutting it short must not fail the decoders.
@@ -383,10 +384,10 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
         if (room > 0) yield chunk.subarray(0, room);
         return;
       }
-      if (large && !release && wire.seen + chunk.length > large.afterBytes) {
+      if (large && !place.release && wire.seen + chunk.length > large.afterBytes) {
         clock.pause();
         try {
-          release = await large.acquire();
+          place.release = await large.acquire();
         } finally {
           clock.resume();
         }
@@ -419,6 +420,6 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
     sink.chunks = [];
     return { body, truncated: wire.truncated || sink.truncated };
   } finally {
-    (release as (() => void) | null)?.();
+    place.release?.();
   }
 }

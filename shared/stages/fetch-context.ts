@@ -11,6 +11,10 @@ export type TaskResult =
   | { type: 'page'; page: FetchedPage }
   | { type: 'requeue'; task: UrlTask; delaySeconds: number; reason: 'politeness' | 'retry' | 'deadline' };
 
+/** A task that came to a page, and one that goes back to its queue. */
+export type PageResult = Extract<TaskResult, { type: 'page' }>;
+export type Requeued = Extract<TaskResult, { type: 'requeue' }>;
+
 export interface FetchContext {
   deps: StageDeps;
   config: CrawlConfig;

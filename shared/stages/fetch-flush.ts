@@ -12,7 +12,7 @@ import { packLines } from '../aws/page-store.ts';
 import { KEYS } from '../layout.ts';
 import type { ExtractMessage, FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import type { TaskResult } from './fetch-context.ts';
+import type { PageResult, Requeued, TaskResult } from './fetch-context.ts';
 import type { Leases } from './fetch-leases.ts';
 import { sendDelayedTasks } from './send-tasks.ts';
 
@@ -34,7 +34,7 @@ export interface DoneMessage {
   queueUrl: string;
   receiptHandle: string;
   /** the tasks put back (politeness, retries, a stop); its pages went to `page()` */
-  requeued: TaskResult[];
+  requeued: Requeued[];
   pages: number;
 }
 
@@ -42,14 +42,15 @@ export interface DoneMessage {
 const HOLD_BYTES = 2 * FLUSH_BYTES;
 
 export class RoundFlusher {
-  private pendingPages: TaskResult[] = [];
+  private pendingPages: PageResult[] = [];
   private pendingDone: DoneMessage[] = [];
   private pendingBytes = 0;
   /** body bytes handed over and not yet written (pending and in the write chain) */
   private heldBytes = 0;
   private since = 0;
   private chain: Promise<void> = Promise.resolve();
-  private written: () => void = () => undefined;
+  /** `room()` callers waiting for the next write to end */
+  private waiting: (() => void)[] = [];
   private failure: unknown = null;
 
   constructor(
@@ -59,8 +60,7 @@ export class RoundFlusher {
   ) {}
 
   /** A page is fetched: written with the next flush, before its message is deleted. */
-  page(result: TaskResult): void {
-    if (result.type !== 'page') throw new Error('RoundFlusher.page takes pages');
+  page(result: PageResult): void {
     this.startClock();
     this.pendingPages.push(result);
     this.pendingBytes += result.page.body.length;
@@ -80,15 +80,8 @@ export class RoundFlusher {
    * starts, so a slow bucket slows the fetching instead of filling the memory.
    */
   async room(): Promise<void> {
-    while (this.heldBytes > HOLD_BYTES && !this.failure) {
-      await new Promise<void>((resolve) => {
-        const before = this.written;
-        this.written = () => {
-          before();
-          resolve();
-        };
-      });
-    }
+    while (this.heldBytes > HOLD_BYTES && !this.failure)
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
   /** Writes whatever is pending and waits for every write; throws the first write failure. */
@@ -126,18 +119,14 @@ export class RoundFlusher {
         this.failure = err;
       } finally {
         this.heldBytes -= bytes;
-        const wake = this.written;
-        this.written = () => undefined;
-        wake();
+        for (const wake of this.waiting.splice(0)) wake();
       }
     });
   }
 
-  private async write(pages: TaskResult[], batch: DoneMessage[]): Promise<void> {
+  private async write(pages: PageResult[], batch: DoneMessage[]): Promise<void> {
     // A message of which nothing was started (a clean stop) goes back as it is: no resend.
-    const untouched = batch.filter(
-      (m) => m.pages === 0 && m.requeued.every((r) => r.type === 'requeue' && r.reason === 'deadline'),
-    );
+    const untouched = batch.filter((m) => m.pages === 0 && m.requeued.every((r) => r.reason === 'deadline'));
     const done = batch.filter((m) => !untouched.includes(m));
     if (untouched.length > 0) await this.leases.giveBack(untouched.map((m) => m.receiptHandle));
     const results = [...pages, ...done.flatMap((m) => m.requeued)];
@@ -164,8 +153,10 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
     // Packed only when it may fit inline: text gzips ~10×, so more than this never does.
     const raw = pages.reduce((n, p) => n + p.body.length, 0);
     const packed = raw <= INLINE_BYTES * 16 ? packLines(pages) : null;
-    let body: ExtractMessage = { inline: packed ?? '', id: randomUUID(), count: pages.length };
-    if (packed === null || packed.length > INLINE_BYTES) {
+    let body: ExtractMessage;
+    if (packed !== null && packed.length <= INLINE_BYTES)
+      body = { inline: packed, id: randomUUID(), count: pages.length };
+    else {
       const key = KEYS.pageBundle(deps.now(), randomUUID());
       await deps.store.putLines(key, pages);
       body = { bundle: key, count: pages.length };

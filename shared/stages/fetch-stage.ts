@@ -10,7 +10,7 @@ import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { authSessionsFor } from './fetch-auth.ts';
-import type { FetchContext, TaskResult } from './fetch-context.ts';
+import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchOne, LARGE_BODIES } from './fetch-one.ts';
@@ -178,7 +178,7 @@ async function fetchMessages(
     const tasks = Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [];
     return m.receiveCount > 1 ? tasks.map((t) => ({ ...t, redelivered: true })) : tasks;
   });
-  const requeued: TaskResult[][] = messages.map(() => []);
+  const requeued: Requeued[][] = messages.map(() => []);
   const pages = messages.map(() => 0);
   const left = perMessage.map((t) => t.length);
   const done = (i: number) =>
@@ -191,7 +191,7 @@ async function fetchMessages(
   for (const [i, n] of left.entries()) if (n === 0) done(i);
   const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
   ctx.room = () => flusher.room();
-  await fetchRound(ctx, entries, ctx.room, (entry, result) => {
+  await fetchRound(ctx, entries, (entry, result) => {
     // A page is written as soon as a flush is due, whichever message it came from; the message
     // itself is deleted once all its tasks are done (and, the flushes being in order, written).
     if (result.type === 'page') {
@@ -232,7 +232,6 @@ function isTask(t: unknown): t is UrlTask {
 async function fetchRound<T extends { task: UrlTask }>(
   ctx: FetchContext,
   entries: T[],
-  room: () => Promise<void>,
   onResult: (entry: T, result: TaskResult) => void,
 ): Promise<void> {
   const lanes = new Map<string, Lane>();
@@ -252,7 +251,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   try {
     await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
       const host = hostOf(entry.task.url);
-      await room();
+      await ctx.room();
       const result = await laneOf(host).run(() => fetchOne(ctx, entry.task));
       const n = (left.get(host) ?? 1) - 1;
       if (n > 0) left.set(host, n);
