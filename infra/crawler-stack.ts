@@ -36,6 +36,8 @@ export interface CrawlerStackProps extends StackProps {
   discoveryIntervalMinutes?: number;
   /** the fetch function's reserved concurrency (config fetch.maxInvocations); @default FUNCTIONS.fetch */
   fetchReservedConcurrency?: number;
+  /** the fetch function's memory (MB), sized from the config's fetch section; @default FUNCTIONS.fetch */
+  fetchMemoryMb?: number;
   /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
   authSecretArns?: string[];
   /** DynamoDB capacity of both tables; @default on-demand */
@@ -94,7 +96,11 @@ export class CrawlerStack extends Stack {
         resources,
         discoveryIntervalMinutes: props.discoveryIntervalMinutes ?? SCHEDULES.discovery.everyMinutes,
       }),
-      fetch: new FetchStage(this, 'Fetch', resources, props.fetchReservedConcurrency, props.authSecretArns),
+      fetch: new FetchStage(this, 'Fetch', resources, {
+        reservedConcurrency: props.fetchReservedConcurrency,
+        memoryMb: props.fetchMemoryMb,
+        authSecretArns: props.authSecretArns,
+      }),
       extract: new ExtractStage(this, 'Extract', resources),
       index: new IndexStage(this, 'Index', resources),
       refresh: new RefreshStage(this, 'Refresh', resources),

@@ -144,6 +144,12 @@ export const FetchSchema = z
      */
     maxInvocations: z.number().int().min(1).max(1000).default(4),
     /**
+     * @default null — the deployed fetch function's memory in MB; null sizes it from `concurrency`
+     * and `maxBytes` (256 MB for the defaults: README "Fetch memory"). An invocation holds what its
+     * memory allows, whatever the size: large bodies are read fewer at a time in less
+     */
+    memoryMb: z.number().int().min(128).max(10_240).nullable().default(null),
+    /**
      * @default [] — credentials per URL prefix: `{urlPrefix, basic | headers | cookies | form}`, secrets
      * as `{"env": "NAME"}` or `{"secretArn": "…"}` (README "Authentication")
      */

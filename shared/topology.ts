@@ -62,7 +62,9 @@ export const FUNCTIONS: Record<StageName, FunctionSpec> = {
   seed: { timeoutSeconds: 60, memoryMb: 256 },
   // One fetch invocation polls the frontier and fetches many URLs concurrently: network wait is
   // billed per GB-s, so concurrency inside the invocation, not more invocations, is what is cheap.
-  fetch: { timeoutSeconds: 120, memoryMb: 512, reservedConcurrency: 4 },
+  // Memory: what the default config needs (shared/stages/fetch-memory.ts; a deploy sizes it from
+  // the config's fetch section), measured on the bundle by bench/fetch-memory.ts.
+  fetch: { timeoutSeconds: 120, memoryMb: 256, reservedConcurrency: 4 },
   extract: { timeoutSeconds: 60, memoryMb: 512 },
   index: { timeoutSeconds: 60, memoryMb: 256 },
   refresh: { timeoutSeconds: 300, memoryMb: 256 },

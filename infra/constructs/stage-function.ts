@@ -62,6 +62,8 @@ export interface StageFunctionOptions {
   functionName?: string;
   /** overrides the topology's reserved concurrency (fetch: the config's fetch.maxInvocations) */
   reservedConcurrency?: number;
+  /** overrides the topology's memory (fetch: sized from the config, shared/stages/fetch-memory.ts) */
+  memoryMb?: number;
 }
 
 /** A stage's Lambda function: arm64, ESM bundle from functions/<stage>/handler.ts, sizes from topology. */
@@ -88,7 +90,7 @@ export function stageFunction(
     runtime: lambda.Runtime.NODEJS_24_X,
     // Graviton: 20% cheaper per GB-s than x86 (docs/design-facts.md prices).
     architecture: lambda.Architecture.ARM_64,
-    memorySize: spec.memoryMb,
+    memorySize: options.memoryMb ?? spec.memoryMb,
     timeout: Duration.seconds(spec.timeoutSeconds),
     reservedConcurrentExecutions: options.reservedConcurrency ?? spec.reservedConcurrency,
     tracing: lambda.Tracing.DISABLED,

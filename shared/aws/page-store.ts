@@ -28,18 +28,35 @@ export function unpackLines<T>(packed: string): T[] {
   return text ? text.split('\n').map((l) => JSON.parse(l) as T) : [];
 }
 
+/** A body field past this many characters is written in slices of this size (gzipLines). */
+const LARGE_FIELD = 256 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /**
  * Records as gzip JSON lines, one line at a time: a page bundle's lines (up to the fetch stage's
- * FLUSH_BYTES of bodies) are never joined into one string nor held twice.
+ * `flushBytes` of bodies) are never joined into one string nor held twice.
  */
 async function gzipLines(records: unknown[]): Promise<Buffer> {
   const gzip = createGzip();
   const out: Buffer[] = [];
   gzip.on('data', (chunk: Buffer) => out.push(chunk));
   const done = once(gzip, 'end');
+  const write = async (text: string) => {
+    if (!gzip.write(text)) await once(gzip, 'drain');
+  };
   for (const [i, r] of records.entries()) {
-    const line = (i > 0 ? '\n' : '') + JSON.stringify(r);
-    if (!gzip.write(line)) await once(gzip, 'drain');
+    if (i > 0) await write('\n');
+    const body = r !== null && typeof r === 'object' ? (r as { body?: unknown }).body : undefined;
+    if (typeof body !== 'string' || body.length < LARGE_FIELD || !BASE64.test(body)) {
+      await write(JSON.stringify(r));
+      continue;
+    }
+    // A large base64 body (nothing in it to escape) goes in slices: a 10 MB page is not copied
+    // into a line string and again into the line's bytes.
+    const rest = JSON.stringify({ ...(r as object), body: undefined });
+    await write(`${rest.slice(0, -1)}${rest.length > 2 ? ',' : ''}"body":"`);
+    for (let at = 0; at < body.length; at += LARGE_FIELD) await write(body.slice(at, at + LARGE_FIELD));
+    await write('"}');
   }
   gzip.end();
   await done;

@@ -51,7 +51,7 @@ export interface FetchOptions {
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
   /**
-   * Memory: a body growing past `afterBytes` is read on only with a place from `acquire` (a few
+   * Memory: a body growing past `afterBytes` (decoded) is read on only with a place from `acquire` (a few
    * per fetch invocation), so many large bodies are not read at once; the wait for a place does
    * not count towards `timeoutMs`.
    */
@@ -384,7 +384,14 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
         if (room > 0) yield chunk.subarray(0, room);
         return;
       }
-      if (large && !place.release && wire.seen + chunk.length > large.afterBytes) {
+      wire.seen += chunk.length;
+      yield chunk;
+    }
+  }
+  async function collect(source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      // Counted decoded: a gzip body of a few KB on the wire may inflate to the cap.
+      if (large && !place.release && sink.size + chunk.length > large.afterBytes) {
         clock.pause();
         try {
           place.release = await large.acquire();
@@ -392,12 +399,6 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
           clock.resume();
         }
       }
-      wire.seen += chunk.length;
-      yield chunk;
-    }
-  }
-  async function collect(source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
       const room = cap - sink.size;
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
       sink.chunks.push(kept);

@@ -4,6 +4,7 @@ import type { Lane } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import type { FetchMemoryPlan } from './fetch-memory.ts';
 import type { HostTurns } from './politeness/host-turns.ts';
 import type { RobotsCache } from './politeness/robots-cache.ts';
 
@@ -24,7 +25,9 @@ export interface FetchContext {
   turns: HostTurns;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
-  /** places for reading a body past LARGE_BODY_BYTES (fetch-one.ts): the memory a fetch invocation needs */
+  /** what the invocation may hold, sized from its memory (fetch-memory.ts) */
+  memory: FetchMemoryPlan;
+  /** places for reading a body past `memory.largeBodyBytes` (fetch-one.ts) */
   largeBodies: Lane;
   /** resolves once the pages held for writing leave room (the round's flusher sets it) */
   room: () => Promise<void>;

@@ -19,10 +19,15 @@ import { sendDelayedTasks } from './send-tasks.ts';
 const FLUSH_PAGES = 200;
 const FLUSH_MS = 3_000;
 /**
- * …or once their bodies (base64) reach this many bytes: 200 pages of 10 MB would take the fetch
- * function past its memory. A flush of this size is one page bundle.
+ * …or once their bodies (base64) reach `flushBytes` (200 pages of 10 MB would take the fetch function
+ * past its memory; a flush of this size is one page bundle). Fetches wait while `holdBytes` are
+ * queued for writing (`room()`). Both come from the function's memory (fetch-memory.ts).
  */
-export const FLUSH_BYTES = 16 * 1024 * 1024;
+export interface FlushSizes {
+  flushBytes: number;
+  holdBytes: number;
+}
+export const DEFAULT_FLUSH: FlushSizes = { flushBytes: 16 * 1024 * 1024, holdBytes: 32 * 1024 * 1024 };
 /**
  * Packed pages up to this size go inline: SQS bills 64 KB chunks sent and received ($0.40/M each),
  * so 4 chunks twice cost less than a bundle's PUT and GET ($5.40/M); SQS caps a message at 1 MiB.
@@ -37,9 +42,6 @@ export interface DoneMessage {
   requeued: Requeued[];
   pages: number;
 }
-
-/** Bodies queued for writing beyond which a fetch waits for a write (`room()`): two flushes' worth. */
-const HOLD_BYTES = 2 * FLUSH_BYTES;
 
 export class RoundFlusher {
   private pendingPages: PageResult[] = [];
@@ -57,6 +59,7 @@ export class RoundFlusher {
     private readonly deps: StageDeps,
     private readonly leases: Leases,
     private readonly onFlushed: (results: TaskResult[]) => void,
+    private readonly sizes: FlushSizes = DEFAULT_FLUSH,
   ) {}
 
   /** A page is fetched: written with the next flush, before its message is deleted. */
@@ -76,11 +79,11 @@ export class RoundFlusher {
   }
 
   /**
-   * Resolves once the bodies held for writing are under HOLD_BYTES: a fetch awaits it before it
+   * Resolves once the bodies held for writing are under `holdBytes`: a fetch awaits it before it
    * starts, so a slow bucket slows the fetching instead of filling the memory.
    */
   async room(): Promise<void> {
-    while (this.heldBytes > HOLD_BYTES && !this.failure)
+    while (this.heldBytes > this.sizes.holdBytes && !this.failure)
       await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
@@ -98,7 +101,7 @@ export class RoundFlusher {
   private maybeSchedule(): void {
     if (
       this.pendingPages.length >= FLUSH_PAGES ||
-      this.pendingBytes >= FLUSH_BYTES ||
+      this.pendingBytes >= this.sizes.flushBytes ||
       Date.now() - this.since >= FLUSH_MS
     )
       this.schedule();

@@ -13,14 +13,6 @@ import { hostSoft404 } from './soft-404.ts';
 
 /** Slots missed because connecting took too long, before the URL goes back to its queue. */
 const MAX_LATE_SLOTS = 5;
-/**
- * Memory: a body past this size is read on only with one of LARGE_BODIES places of the invocation
- * (bench/fetch-memory.ts: sixteen concurrent 10 MB pages peak at 540–600 MB RSS with it, the bench
- * process's own 155–170 MB included); web pages are rarely past 1 MiB, so the usual crawl never waits.
- */
-export const LARGE_BODY_BYTES = 1024 * 1024;
-export const LARGE_BODIES = 4;
-
 function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
   return {
     type: 'page',
@@ -64,7 +56,7 @@ async function politeFetch(
       now: deps.now,
       sendBy: slot.sendBy,
       headers,
-      largeBodies: { afterBytes: LARGE_BODY_BYTES, acquire: () => largeBodyPlace(ctx) },
+      largeBodies: { afterBytes: ctx.memory.largeBodyBytes, acquire: () => largeBodyPlace(ctx) },
     });
     if (res.kind !== 'late') return res;
     // Connecting outlasted the slot: book further ahead next time.

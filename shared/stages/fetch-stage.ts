@@ -13,7 +13,8 @@ import { authSessionsFor } from './fetch-auth.ts';
 import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
-import { fetchOne, LARGE_BODIES } from './fetch-one.ts';
+import { fetchMemoryPlan, invocationMemoryMb } from './fetch-memory.ts';
+import { fetchOne } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { HostTurns } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
@@ -59,6 +60,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const weights = sourceWeights(config.weights);
   const exhausted = new Set<SourceName>();
   if (opts.sources?.length) for (const s of SOURCES) if (!opts.sources.includes(s)) exhausted.add(s);
+  const memory = fetchMemoryPlan(invocationMemoryMb(config.fetch), config.fetch);
   const ctx: FetchContext = {
     deps,
     config,
@@ -67,7 +69,8 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     deadline: opts.deadline,
     signal: opts.signal,
     auth: await authSessionsFor(config, deps),
-    largeBodies: new Lane(() => LARGE_BODIES),
+    memory,
+    largeBodies: new Lane(() => memory.largeBodies),
     room: async () => undefined,
   };
   const summary: FetchRunSummary = {
@@ -106,8 +109,11 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         queueUrl,
         messages.map((m) => m.receiptHandle),
       );
-      const flusher = new RoundFlusher(deps, leases, (results) =>
-        count(summary, source, results, deps.now()),
+      const flusher = new RoundFlusher(
+        deps,
+        leases,
+        (results) => count(summary, source, results, deps.now()),
+        memory,
       );
       await fetchMessages(ctx, queueUrl, messages, flusher);
       await flusher.flush();

@@ -27,6 +27,7 @@ export interface BuildOptions {
   bundle?: boolean;
   discoveryIntervalMinutes?: number;
   fetchReservedConcurrency?: number;
+  fetchMemoryMb?: number;
   authSecretArns?: string[];
 }
 
@@ -38,6 +39,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
     crawlName: crawl,
     discoveryIntervalMinutes: options.discoveryIntervalMinutes,
     fetchReservedConcurrency: options.fetchReservedConcurrency,
+    fetchMemoryMb: options.fetchMemoryMb,
     authSecretArns: options.authSecretArns,
   });
   return { stack, template: Template.fromStack(stack), labels: stackLabels(stack) };

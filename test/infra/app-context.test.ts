@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { Duration } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import { crawlerPropsFromContext, DEFAULT_CRAWL } from '../../infra/app-context.ts';
-import { resourceNames, SCHEDULES, type StageName } from '../../shared/topology.ts';
+import { FUNCTIONS, resourceNames, SCHEDULES, type StageName } from '../../shared/topology.ts';
 import { buildStack, grantsOf, logicalId } from '../helpers/infra-template.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-infra-'));
@@ -67,6 +67,21 @@ describe('crawlerPropsFromContext', () => {
     assert.throws(() => crawlerPropsFromContext(contextOf({ config: zero })), /maxInvocations/);
   });
 
+  it('sizes the fetch function from the config: the default, smaller pages, fetch.memoryMb', () => {
+    const props = (fetch: object) =>
+      crawlerPropsFromContext(
+        contextOf({
+          config: configFile(
+            'mem.json',
+            JSON.stringify({ name: 'mem', startUrls: ['https://x.test/'], fetch }),
+          ),
+        }),
+      );
+    assert.equal(props({}).fetchMemoryMb, FUNCTIONS.fetch.memoryMb);
+    assert.ok((props({ maxBytes: 1024 * 1024 }).fetchMemoryMb ?? 0) < FUNCTIONS.fetch.memoryMb);
+    assert.equal(props({ memoryMb: 1536 }).fetchMemoryMb, 1536);
+  });
+
   it('rejects an invalid config and a crawl name that contradicts the config', () => {
     const bad = configFile('bad.json', '{"name":"Bad Name","startUrls":[]}');
     assert.throws(() => crawlerPropsFromContext(contextOf({ config: bad })), /name/);
@@ -98,6 +113,14 @@ describe('CrawlerStack discovery schedule', () => {
         fns[logicalId(stack.functions[stage])]?.Properties.ReservedConcurrentExecutions,
         undefined,
       );
+  });
+
+  it('gives the fetch function the memory asked for, the others the topology’s', () => {
+    const { stack, template } = buildStack('memory', { bundle: false, fetchMemoryMb: 384 });
+    const fns = template.findResources('AWS::Lambda::Function');
+    assert.equal(fns[logicalId(stack.functions.fetch)]?.Properties.MemorySize, 384);
+    for (const stage of ['seed', 'extract', 'index', 'refresh'] as const)
+      assert.equal(fns[logicalId(stack.functions[stage])]?.Properties.MemorySize, FUNCTIONS[stage].memoryMb);
   });
 
   it('lets only the fetch role read the fetch.auth secrets, and only when the config names some', () => {

@@ -1,7 +1,7 @@
 /**
  * The fetch stage holds finished pages until it writes them together (fetch-flush.ts). What it holds
  * is bounded by bytes as well as by pages and time: sixteen concurrent 10 MB bodies, held for the
- * 200 pages or 3 s of a batch, would take a 512 MB fetch function past its memory — and so would
+ * 200 pages or 3 s of a batch, would take the fetch function past its memory — and so would
  * one frontier message of 50 such pages held until its last URL is read. The real flusher, the real
  * queues and bucket on the emulator; in the first test the pages are made up (their bodies are all
  * that counts), in the second the real fetch stage reads them off a loopback site.
@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
-import { FLUSH_BYTES, RoundFlusher } from '../../shared/stages/fetch-flush.ts';
+import { DEFAULT_FLUSH, RoundFlusher } from '../../shared/stages/fetch-flush.ts';
 import { Leases } from '../../shared/stages/fetch-leases.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
@@ -51,7 +51,7 @@ describe('fetch flush', () => {
     await emu?.stop();
   });
 
-  it('writes held pages once they reach FLUSH_BYTES, before the page count or the time says so', async () => {
+  it('writes held pages once they reach the flush size, before the page count or the time says so', async () => {
     const config = parseConfig({ name: uniqueCrawlName('flush'), startUrls: ['http://127.0.0.1:9/'] });
     await openSession(config);
     const deps = depsFromEnv();
@@ -70,7 +70,7 @@ describe('fetch flush', () => {
     const flushed: number[] = [];
     const flusher = new RoundFlusher(deps, leases, (results) => flushed.push(results.length));
     // Each page a third of the bound: the third one reaches it.
-    const chars = Math.ceil(FLUSH_BYTES / 3);
+    const chars = Math.ceil(DEFAULT_FLUSH.flushBytes / 3);
     for (const [i, m] of received.slice(0, 3).entries()) {
       flusher.page({ type: 'page', page: bigPage(`http://127.0.0.1:9/${i}`, chars) });
       flusher.complete({ queueUrl: frontier, receiptHandle: m.receiptHandle, requeued: [], pages: 1 });
@@ -102,7 +102,7 @@ describe('fetch flush', () => {
   });
 
   it('writes the pages of one frontier message as they come, not once its last URL is read', async () => {
-    // Eight 8 MB pages (≈ 10.7 MB in base64 each, incompressible) in one message: every second page reaches FLUSH_BYTES.
+    // Eight 8 MB pages (≈ 10.7 MB in base64 each, incompressible) in one message: each reaches the flush size of the default memory (fetch-memory.ts).
     const dir = mkdtempSync(join(tmpdir(), 'trawl-flush-'));
     const body = `<html><body>${randomBytes(6 * 1024 * 1024).toString('base64')}</body></html>`;
     const PAGES = 8;

@@ -373,6 +373,28 @@ describe("fetchUrl: large bodies take a place (the fetch invocation's memory)", 
     });
   });
 
+  it('counts a body decoded: a gzip body of a few KB that inflates past afterBytes takes a place', async () => {
+    const inflated = Buffer.alloc(4 * 1024 * 1024, 'a');
+    const packed = zlib.gzipSync(inflated);
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(packed),
+      async (site) => {
+        let taken = 0;
+        const acquire = async () => {
+          taken++;
+          return () => undefined;
+        };
+        const out = await fetchUrl(
+          `${site.base}/bomb`,
+          options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 1024 * 1024, acquire } }),
+        );
+        assert.ok(packed.length < 1024 * 1024, `${packed.length} bytes on the wire`);
+        assert.ok(Buffer.from(expectKind(out, 'ok').body).equals(inflated), 'the body is decoded whole');
+        assert.equal(taken, 1, 'the decoded size took a large-body place');
+      },
+    );
+  });
+
   it('the wait for a place does not count towards timeoutMs', async () => {
     await withSite(serveBig, async (site) => {
       const acquire = async () => {

@@ -6,13 +6,14 @@ import { after, before, describe, it } from 'node:test';
 import zlib from 'node:zlib';
 import { type CrawlSession, crawl, documents, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { FUNCTIONS } from '../../shared/topology.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type RequestLog, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 /** Every server-side write loop ends by then, even if the crawler never closed the connection. */
 const HARD_STOP_MS = 15_000;
 const MAX_BYTES = 256 * 1024;
+/** The whole local pipeline's process: stages, site, tsx (425 MB measured on 2026-11-23). */
+const PROCESS_CEILING_MB = 512;
 const FIVE_GB = 5 * 1024 ** 3;
 
 type Res = http.ServerResponse;
@@ -186,11 +187,12 @@ describe('hostile servers through the whole pipeline', () => {
   it('drains: nothing pending, no response left open, the crawl process within its memory ceiling', async (t) => {
     t.diagnostic(`crawl took ${crawlMs} ms`);
     // The 5 GB bodies, the endless one and the bombs were read into this very process (the local
-    // pipeline runs the handlers in-process): its peak resident memory stays under the fetch
-    // function's memory size, which a buffered body of any of them would blow through.
+    // pipeline runs the five stages in-process, beside the hostile site itself and tsx): its peak
+    // resident memory stays under 512 MB, which a buffered body of any of them would blow through.
+    // (The fetch function's own peak is measured on its bundle: bench/fetch-memory.ts.)
     const peak = process.resourceUsage().maxRSS * 1024;
     t.diagnostic(`peak RSS of the test process: ${Math.round(peak / 1024 ** 2)} MB`);
-    assert.ok(peak < FUNCTIONS.fetch.memoryMb * 1024 ** 2, `peak RSS ${Math.round(peak / 1024 ** 2)} MB`);
+    assert.ok(peak < PROCESS_CEILING_MB * 1024 ** 2, `peak RSS ${Math.round(peak / 1024 ** 2)} MB`);
     const pending = [...states.values()].filter((u) => u.state === 'pending');
     assert.deepEqual(pending, []);
     await until(() => open.size === 0, 5000);

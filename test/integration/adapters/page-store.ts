@@ -84,6 +84,21 @@ describe('bucket adapters', () => {
       assert.ok(got.every((r, i) => r.i === i && r.data === records[i]?.data));
     });
 
+    it('large bodies round-trip whole whether written in slices (base64) or as one line (anything else)', async () => {
+      const base64 = randomBytes(1024 * 1024).toString('base64');
+      const text = `"quoted" \\ back\nslash ${'é'.repeat(400_000)}`;
+      const records = [
+        { url: 'a', body: base64, status: 200 },
+        { body: base64 },
+        { url: 'b', body: text },
+        { url: 'c', body: '' },
+        { url: 'd', body: base64.slice(0, 300_000), extra: { nested: [1, 'two'] } },
+      ];
+      const key = KEYS.pageBundle(AT, 'slices');
+      await fresh().putLines(key, records);
+      assert.deepEqual(await fresh().getLines(key), records);
+    });
+
     it('an object that is not gzip JSON lines is an error, not an empty bulk', async () => {
       const key = KEYS.docBulk(AT, 'corrupt');
       await env.clients.s3.send(

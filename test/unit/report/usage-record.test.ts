@@ -10,6 +10,7 @@ import {
   usageKey,
   usageRunRecord,
 } from '../../../shared/report/usage-record.ts';
+import { FUNCTIONS } from '../../../shared/topology.ts';
 
 describe('usage records: one invocation’s counters, an hour’s item as a priced run', () => {
   const counts = {
@@ -48,8 +49,9 @@ describe('usage records: one invocation’s counters, an hour’s item as a pric
     assert.deepEqual(r.stages.index, { invocations: 1, totalMs: 500, awsWaitMs: 0 });
     assert.equal(r.counts.calls['S3.PutObject'], 4);
     const cost = priceRunRecord(r);
-    // fetch 512 MB × 2 s + index 256 MB × 0.5 s = 1.125 GB-s.
-    assert.ok(Math.abs(cost.lambdaGbSeconds - 1.125) < 1e-12);
+    // fetch's memory × 2 s + index's × 0.5 s (256 MB each: 0.625 GB-s).
+    const gbs = (FUNCTIONS.fetch.memoryMb * 2 + FUNCTIONS.index.memoryMb * 0.5) / 1024;
+    assert.ok(Math.abs(cost.lambdaGbSeconds - gbs) < 1e-12);
     assert.equal(cost.s3Puts, 4);
   });
 

@@ -1,0 +1,70 @@
+/**
+ * The fetch function's memory: what one invocation may hold, sized from the function's memory, and
+ * the memory a config needs. Lambda bills memory × wall time and a fetch invocation's wall time is
+ * mostly network wait, so the fetch function is as small as its worst case allows: `fetch.concurrency`
+ * bodies read at once, of which at most `largeBodies` grow past `largeBodyBytes` (each up to
+ * `fetch.maxBytes`), and the pages fetched but not yet written (`holdBytes`).
+ * The constants are measured on the real bundle (bench/fetch-memory.ts, Node 24).
+ */
+
+const MB = 1024 * 1024;
+
+/** RSS of the fetch bundle once loaded and running (Node 24, the SDK clients, sockets): 110–118 MB measured. */
+export const RUNTIME_MB = 130;
+/** The share of the memory the plan fills: the rest is slack for the garbage collector's timing. */
+const FILL = 0.8;
+/** Bytes held per body byte while a body is read and encoded: the chunks, the joined body, its base64. */
+export const BODY_COPIES = 3.4;
+/** Bytes held per byte of base64 waiting to be written: the string and the packed, gzipped message or bundle. */
+export const HOLD_COPIES = 2;
+/** Memory sizes the derivation picks from (MB): Lambda takes any size from 128 MB to 10,240 MB. */
+const SIZES = Array.from({ length: (10_240 - 128) / 32 + 1 }, (_, i) => 128 + 32 * i);
+
+export interface FetchMemoryPlan {
+  /** a body growing past this many (decoded) bytes is read on only with a large-body place */
+  largeBodyBytes: number;
+  /** large-body places: bodies past largeBodyBytes read at once */
+  largeBodies: number;
+  /** base64 bytes of bodies that make one write (an extract message or a page bundle) */
+  flushBytes: number;
+  /** base64 bytes held for writing beyond which fetches wait for a write */
+  holdBytes: number;
+  /** false when even one large body does not fit in the memory: raise the memory or lower fetch.maxBytes */
+  fits: boolean;
+}
+
+interface FetchSizes {
+  concurrency: number;
+  maxBytes: number;
+}
+
+const clamp = (n: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, n));
+
+/** What one invocation of a function of `memoryMb` may hold. */
+export function fetchMemoryPlan(memoryMb: number, fetch: FetchSizes): FetchMemoryPlan {
+  const budget = (memoryMb * FILL - RUNTIME_MB) * MB;
+  const holdBytes = clamp(Math.floor(budget / 8), 2 * MB, 32 * MB);
+  const largeBodyBytes = clamp(Math.floor(budget / 8 / fetch.concurrency / BODY_COPIES), 64 * 1024, MB);
+  const rest = budget - holdBytes * HOLD_COPIES - fetch.concurrency * largeBodyBytes * BODY_COPIES;
+  const perLarge = Math.max(fetch.maxBytes, largeBodyBytes) * BODY_COPIES;
+  const largeBodies = Math.floor(rest / perLarge);
+  return {
+    largeBodyBytes,
+    largeBodies: clamp(largeBodies, 1, 4),
+    flushBytes: Math.floor(holdBytes / 2),
+    holdBytes,
+    fits: largeBodies >= 1,
+  };
+}
+
+/** The smallest memory (MB) in which a config's fetch invocation fits, `fetch.memoryMb` when given. */
+export function fetchMemoryMb(fetch: FetchSizes & { memoryMb?: number | null }): number {
+  if (fetch.memoryMb) return fetch.memoryMb;
+  return SIZES.find((mb) => fetchMemoryPlan(mb, fetch).fits) ?? (SIZES.at(-1) as number);
+}
+
+/** The memory this invocation runs in: Lambda's, or locally what the config would be deployed with. */
+export function invocationMemoryMb(fetch: FetchSizes & { memoryMb?: number | null }): number {
+  const lambda = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+  return Number.isFinite(lambda) && lambda > 0 ? lambda : fetchMemoryMb(fetch);
+}

@@ -1,0 +1,69 @@
+/**
+ * The fetch function's memory plan (shared/stages/fetch-memory.ts): what an invocation holds follows
+ * its memory, the memory a config is deployed with is the smallest its worst case fits in, and the
+ * default config's is the topology's. The measurement behind the constants is bench/fetch-memory.ts.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseConfig } from '../../../shared/config.ts';
+import {
+  BODY_COPIES,
+  fetchMemoryMb,
+  fetchMemoryPlan,
+  HOLD_COPIES,
+  RUNTIME_MB,
+} from '../../../shared/stages/fetch-memory.ts';
+import { FUNCTIONS } from '../../../shared/topology.ts';
+
+const MB = 1024 * 1024;
+const fetchOf = (fetch: Record<string, unknown> = {}) =>
+  parseConfig({ name: 'mem', startUrls: ['https://x.test/'], fetch }).fetch;
+
+/** The RSS the plan's worst case comes to: the runtime, every place full, every small body at its bound. */
+function worstCaseMb(memoryMb: number, fetch: { concurrency: number; maxBytes: number }): number {
+  const p = fetchMemoryPlan(memoryMb, fetch);
+  const bytes =
+    p.largeBodies * fetch.maxBytes * BODY_COPIES +
+    fetch.concurrency * p.largeBodyBytes * BODY_COPIES +
+    p.holdBytes * HOLD_COPIES;
+  return RUNTIME_MB + bytes / MB;
+}
+
+describe('fetch memory plan', () => {
+  it('the default config is deployed with the topology’s fetch memory', () => {
+    assert.equal(fetchMemoryMb(fetchOf()), FUNCTIONS.fetch.memoryMb);
+  });
+
+  it('picks the smallest size whose worst case fits, and the worst case stays inside the memory', () => {
+    for (const fetch of [
+      fetchOf(),
+      fetchOf({ maxBytes: 1024 * 1024 }),
+      fetchOf({ maxBytes: 50 * MB, concurrency: 64 }),
+      fetchOf({ concurrency: 256 }),
+    ]) {
+      const mb = fetchMemoryMb(fetch);
+      assert.ok(fetchMemoryPlan(mb, fetch).fits, `${mb} MB fits`);
+      assert.ok(worstCaseMb(mb, fetch) <= mb, `worst case ${worstCaseMb(mb, fetch).toFixed(0)} of ${mb} MB`);
+      assert.ok(!fetchMemoryPlan(mb - 32, fetch).fits, `${mb - 32} MB does not fit`);
+    }
+  });
+
+  it('smaller pages need less memory; fetch.memoryMb is taken as given', () => {
+    assert.ok(fetchMemoryMb(fetchOf({ maxBytes: 2 * MB })) < fetchMemoryMb(fetchOf()));
+    assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 1024 })), 1024);
+    assert.throws(() => fetchOf({ memoryMb: 64 }), /memoryMb/);
+  });
+
+  it('more memory never holds less: places, flush and hold grow with it, up to their caps', () => {
+    const fetch = fetchOf();
+    let last = fetchMemoryPlan(192, fetch);
+    for (const mb of [256, 384, 512, 1024, 3008]) {
+      const p = fetchMemoryPlan(mb, fetch);
+      assert.ok(p.largeBodies >= last.largeBodies && p.holdBytes >= last.holdBytes, `${mb} MB`);
+      assert.ok(p.flushBytes <= p.holdBytes && p.largeBodyBytes <= MB);
+      last = p;
+    }
+    assert.equal(last.largeBodies, 4);
+    assert.equal(last.holdBytes, 32 * MB);
+  });
+});
