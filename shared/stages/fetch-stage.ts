@@ -104,6 +104,10 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         exhausted.add(source);
         continue;
       }
+      // Woken for URLs put back: a partial batch is what there was to wake for, and what came back
+      // from this round is delayed, so another receive would come back empty. New work has its own
+      // starters (a kick, its own wake-up call, the tick).
+      if (opts.sources?.length && messages.length < FRONTIER_QUEUE.receiveBatch) exhausted.add(source);
       summary.rounds++;
       leases.hold(
         queueUrl,

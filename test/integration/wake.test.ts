@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { lambdaContext, sqsEvent } from '../../cli/runner.ts';
 import { openSession } from '../../cli/session.ts';
 import * as fetchHandler from '../../functions/fetch/handler.ts';
+import { watchAwsCalls } from '../../shared/aws/request-counter.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
@@ -83,11 +84,19 @@ describe('wake-up calls for URLs put back by politeness', () => {
       calls.map((c) => c.body?.sources),
       [['user']],
     );
-    const result = (await fetchHandler.handler(sqsEvent(wake, calls), lambdaContext('fetch'))) as {
+    const receives: string[] = [];
+    const unwatch = watchAwsCalls((c) => {
+      if (c.operation === 'ReceiveMessage') receives.push(String(c.input.QueueUrl));
+    });
+    const result = (await fetchHandler
+      .handler(sqsEvent(wake, calls), lambdaContext('fetch'))
+      .finally(unwatch)) as {
       fetched: number;
       drained: boolean;
     };
     assert.deepEqual({ fetched: result.fetched, drained: result.drained }, { fetched: 1, drained: true });
+    // Its one receive got a partial batch (the host's URLs put back): no second, empty receive.
+    assert.deepEqual(receives, [deps.queueUrls.frontier.user]);
     assert.equal(
       (await deps.queues.depth(deps.queueUrls.frontier.follow)).visible,
       1,
