@@ -1,7 +1,7 @@
 /** The benchmark's printed tables (plain text, aligned columns). */
 
-import { TARGET_DOLLARS_PER_MILLION } from '../shared/pricing.ts';
-import { FUNCTIONS, type StageName } from '../shared/topology.ts';
+import { stageGb, TARGET_DOLLARS_PER_MILLION } from '../shared/pricing.ts';
+import type { StageName } from '../shared/topology.ts';
 import type { CrawleeResult } from './crawlee-run.ts';
 import type { TrawlResult } from './trawl-run.ts';
 
@@ -103,10 +103,10 @@ export function lambdaTable(r: TrawlResult): string {
   )
     .filter(([, s]) => s.invocations > 0)
     .map(([stage, s]) => {
-      const gb = FUNCTIONS[stage].memoryMb / 1024;
+      const gb = stageGb(stage, s);
       return [
         stage,
-        FUNCTIONS[stage].memoryMb,
+        gb * 1024,
         s.invocations,
         s.totalMs / 1000,
         s.awsWaitMs / 1000,

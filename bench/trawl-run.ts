@@ -57,7 +57,12 @@ export async function runTrawl(label: string, config: CrawlConfigInput): Promise
     stages: Object.fromEntries(
       STAGES.map((s) => [
         s,
-        { invocations: stats[s].invocations, totalMs: stats[s].totalMs, awsWaitMs: m.awsWaitMs[s] ?? 0 },
+        {
+          invocations: stats[s].invocations,
+          totalMs: stats[s].totalMs,
+          awsWaitMs: m.awsWaitMs[s] ?? 0,
+          memoryMb: stats[s].memoryMb,
+        },
       ]),
     ) as RunUsage['stages'],
   };

@@ -33,6 +33,8 @@ export type AnyHandler = (event: any, context: Context) => Promise<any>;
 export interface InvocationStats {
   invocations: number;
   totalMs: number;
+  /** the memory the stage runs with (a Lambda-like context says it; pricing bills it) */
+  memoryMb: number;
   maxMs: number;
   failedRecords: number;
 }
@@ -56,6 +58,8 @@ export interface RunnerOptions {
   timeoutMs?: number;
   /** the stack's EventBridge rules as timers while draining (see `scheduleIntervals`); off when absent */
   schedules?: ScheduleIntervals;
+  /** memory per stage where the config sizes it (fetch: fetch-memory.ts); @default FUNCTIONS */
+  memoryMb?: Partial<Record<StageName, number>>;
 }
 
 export { type ScheduleIntervals, scheduleIntervals } from '../shared/crawl/state/scheduling.ts';
@@ -69,7 +73,11 @@ export { heartbeatMs, LEASE_SECONDS, leaseSeconds } from '../shared/stages/fetch
 export type LocalContext = Context & { trawlStop?: AbortSignal };
 
 /** A Lambda-like context with the stage's timeout. */
-export function lambdaContext(stage: StageName, stop?: AbortSignal): LocalContext {
+export function lambdaContext(
+  stage: StageName,
+  stop?: AbortSignal,
+  memoryMb = FUNCTIONS[stage].memoryMb,
+): LocalContext {
   const deadline = Date.now() + FUNCTIONS[stage].timeoutSeconds * 1000;
   return {
     trawlStop: stop,
@@ -77,7 +85,7 @@ export function lambdaContext(stage: StageName, stop?: AbortSignal): LocalContex
     functionName: `trawl-local-${stage}`,
     functionVersion: '$LATEST',
     invokedFunctionArn: `arn:aws:lambda:${region}:000000000000:function:trawl-local-${stage}`,
-    memoryLimitInMB: String(FUNCTIONS[stage].memoryMb),
+    memoryLimitInMB: String(memoryMb),
     awsRequestId: randomUUID(),
     logGroupName: `/aws/lambda/trawl-local-${stage}`,
     logStreamName: 'local',
@@ -159,8 +167,20 @@ export class LocalRunner {
   constructor(private readonly opts: RunnerOptions) {
     this.pollQueues = createWorkQueues({ client: opts.pollers.sqs });
     this.monitorQueues = createWorkQueues({ client: opts.monitor.sqs });
-    const empty = () => ({ invocations: 0, totalMs: 0, maxMs: 0, failedRecords: 0 });
-    this.stats = { seed: empty(), fetch: empty(), extract: empty(), index: empty(), refresh: empty() };
+    const empty = (stage: StageName) => ({
+      invocations: 0,
+      totalMs: 0,
+      memoryMb: opts.memoryMb?.[stage] ?? FUNCTIONS[stage].memoryMb,
+      maxMs: 0,
+      failedRecords: 0,
+    });
+    this.stats = {
+      seed: empty('seed'),
+      fetch: empty('fetch'),
+      extract: empty('extract'),
+      index: empty('index'),
+      refresh: empty('refresh'),
+    };
   }
 
   /** Invokes a handler as Lambda would, recording its duration. */
@@ -170,7 +190,8 @@ export class LocalRunner {
     // Counted here (synchronously), whoever starts it: the runner's kicks or the wake-up mapping.
     if (stage === 'fetch') this.fetchRunning++;
     try {
-      return await this.opts.handlers[stage](event, lambdaContext(stage, this.halt.signal));
+      const context = lambdaContext(stage, this.halt.signal, this.stats[stage].memoryMb);
+      return await this.opts.handlers[stage](event, context);
     } finally {
       this.running--;
       if (stage === 'fetch') this.fetchRunning--;

@@ -12,6 +12,7 @@ import { byCodeUnits, groupSorted } from '../shared/crawl/state/sorted-runs.ts';
 import { recordUrl, resolveRecords, type StateRecord } from '../shared/crawl/state/url-state.ts';
 import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
+import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { resourceNames, type StageName } from '../shared/topology.ts';
@@ -87,6 +88,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     pollers: clients,
     onTick: opts.onTick,
     fetchConcurrency: opts.fetchConcurrency ?? config.fetch.maxInvocations,
+    memoryMb: { fetch: fetchMemoryMb(config.fetch) },
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });

@@ -37,6 +37,8 @@ export interface StageTime {
   totalMs: number;
   /** ms with an AWS (emulator) call in flight */
   awsWaitMs: number;
+  /** the memory the stage ran with (a deploy sizes fetch from the config); @default FUNCTIONS[stage] */
+  memoryMb?: number;
 }
 
 export interface RunUsage {
@@ -69,14 +71,16 @@ export interface CostBreakdown {
   totalNoAwsWait: number;
 }
 
-const gb = (stage: StageName) => FUNCTIONS[stage].memoryMb / 1024;
+/** The stage's memory in GB: what it ran with, else the topology's. */
+export const stageGb = (stage: StageName, t?: Pick<StageTime, 'memoryMb'>): number =>
+  (t?.memoryMb ?? FUNCTIONS[stage].memoryMb) / 1024;
 
 /** Prices one run at list prices, scaled to a million pages. */
 export function priceRun(u: RunUsage): CostBreakdown {
   const stages = Object.entries(u.stages) as [StageName, StageTime][];
-  const lambdaGbSeconds = stages.reduce((n, [s, t]) => n + (t.totalMs / 1000) * gb(s), 0);
+  const lambdaGbSeconds = stages.reduce((n, [s, t]) => n + (t.totalMs / 1000) * stageGb(s, t), 0);
   const lambdaGbSecondsNoAwsWait = stages.reduce(
-    (n, [s, t]) => n + (Math.max(0, t.totalMs - t.awsWaitMs) / 1000) * gb(s),
+    (n, [s, t]) => n + (Math.max(0, t.totalMs - t.awsWaitMs) / 1000) * stageGb(s, t),
     0,
   );
   // An async Lambda.Invoke (the fetch kick on AWS) is one more invocation of the fetch function.

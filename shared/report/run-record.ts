@@ -33,7 +33,7 @@ export interface RunRecordInput {
   stats: Record<string, number>;
   counts: RequestCounts;
   /** the runner's per-stage invocations and wall time */
-  stages: Partial<Record<StageName, { invocations: number; totalMs: number }>>;
+  stages: Partial<Record<StageName, { invocations: number; totalMs: number; memoryMb?: number }>>;
   interrupted?: boolean;
 }
 
@@ -42,7 +42,8 @@ export function buildRunRecord(i: RunRecordInput): RunRecord {
   const stages = Object.fromEntries(
     (Object.keys(FUNCTIONS) as StageName[]).map((s) => {
       const t = i.stages[s];
-      return [s, { invocations: t?.invocations ?? 0, totalMs: t?.totalMs ?? 0, awsWaitMs: 0 }];
+      const memory = t?.memoryMb !== undefined ? { memoryMb: t.memoryMb } : {};
+      return [s, { invocations: t?.invocations ?? 0, totalMs: t?.totalMs ?? 0, awsWaitMs: 0, ...memory }];
     }),
   ) as Record<StageName, StageTime>;
   return {

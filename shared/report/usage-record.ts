@@ -13,6 +13,8 @@ export interface InvocationUsage {
   stage: StageName;
   counts: RequestCounts;
   ms: number;
+  /** the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE): fetch's follows its config */
+  memoryMb: number;
   pages: number;
   /** payload bytes of the SQS records an event source mapping received for it (null: not from SQS) */
   sqsEventBytes: number | null;
@@ -38,6 +40,7 @@ export function usageCounters(u: InvocationUsage): Record<string, number> {
     pages: u.pages,
     [`inv.${u.stage}`]: 1,
     [`ms.${u.stage}`]: u.ms,
+    [`mbms.${u.stage}`]: u.ms * u.memoryMb,
     ddbW: u.counts.dynamoWriteUnits + 1,
     ddbR: u.counts.dynamoReadUnits,
     sqsBilled: u.counts.sqsBilledRequests,
@@ -58,10 +61,13 @@ export function usageRunRecord(crawl: string, hour: string, item: Record<string,
   const calls: Record<string, number> = {};
   for (const [k, n] of Object.entries(item)) if (k.startsWith('call.')) calls[k.slice(5)] = n;
   const stages = Object.fromEntries(
-    (Object.keys(FUNCTIONS) as StageName[]).map((s) => [
-      s,
-      { invocations: item[`inv.${s}`] ?? 0, totalMs: item[`ms.${s}`] ?? 0, awsWaitMs: 0 },
-    ]),
+    (Object.keys(FUNCTIONS) as StageName[]).map((s) => {
+      const ms = item[`ms.${s}`] ?? 0;
+      const mbms = item[`mbms.${s}`] ?? 0;
+      // The hour's MB-ms over its ms: the memory the stage ran with (none in items from before it was recorded).
+      const memory = mbms > 0 && ms > 0 ? { memoryMb: mbms / ms } : {};
+      return [s, { invocations: item[`inv.${s}`] ?? 0, totalMs: ms, awsWaitMs: 0, ...memory }];
+    }),
   ) as RunRecord['stages'];
   return {
     kind: 'deployed',

@@ -7,7 +7,7 @@
  */
 import { countedInto, emptyCounts } from '../aws/request-counter.ts';
 import { type InvocationUsage, usageCounters, usageHour, usageKey } from '../report/usage-record.ts';
-import type { StageName } from '../topology.ts';
+import { FUNCTIONS, type StageName } from '../topology.ts';
 import type { StageDeps } from './deps.ts';
 
 /** Usage items expire after this (DynamoDB TTL deletes them for free); the report reads 7 days. */
@@ -46,6 +46,7 @@ export async function withUsage<R>(
       stage,
       counts,
       ms: Date.now() - started,
+      memoryMb: Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || FUNCTIONS[stage].memoryMb,
       pages,
       sqsEventBytes: sqsEventBytes(event),
     };

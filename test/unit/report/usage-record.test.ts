@@ -22,7 +22,14 @@ describe('usage records: one invocation’s counters, an hour’s item as a pric
   };
 
   it('adds the record’s own write, and the mapping’s receive and delete for an SQS event', () => {
-    const c = usageCounters({ stage: 'index', counts, ms: 120, pages: 0, sqsEventBytes: 70_000 });
+    const c = usageCounters({
+      stage: 'index',
+      counts,
+      ms: 120,
+      memoryMb: 256,
+      pages: 0,
+      sqsEventBytes: 70_000,
+    });
     assert.equal(c['call.DynamoDB.UpdateItem'], 4);
     assert.equal(c.ddbW, 4);
     assert.equal(c['inv.index'], 1);
@@ -31,28 +38,50 @@ describe('usage records: one invocation’s counters, an hour’s item as a pric
     assert.equal(c[`call.${MAPPING_DELETE}`], 1);
     // 70 KB received is two billed requests, the delete one more.
     assert.equal(c.sqsBilled, 1 + 2 + 1);
-    const direct = usageCounters({ stage: 'fetch', counts, ms: 5, pages: 3, sqsEventBytes: null });
+    const direct = usageCounters({
+      stage: 'fetch',
+      counts,
+      ms: 5,
+      memoryMb: 256,
+      pages: 3,
+      sqsEventBytes: null,
+    });
     assert.equal(direct[`call.${MAPPING_RECEIVE}`], undefined);
     assert.equal(direct.sqsBilled, 1);
   });
 
   it('turns an hour’s summed counters into a run record priced like a local run', () => {
-    const a = usageCounters({ stage: 'fetch', counts, ms: 2_000, pages: 10, sqsEventBytes: null });
-    const b = usageCounters({ stage: 'index', counts, ms: 500, pages: 0, sqsEventBytes: 100 });
+    // fetch deployed at 1,024 MB (fetch.memoryMb), index at its 256 MB.
+    const a = usageCounters({
+      stage: 'fetch',
+      counts,
+      ms: 2_000,
+      memoryMb: 1024,
+      pages: 10,
+      sqsEventBytes: null,
+    });
+    const b = usageCounters({ stage: 'index', counts, ms: 500, memoryMb: 256, pages: 0, sqsEventBytes: 100 });
     const item: Record<string, number> = { ...a };
     for (const [k, n] of Object.entries(b)) item[k] = (item[k] ?? 0) + n;
     const r = usageRunRecord('demo', '2026-11-23T16', item);
     assert.equal(r.kind, 'deployed');
     assert.equal(r.startedAt, '2026-11-23T16:00:00.000Z');
     assert.equal(r.pages, 10);
-    assert.deepEqual(r.stages.fetch, { invocations: 1, totalMs: 2_000, awsWaitMs: 0 });
-    assert.deepEqual(r.stages.index, { invocations: 1, totalMs: 500, awsWaitMs: 0 });
+    assert.deepEqual(r.stages.fetch, { invocations: 1, totalMs: 2_000, awsWaitMs: 0, memoryMb: 1024 });
+    assert.deepEqual(r.stages.index, { invocations: 1, totalMs: 500, awsWaitMs: 0, memoryMb: 256 });
     assert.equal(r.counts.calls['S3.PutObject'], 4);
     const cost = priceRunRecord(r);
-    // fetch's memory × 2 s + index's × 0.5 s (256 MB each: 0.625 GB-s).
-    const gbs = (FUNCTIONS.fetch.memoryMb * 2 + FUNCTIONS.index.memoryMb * 0.5) / 1024;
-    assert.ok(Math.abs(cost.lambdaGbSeconds - gbs) < 1e-12);
+    // fetch 1 GB × 2 s + index 0.25 GB × 0.5 s = 2.125 GB-s: the memory each ran with.
+    assert.ok(Math.abs(cost.lambdaGbSeconds - 2.125) < 1e-12);
     assert.equal(cost.s3Puts, 4);
+  });
+
+  it('prices an hour recorded before memory was (no MB-ms) at the topology’s memory', () => {
+    const item = { pages: 1, 'inv.fetch': 1, 'ms.fetch': 2_000 };
+    const r = usageRunRecord('demo', '2026-11-23T16', item);
+    assert.equal(r.stages.fetch.memoryMb, undefined);
+    const gbs = (FUNCTIONS.fetch.memoryMb * 2) / 1024;
+    assert.ok(Math.abs(priceRunRecord(r).lambdaGbSeconds - gbs) < 1e-12);
   });
 
   it('names the hours of the last days, newest first', () => {
