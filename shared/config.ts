@@ -13,6 +13,7 @@ import { DURATION, parseDuration } from './crawl/state/duration.ts';
 import { orphanGraceProblem } from './crawl/state/orphans.ts';
 import { ConfigError } from './errors.ts';
 import { allowEntryProblem } from './net/ip-guard.ts';
+import { fetchMemoryMb, fetchMemoryPlan } from './stages/fetch-memory.ts';
 
 export {
   type Rule,
@@ -282,11 +283,23 @@ function ruleError(rules: unknown): string | null {
 }
 
 /** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
+/** A `fetch.memoryMb` too small for one body of `fetch.maxBytes` beside the others (fetch-memory.ts). */
+function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
+  if (fetch.memoryMb === null || fetchMemoryPlan(fetch.memoryMb, fetch).fits) return null;
+  const needed = fetchMemoryMb({ ...fetch, memoryMb: null });
+  return (
+    `${fetch.memoryMb} MB does not hold a body of fetch.maxBytes (${fetch.maxBytes} bytes) beside ` +
+    `fetch.concurrency (${fetch.concurrency}) others: at least ${needed} MB, or lower fetch.maxBytes`
+  );
+}
+
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
   const result = ConfigSchema.safeParse(raw);
   if (result.success) {
     const problem = orphanGraceProblem(result.data);
     if (problem) throw new ConfigError(`${source}: refresh.orphanGrace: ${problem}`);
+    const memory = fetchMemoryProblem(result.data.fetch);
+    if (memory) throw new ConfigError(`${source}: fetch.memoryMb: ${memory}`);
     return result.data;
   }
   const lines = result.error.issues.flatMap((issue) => {

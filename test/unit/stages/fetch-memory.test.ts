@@ -48,10 +48,16 @@ describe('fetch memory plan', () => {
     }
   });
 
-  it('smaller pages need less memory; fetch.memoryMb is taken as given', () => {
+  it('smaller pages need less memory; fetch.memoryMb is taken as given when it fits', () => {
     assert.ok(fetchMemoryMb(fetchOf({ maxBytes: 2 * MB })) < fetchMemoryMb(fetchOf()));
     assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 1024 })), 1024);
     assert.throws(() => fetchOf({ memoryMb: 64 }), /memoryMb/);
+    // Set too small for the config's own worst case: a clear error at parse time, not an OOM later.
+    assert.throws(
+      () => fetchOf({ memoryMb: 128 }),
+      /fetch\.memoryMb: 128 MB does not hold a body of fetch\.maxBytes \(10485760 bytes\).*at least 256 MB/,
+    );
+    assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 192, maxBytes: 256 * 1024 })), 192);
   });
 
   it('more memory never holds less: places, flush and hold grow with it, up to their caps', () => {
