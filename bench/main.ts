@@ -3,10 +3,13 @@
  * 10,000-page site when the fixture is absent) with Trawl's local pipeline on the embedded emulator and with Crawlee's
  * CheerioCrawler on the same server and scope; prices the Trawl run at us-east-1 list prices;
  * runs the extraction micro benchmark; compares AWS requests per page at 10 and 100 links per
- * page. Prints the tables and writes bench/results/latest.json.
- * Env: BENCH_LINK_PAGES (pages of each links-per-page site, default 2000), BENCH_SKIP_LINKS=1.
+ * page; measures the fetch function's memory on its bundle. Prints the tables and writes
+ * bench/results/latest.json.
+ * Env: BENCH_LINK_PAGES (pages of each links-per-page site, default 2000), BENCH_SKIP_LINKS=1,
+ * BENCH_SKIP_PROFILES=1, BENCH_SKIP_MEMORY=1.
  * Started by bench/run.ts, which sets the log level before the stages' logger is created.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
@@ -143,6 +146,23 @@ async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {
   return out;
 }
 
+/**
+ * The fetch function's memory at the size the default config is deployed with (bench/fetch-memory.ts
+ * in a process of its own: the real bundle, Lambda's memory settings, peak RSS); its lines.
+ */
+function fetchMemoryRun(): string[] {
+  heading('Fetch memory: the bundle in a Lambda-sized Node process (bench/fetch-memory.ts)');
+  const out = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'fetch-memory.ts')], {
+    encoding: 'utf8',
+    env: process.env,
+  });
+  const lines = out.stdout.split('\n').filter((l) => l.startsWith('fetch memory'));
+  if (out.status !== 0 || lines.length === 0)
+    say(`fetch memory run failed (exit ${out.status}): ${out.stderr.slice(-500)}`);
+  for (const line of lines) say(line);
+  return lines;
+}
+
 export async function main(): Promise<void> {
   const started = Date.now();
   const host = machine();
@@ -171,6 +191,7 @@ export async function main(): Promise<void> {
     }
     const profiles = haveCorpus && !process.env.BENCH_SKIP_PROFILES ? await profileRuns() : [];
     if (!haveCorpus) say('\nrealistic-network profiles skipped: they serve bench/fixtures/boost-math');
+    const memory = process.env.BENCH_SKIP_MEMORY ? [] : fetchMemoryRun();
     let links: LinksRow[] = [];
     let spread = {
       text: '(skipped: BENCH_SKIP_LINKS=1)',
@@ -223,6 +244,7 @@ export async function main(): Promise<void> {
       links: links.map((l) => ({ linksPerPage: l.linksPerPage, run: slim(l.run) })),
       linksSpread: { requests: spread.spreadRequests, cost: spread.spreadCost },
       profiles,
+      fetchMemory: memory,
       assumptions: pricingAssumptions(),
     };
     writeFileSync(out, `${JSON.stringify(json, null, 2)}\n`);
