@@ -5,7 +5,9 @@
  * (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, a V8 heap cap), against loopback sites in another process,
  * and prints the process's peak RSS (the kernel's VmHWM: what Lambda's "Max Memory Used" reports)
  * beside the memory size. Three loads: `large` (pages of `fetch.maxBytes`, all concurrent: the worst
- * case), `gzip` (the same pages gzip-compressed, a few KB on the wire each) and `typical` (120 KB pages).
+ * case), `gzip` (the same pages gzip-compressed, a few KB on the wire each), `typical` (120 KB pages)
+ * and `mid` (400 KB pages sent at 2.5 MB/s, past the large-body threshold: read side by side within
+ * the budget).
  * Usage: node --import tsx bench/fetch-memory.ts [memory MB, default: the config's] [load …]
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -19,12 +21,13 @@ const { join } = await import('node:path');
 
 const MB = 1024 * 1024;
 const HOSTS = 4;
-/** Each load: pages, body size, gzip on the wire, fetch.concurrency. */
+/** Each load: pages, body size, gzip on the wire, fetch.concurrency, a slow sender. */
 const LOADS = {
-  large: { pages: 48, bytes: 10 * MB, gzip: false, concurrency: 16 },
-  gzip: { pages: 48, bytes: 10 * MB, gzip: true, concurrency: 16 },
-  typical: { pages: 400, bytes: 120 * 1024, gzip: false, concurrency: 16 },
-  single: { pages: 8, bytes: 10 * MB, gzip: false, concurrency: 1 },
+  large: { pages: 48, bytes: 10 * MB, gzip: false, concurrency: 16, slow: false },
+  gzip: { pages: 48, bytes: 10 * MB, gzip: true, concurrency: 16, slow: false },
+  typical: { pages: 400, bytes: 120 * 1024, gzip: false, concurrency: 16, slow: false },
+  // sent at 2.5 MB/s a response (64 KB every 25 ms), as a real network would
+  mid: { pages: 200, bytes: 400 * 1024, gzip: false, concurrency: 16, slow: true },
 } as const;
 type LoadName = keyof typeof LOADS;
 
@@ -42,9 +45,15 @@ if (process.argv[2] === 'serve') {
   };
   const ports = await Promise.all(
     Array.from({ length: HOSTS }, () => {
-      const server = http.createServer((req, res) => {
-        if (req.url === '/robots.txt') res.writeHead(404).end();
-        else res.writeHead(200, headers).end(body);
+      const server = http.createServer(async (req, res) => {
+        if (req.url === '/robots.txt') return res.writeHead(404).end();
+        res.writeHead(200, headers);
+        if (!load.slow) return res.end(body);
+        for (let at = 0; at < body.length; at += 64 * 1024) {
+          res.write(body.subarray(at, at + 64 * 1024));
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        res.end();
       });
       return new Promise<number>((resolve) =>
         server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)),
@@ -66,7 +75,8 @@ if (process.argv[2] === 'lambda') {
   };
   const loaded = vm('VmRSS');
   const cpu0 = process.cpuUsage();
-  const deadline = Date.now() + 120_000;
+  const t0 = Date.now();
+  const deadline = t0 + 120_000;
   const result = await handler(
     { version: '0', id: 'bench', 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} },
     {
@@ -82,6 +92,7 @@ if (process.argv[2] === 'lambda') {
     peak: vm('VmHWM'),
     fetched: result.fetched,
     cpuMs: (cpu.user + cpu.system) / 1000,
+    wallMs: Date.now() - t0,
   });
   process.exit(0);
 }
@@ -99,7 +110,7 @@ const node = existsSync(node24) ? node24 : process.execPath;
 const args = process.argv.slice(2);
 const memoryArg = args.find((a) => /^\d+$/.test(a));
 const loads = (args.filter((a) => a in LOADS) as LoadName[]).concat();
-if (loads.length === 0) loads.push('large', 'gzip', 'typical');
+if (loads.length === 0) loads.push('large', 'gzip', 'typical', 'mid');
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-bundle-'));
 const bundle = join(dir, 'index.mjs');
@@ -159,14 +170,18 @@ try {
           stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         },
       );
-      const got = await new Promise<{ loaded: number; peak: number; fetched: number; cpuMs: number } | null>(
-        (resolve) => {
-          child.once('message', (m) =>
-            resolve(m as { loaded: number; peak: number; fetched: number; cpuMs: number }),
-          );
-          child.once('exit', (code) => resolve(code === 0 ? null : null));
-        },
-      );
+      const got = await new Promise<{
+        loaded: number;
+        peak: number;
+        fetched: number;
+        cpuMs: number;
+        wallMs: number;
+      } | null>((resolve) => {
+        child.once('message', (m) =>
+          resolve(m as { loaded: number; peak: number; fetched: number; cpuMs: number; wallMs: number }),
+        );
+        child.once('exit', (code) => resolve(code === 0 ? null : null));
+      });
       const plan = fetchMemoryPlan(memoryMb, config.fetch);
       const body = load.gzip
         ? `${(load.bytes / MB).toFixed(0)} MB gzip-compressed`
@@ -175,7 +190,8 @@ try {
         got
           ? `fetch memory ${memoryMb} MB, ${name}: ${got.fetched} pages of ${body}, concurrency ${load.concurrency}: ` +
               `RSS after loading the bundle ${got.loaded.toFixed(0)} MB, peak ${got.peak.toFixed(0)} MB ` +
-              `(${((100 * got.peak) / memoryMb).toFixed(0)} % of the memory size), CPU ${(got.cpuMs / Math.max(1, got.fetched)).toFixed(1)} ms a page; ` +
+              `(${((100 * got.peak) / memoryMb).toFixed(0)} % of the memory size), CPU ${(got.cpuMs / Math.max(1, got.fetched)).toFixed(1)} ms a page, ` +
+              `${(got.fetched / Math.max(0.001, got.wallMs / 1000)).toFixed(0)} pages/s; ` +
               `plan: ${JSON.stringify(plan)}`
           : `fetch memory ${memoryMb} MB, ${name}: the invocation died (out of memory?)`,
       );

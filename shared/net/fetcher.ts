@@ -17,6 +17,7 @@ import {
   isIgnoredMimeType,
   redirectTarget,
 } from '../crawl/state/classify.ts';
+import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { FetchError } from '../errors.ts';
 import { connectGuarded, destroyOnAbort, type PrivateAllow, resolveGuarded } from './ip-guard.ts';
 
@@ -51,11 +52,11 @@ export interface FetchOptions {
   /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
   sendBy?: number;
   /**
-   * Memory: a body growing past `afterBytes` (decoded) is read on only with a place from `acquire` (a few
-   * per fetch invocation), so many large bodies are not read at once; the wait for a place does
-   * not count towards `timeoutMs`.
+   * Memory: a body growing past `afterBytes` (decoded) takes a share of the invocation's byte budget
+   * from `share` and reserves every byte it reads from then on (what it holds so far first), so
+   * large bodies together stay within the budget; waiting for room does not count towards `timeoutMs`.
    */
-  largeBodies?: { afterBytes: number; acquire: () => Promise<() => void> };
+  largeBodies?: { afterBytes: number; share: () => Promise<BudgetShare> };
 }
 
 /** The overall deadline of one fetch, which stops while the fetch waits on the invocation (not the site). */
@@ -371,8 +372,8 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
   const decoders = decodersFor(headers['content-encoding']);
   const wire = { seen: 0, truncated: false };
   const large = opts.largeBodies;
-  /** the place a large body is read in, given back when the body is read */
-  const place: { release?: () => void } = {};
+  /** the body's share of the large-body budget once it is past `afterBytes`, given back when it is read */
+  const held: { share?: BudgetShare } = {};
   const cap = decoders.length > 0 ? (opts.maxDecompressedBytes ?? opts.maxBytes) : opts.maxBytes;
   const sink = { chunks: [] as Buffer[], size: 0, truncated: false };
   // The response is iterated here, not handed to pipeline: cutting it short must not fail the decoders.
@@ -391,10 +392,14 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
   async function collect(source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
       // Counted decoded: a gzip body of a few KB on the wire may inflate to the cap.
-      if (large && !place.release && sink.size + chunk.length > large.afterBytes) {
+      if (large && (held.share || sink.size + chunk.length > large.afterBytes)) {
         clock.pause();
         try {
-          place.release = await large.acquire();
+          if (!held.share) {
+            held.share = await large.share();
+            await held.share.reserve(sink.size);
+          }
+          await held.share.reserve(chunk.length);
         } finally {
           clock.resume();
         }
@@ -421,6 +426,6 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
     sink.chunks = [];
     return { body, truncated: wire.truncated || sink.truncated };
   } finally {
-    place.release?.();
+    held.share?.release();
   }
 }

@@ -2,8 +2,9 @@
  * The fetch function's memory: what one invocation may hold, sized from the function's memory, and
  * the memory a config needs. Lambda bills memory × wall time and a fetch invocation's wall time is
  * mostly network wait, so the fetch function is as small as its worst case allows: `fetch.concurrency`
- * bodies read at once, of which at most `largeBodies` grow past `largeBodyBytes` (each up to
- * `fetch.maxBytes`), and the pages fetched but not yet written (`holdBytes`).
+ * bodies read at once, those that grow past `largeBodyBytes` sharing `largeBodyBudget` bytes (the
+ * oldest of them may always grow to `fetch.maxBytes`), and the pages fetched but not yet written
+ * (`holdBytes`).
  * The constants are measured on the real bundle (bench/fetch-memory.ts, Node 24).
  */
 
@@ -23,8 +24,11 @@ const SIZES = Array.from({ length: (10_240 - 128) / 32 + 1 }, (_, i) => 128 + 32
 export interface FetchMemoryPlan {
   /** a body growing past this many (decoded) bytes is read on only with a large-body place */
   largeBodyBytes: number;
-  /** large-body places: bodies past largeBodyBytes read at once */
-  largeBodies: number;
+  /**
+   * body bytes that bodies past largeBodyBytes hold together, besides the oldest of them (which may
+   * always grow to fetch.maxBytes: concurrency.ts ByteBudget)
+   */
+  largeBodyBudget: number;
   /** base64 bytes of bodies that make one write (an extract message or a page bundle) */
   flushBytes: number;
   /** base64 bytes held for writing beyond which fetches wait for a write */
@@ -46,14 +50,14 @@ export function fetchMemoryPlan(memoryMb: number, fetch: FetchSizes): FetchMemor
   const holdBytes = clamp(Math.floor(budget / 8), 2 * MB, 32 * MB);
   const largeBodyBytes = clamp(Math.floor(budget / 8 / fetch.concurrency / BODY_COPIES), 64 * 1024, MB);
   const rest = budget - holdBytes * HOLD_COPIES - fetch.concurrency * largeBodyBytes * BODY_COPIES;
-  const perLarge = Math.max(fetch.maxBytes, largeBodyBytes) * BODY_COPIES;
-  const largeBodies = Math.floor(rest / perLarge);
+  // The oldest large body may always grow to maxBytes; the others share what is left.
+  const shared = Math.floor(rest / BODY_COPIES) - fetch.maxBytes;
   return {
     largeBodyBytes,
-    largeBodies: clamp(largeBodies, 1, 4),
+    largeBodyBudget: clamp(shared, 0, 4 * fetch.maxBytes),
     flushBytes: Math.floor(holdBytes / 2),
     holdBytes,
-    fits: largeBodies >= 1,
+    fits: shared >= 0,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { isAllowed, userAgentToken } from '../crawl/robots/robots.ts';
 import { backoffMs } from '../crawl/state/classify.ts';
+import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
@@ -56,7 +57,7 @@ async function politeFetch(
       now: deps.now,
       sendBy: slot.sendBy,
       headers,
-      largeBodies: { afterBytes: ctx.memory.largeBodyBytes, acquire: () => largeBodyPlace(ctx) },
+      largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
     });
     if (res.kind !== 'late') return res;
     // Connecting outlasted the slot: book further ahead next time.
@@ -65,16 +66,20 @@ async function politeFetch(
   return null;
 }
 
-/** A place to read a large body in, once the pages held for writing leave room for it too. */
-async function largeBodyPlace(ctx: FetchContext): Promise<() => void> {
-  const release = await ctx.largeBodies.acquire();
-  try {
-    await ctx.room();
-  } catch (err) {
-    release();
-    throw err;
-  }
-  return release;
+/**
+ * A large body's share of the invocation's budget. It grows only while the pages held for writing
+ * leave room: a body that finishes adds its base64 to them, so bodies read side by side must not
+ * all finish into a full hold.
+ */
+async function largeBodyShare(ctx: FetchContext): Promise<BudgetShare> {
+  const share = ctx.largeBodies.share();
+  return {
+    async reserve(bytes) {
+      await ctx.room();
+      await share.reserve(bytes);
+    },
+    release: () => share.release(),
+  };
 }
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */

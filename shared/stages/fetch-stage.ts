@@ -4,7 +4,7 @@
  * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
 import type { ReceivedMessage } from '../aws/work-queues.ts';
-import { Lane, mapLimit } from '../crawl/state/concurrency.ts';
+import { ByteBudget, Lane, mapLimit } from '../crawl/state/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
@@ -70,7 +70,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     signal: opts.signal,
     auth: await authSessionsFor(config, deps),
     memory,
-    largeBodies: new Lane(() => memory.largeBodies),
+    largeBodies: new ByteBudget(() => memory.largeBodyBudget),
     room: async () => undefined,
   };
   const summary: FetchRunSummary = {

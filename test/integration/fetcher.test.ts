@@ -4,6 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { describe, it, mock } from 'node:test';
 import zlib from 'node:zlib';
+import { ByteBudget } from '../../shared/crawl/state/concurrency.ts';
 import { type FetchOptions, type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
 
 const HARD_STOP_MS = 10_000; // every server-side write loop ends by then even if the client never closes
@@ -328,86 +329,110 @@ describe('fetchUrl: hostile bodies', () => {
   });
 });
 
-describe("fetchUrl: large bodies take a place (the fetch invocation's memory)", () => {
-  const bigBody = Buffer.alloc(3 * 1024 * 1024, 98);
+describe("fetchUrl: large bodies share a byte budget (the fetch invocation's memory)", () => {
+  const MB = 1024 * 1024;
+  const bigBody = Buffer.alloc(3 * MB, 98);
   const serveBig: Handler = (_req, res) => {
     res
       .writeHead(200, { 'content-type': 'text/plain', 'content-length': String(bigBody.length) })
       .end(bigBody);
   };
-
-  it('reads past afterBytes only with a place: three bodies, one place, one at a time, each whole', async () => {
-    await withSite(serveBig, async (site) => {
-      let active = 0;
-      let most = 0;
-      const waiters: (() => void)[] = [];
-      const acquire = async () => {
-        while (active >= 1) await new Promise<void>((r) => waiters.push(r));
-        active++;
-        most = Math.max(most, active);
-        return () => {
-          active--;
-          waiters.shift()?.();
-        };
+  /** A real budget whose peak reservation is recorded, and the number of shares taken. */
+  function watchedBudget(capacity: number) {
+    const budget = new ByteBudget(() => capacity);
+    const seen = { shares: 0, peak: 0 };
+    const share = async () => {
+      seen.shares++;
+      const s = budget.share();
+      return {
+        reserve: async (bytes: number) => {
+          await s.reserve(bytes);
+          seen.peak = Math.max(seen.peak, budget.reserved);
+        },
+        release: () => s.release(),
       };
+    };
+    return { budget, seen, share };
+  }
+
+  it('reads past afterBytes within the budget: four 3 MB bodies, a 2 MB budget, each whole, none stalled', async () => {
+    await withSite(serveBig, async (site) => {
+      const { budget, seen, share } = watchedBudget(2 * MB);
       const small = await fetchUrl(
         `${site.base}/small`,
-        options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 8 * 1024 * 1024, acquire } }),
+        options({ maxBytes: 8 * MB, largeBodies: { afterBytes: 8 * MB, share } }),
       );
       assert.equal(expectKind(small, 'ok').body.length, bigBody.length);
-      assert.equal(most, 0, 'a body under afterBytes takes no place');
+      assert.equal(seen.shares, 0, 'a body under afterBytes takes no share');
       const outs = await Promise.all(
-        [0, 1, 2].map((i) =>
+        [0, 1, 2, 3].map((i) =>
           fetchUrl(
             `${site.base}/big${i}`,
-            options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 1024 * 1024, acquire } }),
+            options({ maxBytes: 8 * MB, largeBodies: { afterBytes: MB, share } }),
           ),
         ),
       );
-      for (const out of outs) {
-        const ok = expectKind(out, 'ok');
-        assert.ok(Buffer.from(ok.body).equals(bigBody), 'the body is read whole');
-      }
-      assert.equal(most, 1, 'never two large bodies read at once');
-      assert.equal(active, 0, 'every place given back');
+      for (const out of outs)
+        assert.ok(Buffer.from(expectKind(out, 'ok').body).equals(bigBody), 'read whole');
+      assert.equal(seen.shares, 4);
+      // The oldest body may always grow (no two bodies wait on each other); the others share 2 MB.
+      assert.ok(seen.peak <= 2 * MB + bigBody.length, `peak ${seen.peak} bytes reserved`);
+      assert.ok(seen.peak > bigBody.length, 'bodies were read side by side within the budget');
+      assert.equal(budget.reserved, 0, 'every byte given back');
     });
   });
 
-  it('counts a body decoded: a gzip body of a few KB that inflates past afterBytes takes a place', async () => {
-    const inflated = Buffer.alloc(4 * 1024 * 1024, 'a');
-    const packed = zlib.gzipSync(inflated);
+  it('many bodies a little past afterBytes are read side by side, not one at a time', async () => {
+    const page = Buffer.alloc(300 * 1024, 99);
     await withSite(
-      (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(packed),
+      (_req, res) => res.writeHead(200, { 'content-length': String(page.length) }).end(page),
       async (site) => {
-        let taken = 0;
-        const acquire = async () => {
-          taken++;
-          return () => undefined;
-        };
-        const out = await fetchUrl(
-          `${site.base}/bomb`,
-          options({ maxBytes: 8 * 1024 * 1024, largeBodies: { afterBytes: 1024 * 1024, acquire } }),
+        const { budget, seen, share } = watchedBudget(2 * MB);
+        const outs = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            fetchUrl(
+              `${site.base}/p${i}`,
+              options({ maxBytes: 8 * MB, largeBodies: { afterBytes: 64 * 1024, share } }),
+            ),
+          ),
         );
-        assert.ok(packed.length < 1024 * 1024, `${packed.length} bytes on the wire`);
-        assert.ok(Buffer.from(expectKind(out, 'ok').body).equals(inflated), 'the body is decoded whole');
-        assert.equal(taken, 1, 'the decoded size took a large-body place');
+        for (const out of outs) assert.equal(expectKind(out, 'ok').body.length, page.length);
+        assert.equal(seen.shares, 6);
+        assert.ok(seen.peak > page.length, `peak ${seen.peak}: more than one body held at once`);
+        assert.equal(budget.reserved, 0);
       },
     );
   });
 
-  it('the wait for a place does not count towards timeoutMs', async () => {
+  it('counts a body decoded: a gzip body of a few KB that inflates past afterBytes takes a share', async () => {
+    const inflated = Buffer.alloc(4 * MB, 'a');
+    const packed = zlib.gzipSync(inflated);
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(packed),
+      async (site) => {
+        const { seen, share } = watchedBudget(MB);
+        const out = await fetchUrl(
+          `${site.base}/bomb`,
+          options({ maxBytes: 8 * MB, largeBodies: { afterBytes: MB, share } }),
+        );
+        assert.ok(packed.length < MB, `${packed.length} bytes on the wire`);
+        assert.ok(Buffer.from(expectKind(out, 'ok').body).equals(inflated), 'the body is decoded whole');
+        assert.equal(seen.shares, 1, 'the decoded size took a share');
+        assert.equal(seen.peak, inflated.length, 'every decoded byte reserved');
+      },
+    );
+  });
+
+  it('the wait for room does not count towards timeoutMs', async () => {
     await withSite(serveBig, async (site) => {
-      const acquire = async () => {
+      const budget = new ByteBudget(() => MB);
+      const share = async () => {
         await new Promise((r) => setTimeout(r, 1500));
-        return () => undefined;
+        return budget.share();
       };
       const out = await fetchUrl(
         `${site.base}/big`,
-        options({
-          timeoutMs: 1000,
-          maxBytes: 8 * 1024 * 1024,
-          largeBodies: { afterBytes: 64 * 1024, acquire },
-        }),
+        options({ timeoutMs: 1000, maxBytes: 8 * MB, largeBodies: { afterBytes: 64 * 1024, share } }),
       );
       assert.equal(expectKind(out, 'ok').body.length, bigBody.length);
     });

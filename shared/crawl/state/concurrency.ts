@@ -49,3 +49,59 @@ export class Lane {
     };
   }
 }
+
+/** One reader's share of a {@link ByteBudget}. */
+export interface BudgetShare {
+  /** Resolves once `bytes` more may be held: room in the budget, or this share is the oldest holding. */
+  reserve(bytes: number): Promise<void>;
+  /** Gives back everything this share reserved (idempotent). */
+  release(): void;
+}
+
+/**
+ * Bytes that concurrent readers share (the fetch invocation's large bodies). A reader reserves as
+ * it grows and waits while the budget is full, except the oldest reader holding bytes, which
+ * always goes on: two readers each waiting for the other's bytes cannot stall each other, and the
+ * most held is the capacity plus one reader's whole size.
+ */
+export class ByteBudget {
+  private used = 0;
+  /** bytes held per share, oldest first (Map keeps insertion order) */
+  private readonly held = new Map<symbol, number>();
+  private waiters: (() => void)[] = [];
+
+  constructor(private readonly capacity: () => number) {}
+
+  share(): BudgetShare {
+    const id = Symbol('share');
+    return {
+      reserve: (bytes) => this.reserve(id, bytes),
+      release: () => this.release(id),
+    };
+  }
+
+  /** Bytes reserved now (diagnostics and tests). */
+  get reserved(): number {
+    return this.used;
+  }
+
+  private oldest(id: symbol): boolean {
+    const first = this.held.keys().next();
+    return first.done === true || first.value === id;
+  }
+
+  private async reserve(id: symbol, bytes: number): Promise<void> {
+    while (!this.oldest(id) && this.used + bytes > this.capacity())
+      await new Promise<void>((r) => this.waiters.push(r));
+    this.used += bytes;
+    this.held.set(id, (this.held.get(id) ?? 0) + bytes);
+  }
+
+  private release(id: symbol): void {
+    const bytes = this.held.get(id);
+    if (bytes === undefined) return;
+    this.held.delete(id);
+    this.used -= bytes;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+}

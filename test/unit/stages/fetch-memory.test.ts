@@ -19,11 +19,14 @@ const MB = 1024 * 1024;
 const fetchOf = (fetch: Record<string, unknown> = {}) =>
   parseConfig({ name: 'mem', startUrls: ['https://x.test/'], fetch }).fetch;
 
-/** The RSS the plan's worst case comes to: the runtime, every place full, every small body at its bound. */
+/**
+ * The RSS the plan's worst case comes to: the runtime, the large-body budget full beside its oldest
+ * body at fetch.maxBytes, every other body at the threshold, the hold full.
+ */
 function worstCaseMb(memoryMb: number, fetch: { concurrency: number; maxBytes: number }): number {
   const p = fetchMemoryPlan(memoryMb, fetch);
   const bytes =
-    p.largeBodies * fetch.maxBytes * BODY_COPIES +
+    (p.largeBodyBudget + fetch.maxBytes) * BODY_COPIES +
     fetch.concurrency * p.largeBodyBytes * BODY_COPIES +
     p.holdBytes * HOLD_COPIES;
   return RUNTIME_MB + bytes / MB;
@@ -60,16 +63,16 @@ describe('fetch memory plan', () => {
     assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 192, maxBytes: 256 * 1024 })), 192);
   });
 
-  it('more memory never holds less: places, flush and hold grow with it, up to their caps', () => {
+  it('more memory never holds less: large-body budget, flush and hold grow with it, up to their caps', () => {
     const fetch = fetchOf();
     let last = fetchMemoryPlan(192, fetch);
     for (const mb of [256, 384, 512, 1024, 3008]) {
       const p = fetchMemoryPlan(mb, fetch);
-      assert.ok(p.largeBodies >= last.largeBodies && p.holdBytes >= last.holdBytes, `${mb} MB`);
+      assert.ok(p.largeBodyBudget >= last.largeBodyBudget && p.holdBytes >= last.holdBytes, `${mb} MB`);
       assert.ok(p.flushBytes <= p.holdBytes && p.largeBodyBytes <= MB);
       last = p;
     }
-    assert.equal(last.largeBodies, 4);
+    assert.equal(last.largeBodyBudget, 4 * fetch.maxBytes);
     assert.equal(last.holdBytes, 32 * MB);
   });
 });
