@@ -123,7 +123,9 @@ export function pricingAssumptions(): string[] {
     .map(([s, f]) => `${s} ${f.memoryMb} MB`)
     .join(', ');
   return [
-    `Lambda arm64 $${PRICES.lambdaGbSecond}/GB-s + $0.20/M invocations; memory from shared/topology.ts FUNCTIONS (${mem}).`,
+    `Lambda arm64 $${PRICES.lambdaGbSecond}/GB-s + $0.20/M invocations; memory: what each stage ran with (fetch sized from`,
+    `  the config, shared/stages/fetch-memory.ts), else shared/topology.ts FUNCTIONS (${mem}).`,
+    '  Wall time is this machine’s: a CPU-bound stretch on a function below 1,769 MB (1 vCPU) takes longer on Lambda.',
     'Lambda GB-s = each handler invocation’s measured wall time × its memory. Network wait inside fetch (and every AWS',
     '  call’s wait) is billed, because it is inside the handler’s duration. Locally every AWS call goes to moto on the',
     '  same 2 cores, slower than DynamoDB/SQS/S3 in a region: "no AWS wait" subtracts the time a handler had an AWS',
