@@ -1,5 +1,5 @@
 /**
- * robots.txt per host: memory (per container) → hosts table (shared, with expiry) → the site.
+ * robots.txt per host: memory (per invocation) → hosts table (shared, with expiry) → the site.
  * RFC 9309 §2.3.1: 4xx means no restrictions; 5xx or unreachable means complete disallow for a while.
  */
 import type { HostTable } from '../../aws/host-table.ts';
