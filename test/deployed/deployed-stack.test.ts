@@ -11,10 +11,14 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { fetchMemoryMb } from '../../shared/stages/fetch-memory.ts';
+import { FUNCTIONS, resourceNames } from '../../shared/topology.ts';
 import { minimalPdf } from '../helpers/archive-builders.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -80,7 +84,8 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       JSON.stringify({
         name: 'deployedtest',
         startUrls: [`${site.url}/`],
-        fetch: { allowPrivateNetworks: true },
+        // 2 MB bodies at most: the fetch function is sized from this (192 MB, not the default's 256 MB)
+        fetch: { allowPrivateNetworks: true, maxBytes: 2 * 1024 * 1024 },
         refresh: { maxAge: '1s', discoveryInterval: '1m' },
       }),
     );
@@ -107,6 +112,20 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     assert.equal(s.idle, true);
     assert.equal(s.documents, 4);
     assert.equal(s.urls['error/permanent'], 1);
+  });
+
+  it('deploys the fetch function at the memory its config needs (fetch.maxBytes 2 MB: 192 MB)', async () => {
+    const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
+    const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
+    process.env.AWS_ACCESS_KEY_ID = cloud.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = 'test';
+    const config = parseConfig(JSON.parse(readFileSync(join(cwd, cfg), 'utf8')));
+    // Only the fetch function has a fixed name (the stack invokes it by name); it is the one the config sizes.
+    const deployed = await clients.lambda.send(
+      new GetFunctionConfigurationCommand({ FunctionName: resourceNames(config.name).function('fetch') }),
+    );
+    assert.equal(deployed.MemorySize, fetchMemoryMb(config.fetch));
+    assert.notEqual(fetchMemoryMb(config.fetch), FUNCTIONS.fetch.memoryMb, 'sized from the config');
   });
 
   it('reads documents, URL states (a 404 error) and the change feed from the stack outputs', async () => {
