@@ -12,6 +12,8 @@ export const handler = scheduledHandler('fetch', async (deps, context, event) =>
     signal: stop,
     // Started by wake-up calls: only the sources they name.
     sources: sourcesToPoll(event),
+    // What it may hold follows its memory: Lambda's, or the local runner's (sized from the config).
+    memoryMb: Number(context.memoryLimitInMB) || undefined,
   });
   publishMetrics(containerMetrics(), 'fetch', fetchMetrics(summary));
   // Work left when the time ran out: start the next fetcher now instead of waiting for the tick.

@@ -13,7 +13,7 @@ export interface InvocationUsage {
   stage: StageName;
   counts: RequestCounts;
   ms: number;
-  /** the function's memory (AWS_LAMBDA_FUNCTION_MEMORY_SIZE): fetch's follows its config */
+  /** the function's memory (the Lambda context's memoryLimitInMB): fetch's follows its config */
   memoryMb: number;
   pages: number;
   /** payload bytes of the SQS records an event source mapping received for it (null: not from SQS) */

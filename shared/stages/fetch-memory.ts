@@ -22,7 +22,7 @@ export const HOLD_COPIES = 2;
 const SIZES = Array.from({ length: (10_240 - 128) / 32 + 1 }, (_, i) => 128 + 32 * i);
 
 export interface FetchMemoryPlan {
-  /** a body growing past this many (decoded) bytes is read on only with a large-body place */
+  /** a body growing past this many (decoded) bytes reserves every byte it reads from `largeBodyBudget` */
   largeBodyBytes: number;
   /**
    * body bytes that bodies past largeBodyBytes hold together, besides the oldest of them (which may
@@ -65,10 +65,4 @@ export function fetchMemoryPlan(memoryMb: number, fetch: FetchSizes): FetchMemor
 export function fetchMemoryMb(fetch: FetchSizes & { memoryMb?: number | null }): number {
   if (fetch.memoryMb) return fetch.memoryMb;
   return SIZES.find((mb) => fetchMemoryPlan(mb, fetch).fits) ?? (SIZES.at(-1) as number);
-}
-
-/** The memory this invocation runs in: Lambda's, or locally what the config would be deployed with. */
-export function invocationMemoryMb(fetch: FetchSizes & { memoryMb?: number | null }): number {
-  const lambda = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
-  return Number.isFinite(lambda) && lambda > 0 ? lambda : fetchMemoryMb(fetch);
 }

@@ -13,7 +13,7 @@ import { authSessionsFor } from './fetch-auth.ts';
 import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
-import { fetchMemoryPlan, invocationMemoryMb } from './fetch-memory.ts';
+import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
 import { bump } from './logger.ts';
 import { HostTurns } from './politeness/host-turns.ts';
@@ -32,6 +32,8 @@ export interface FetchRunOptions {
    * invocation for one polite host then costs two receives instead of one per source.
    */
   sources?: SourceName[];
+  /** the invocation's memory (MB); @default what the config is deployed with (fetch-memory.ts) */
+  memoryMb?: number;
 }
 
 export interface FetchRunSummary {
@@ -60,7 +62,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const weights = sourceWeights(config.weights);
   const exhausted = new Set<SourceName>();
   if (opts.sources?.length) for (const s of SOURCES) if (!opts.sources.includes(s)) exhausted.add(s);
-  const memory = fetchMemoryPlan(invocationMemoryMb(config.fetch), config.fetch);
+  const memory = fetchMemoryPlan(opts.memoryMb ?? fetchMemoryMb(config.fetch), config.fetch);
   const ctx: FetchContext = {
     deps,
     config,

@@ -35,17 +35,18 @@ export function sqsBatchHandler<T>(
 ) {
   return middy<SQSEvent, SQSBatchResponse>()
     .use(injectLambdaContext(logger))
-    .handler((event) => inStage(stage, () => runBatch(stage, run, event)));
+    .handler((event, context) => inStage(stage, () => runBatch(stage, run, event, context)));
 }
 
 async function runBatch<T>(
   stage: string,
   run: (deps: StageDeps, records: StageRecord<T>[]) => Promise<BatchResult>,
   event: SQSEvent,
+  context: Context,
 ): Promise<SQSBatchResponse> {
   const deps = containerDeps(stage);
   const started = Date.now();
-  const result = await withUsage(deps, stage as StageName, event, noPages, () =>
+  const result = await withUsage(deps, stage as StageName, event, context, noPages, () =>
     run(deps, decodeRecords<T>(event)),
   );
   for (const [k, v] of Object.entries(result.stats)) bump(k, v);
@@ -81,7 +82,7 @@ async function runScheduled<R>(
 ): Promise<R> {
   const deps = containerDeps(stage);
   const started = new Date(deps.now()).toISOString();
-  return withUsage(deps, stage as StageName, event, pagesOf(stage), async () => {
+  return withUsage(deps, stage as StageName, event, context, pagesOf(stage), async () => {
     const result = await run(deps, context, event);
     deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
     // `trawl status` shows when each schedule last ran: one write per scheduled run.

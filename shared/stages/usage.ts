@@ -30,6 +30,8 @@ export async function withUsage<R>(
   deps: StageDeps,
   stage: StageName,
   event: unknown,
+  /** the invocation's Lambda context: its memoryLimitInMB is what the record bills */
+  context: { memoryLimitInMB?: string } | undefined,
   pagesOf: (result: R) => number,
   run: () => Promise<R>,
 ): Promise<R> {
@@ -46,7 +48,7 @@ export async function withUsage<R>(
       stage,
       counts,
       ms: Date.now() - started,
-      memoryMb: Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE) || FUNCTIONS[stage].memoryMb,
+      memoryMb: Number(context?.memoryLimitInMB) || FUNCTIONS[stage].memoryMb,
       pages,
       sqsEventBytes: sqsEventBytes(event),
     };
