@@ -282,7 +282,6 @@ function ruleError(rules: unknown): string | null {
   return null;
 }
 
-/** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 /** A `fetch.memoryMb` too small for one body of `fetch.maxBytes` beside the others (fetch-memory.ts). */
 function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
   if (fetch.memoryMb === null || fetchMemoryPlan(fetch.memoryMb, fetch).fits) return null;
@@ -293,6 +292,7 @@ function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
   );
 }
 
+/** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
   const result = ConfigSchema.safeParse(raw);
   if (result.success) {

@@ -27,7 +27,6 @@ export interface FlushSizes {
   flushBytes: number;
   holdBytes: number;
 }
-export const DEFAULT_FLUSH: FlushSizes = { flushBytes: 16 * 1024 * 1024, holdBytes: 32 * 1024 * 1024 };
 /**
  * Packed pages up to this size go inline: SQS bills 64 KB chunks sent and received ($0.40/M each),
  * so 4 chunks twice cost less than a bundle's PUT and GET ($5.40/M); SQS caps a message at 1 MiB.
@@ -59,7 +58,7 @@ export class RoundFlusher {
     private readonly deps: StageDeps,
     private readonly leases: Leases,
     private readonly onFlushed: (results: TaskResult[]) => void,
-    private readonly sizes: FlushSizes = DEFAULT_FLUSH,
+    private readonly sizes: FlushSizes,
   ) {}
 
   /** A page is fetched: written with the next flush, before its message is deleted. */

@@ -14,6 +14,7 @@ import { hostSoft404 } from './soft-404.ts';
 
 /** Slots missed because connecting took too long, before the URL goes back to its queue. */
 const MAX_LATE_SLOTS = 5;
+
 function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
   return {
     type: 'page',

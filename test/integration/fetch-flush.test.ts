@@ -15,8 +15,9 @@ import { after, before, describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
-import { DEFAULT_FLUSH, RoundFlusher } from '../../shared/stages/fetch-flush.ts';
+import { RoundFlusher } from '../../shared/stages/fetch-flush.ts';
 import { Leases } from '../../shared/stages/fetch-leases.ts';
+import { fetchMemoryMb, fetchMemoryPlan } from '../../shared/stages/fetch-memory.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import type { ExtractMessage, FetchedPage, UrlTask } from '../../shared/types.ts';
@@ -68,9 +69,11 @@ describe('fetch flush', () => {
       received.map((m) => m.receiptHandle),
     );
     const flushed: number[] = [];
-    const flusher = new RoundFlusher(deps, leases, (results) => flushed.push(results.length));
+    // The sizes the fetch stage gives it: the plan of the memory the config is deployed with.
+    const sizes = fetchMemoryPlan(fetchMemoryMb(config.fetch), config.fetch);
+    const flusher = new RoundFlusher(deps, leases, (results) => flushed.push(results.length), sizes);
     // Each page a third of the bound: the third one reaches it.
-    const chars = Math.ceil(DEFAULT_FLUSH.flushBytes / 3);
+    const chars = Math.ceil(sizes.flushBytes / 3);
     for (const [i, m] of received.slice(0, 3).entries()) {
       flusher.page({ type: 'page', page: bigPage(`http://127.0.0.1:9/${i}`, chars) });
       flusher.complete({ queueUrl: frontier, receiptHandle: m.receiptHandle, requeued: [], pages: 1 });

@@ -28,25 +28,14 @@ export class Lane {
 
   /** Runs `fn` once fewer than `capacity()` runs are in flight. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    const release = await this.acquire();
+    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
+    this.active++;
     try {
       return await fn();
     } finally {
-      release();
-    }
-  }
-
-  /** Takes a place once fewer than `capacity()` are taken; the function returned gives it back (once). */
-  async acquire(): Promise<() => void> {
-    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
-    this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
       this.active--;
       for (const wake of this.waiters.splice(0)) wake();
-    };
+    }
   }
 }
 
