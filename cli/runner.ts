@@ -442,9 +442,20 @@ export class LocalRunner {
     // The batching window: Lambda invokes when the batch is full or the window ends. Here it also
     // ends when nothing upstream can add to the batch any more (a crawl's tail), so a local crawl
     // does not finish a window late; while pages are still being fetched it holds as on AWS.
+    // Receives only when a depth reading shows messages, as the first receive (Lambda's pollers'
+    // long polls return when messages arrive; counted receives are those that return work).
+    // A reading taken before the last receive still counts what that receive took: wait for a newer one.
     const until = Date.now() + windowMs;
-    while (batch.length < size && Date.now() < until && !this.stopped && !this.upstreamIdle(queue)) {
-      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, 1, leaseSeconds())));
+    const open = () =>
+      batch.length < size && Date.now() < until && !this.stopped && !this.upstreamIdle(queue);
+    let seen = this.depthReads;
+    while (open()) {
+      if (this.depthReads === seen || (this.latest[`stage:${queue}`]?.visible ?? 0) === 0) {
+        await sleep(30);
+        continue;
+      }
+      seen = this.depthReads;
+      batch.push(...(await this.pollQueues.receive<unknown>(url, size - batch.length, 0, leaseSeconds())));
     }
     return batch;
   }
