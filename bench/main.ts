@@ -71,7 +71,7 @@ async function mainSiteRun(site: BenchSite) {
   });
   say(crawlTable(trawl, crawlee, site.expectedPages));
   for (const [who, urls] of [
-    ['Trawl', trawl.documentUrls],
+    ['Trawl', [...trawl.documentUrls, ...trawl.duplicates.keys()]],
     ['Crawlee', crawlee.urls],
   ] as const) {
     const diff = comparePaths(urls, site.expectedPaths);
@@ -80,6 +80,9 @@ async function mainSiteRun(site: BenchSite) {
         `${who} vs crawl_expectations.json reachable_pages: ${diff.missing.length} missing, ${diff.extra.length} extra${diff.missing.length + diff.extra.length ? ` (${[...diff.missing, ...diff.extra].slice(0, 5).join(', ')})` : ''}`,
       );
   }
+  const path = (u: string) => new URL(u).pathname;
+  for (const [dup, keeper] of trawl.duplicates)
+    say(`Trawl: ${path(dup)} is a duplicate of ${path(keeper)} (the same text; index.foldDuplicates)`);
   const speedRatio = trawl.pagesPerSecond / crawlee.pagesPerSecond;
   say(`Trawl / Crawlee pages/s: ${speedRatio.toFixed(2)}× (target ≥ 1.0×)`);
   heading('AWS requests per page, by operation (Trawl, main site)');
@@ -121,7 +124,11 @@ async function linksRuns(): Promise<LinksRow[]> {
   return rows;
 }
 
-const slim = (r: TrawlResult) => ({ ...r, documentUrls: undefined });
+const slim = (r: TrawlResult) => ({
+  ...r,
+  documentUrls: undefined,
+  duplicates: Object.fromEntries(r.duplicates),
+});
 
 /** The realistic-network profiles (bench/realistic.ts) on the Boost docs. */
 async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {

@@ -129,7 +129,7 @@ export async function generatedSite(
 
 /** Compares crawled URLs with the expected paths: how many are missing and how many extra. */
 export function comparePaths(
-  urls: string[],
+  urls: readonly string[],
   expected: string[] | undefined,
 ): { missing: string[]; extra: string[] } | null {
   if (!expected) return null;

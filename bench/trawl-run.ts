@@ -18,6 +18,8 @@ export interface TrawlResult {
   /** documents in the index */
   documents: number;
   documentUrls: string[];
+  /** URLs whose content another URL keeps (index.foldDuplicates): URL → the keeper */
+  duplicates: Map<string, string>;
   states: Record<string, number>;
   seconds: number;
   pagesPerSecond: number;
@@ -41,9 +43,11 @@ export async function runTrawl(label: string, config: CrawlConfigInput): Promise
   const m = meter.report();
   const states: Record<string, number> = {};
   let pages = 0;
+  const duplicates = new Map<string, string>();
   for await (const u of urlStates(session)) {
     states[String(u.state)] = (states[String(u.state)] ?? 0) + 1;
     if (u.lastFetched) pages++;
+    if (u.state === 'duplicate') duplicates.set(String(u.url), String(u.duplicateOf));
   }
   const documentUrls: string[] = [];
   for await (const d of documents(session)) documentUrls.push(String(d.url));
@@ -72,6 +76,7 @@ export async function runTrawl(label: string, config: CrawlConfigInput): Promise
     pages,
     documents: documentUrls.length,
     documentUrls,
+    duplicates,
     states,
     seconds,
     pagesPerSecond: pages / seconds,
