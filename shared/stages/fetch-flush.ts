@@ -130,15 +130,20 @@ export class RoundFlusher {
     // A message of which nothing was started (a clean stop) goes back as it is: no resend.
     const untouched = batch.filter((m) => m.pages === 0 && m.requeued.every((r) => r.reason === 'deadline'));
     const done = batch.filter((m) => !untouched.includes(m));
-    if (untouched.length > 0) await this.leases.giveBack(untouched.map((m) => m.receiptHandle));
     const results = [...pages, ...done.flatMap((m) => m.requeued)];
-    await writePages(this.deps, results);
+    // Side by side, each a round trip of its own: a polite pass is mostly these.
+    await Promise.all([
+      untouched.length > 0 ? this.leases.giveBack(untouched.map((m) => m.receiptHandle)) : null,
+      writePages(this.deps, results),
+    ]);
     const byQueue = new Map<string, string[]>();
     for (const m of done) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m.receiptHandle]);
-    for (const [queueUrl, handles] of byQueue) {
-      await this.deps.queues.delete(queueUrl, handles);
-      this.leases.release(handles);
-    }
+    await Promise.all(
+      [...byQueue].map(async ([queueUrl, handles]) => {
+        await this.deps.queues.delete(queueUrl, handles);
+        this.leases.release(handles);
+      }),
+    );
     this.onFlushed(results);
   }
 }
@@ -151,19 +156,22 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
     if (r.type === 'page') pages.push(r.page);
     else requeue.push(r);
   }
-  if (pages.length > 0) {
-    // Packed only when it may fit inline: text gzips ~10×, so more than this never does.
-    const raw = pages.reduce((n, p) => n + p.body.length, 0);
-    const packed = raw <= INLINE_BYTES * 16 ? packLines(pages) : null;
-    let body: ExtractMessage;
-    if (packed !== null && packed.length <= INLINE_BYTES)
-      body = { inline: packed, id: randomUUID(), count: pages.length };
-    else {
-      const key = KEYS.pageBundle(deps.now(), randomUUID());
-      await deps.store.putLines(key, pages);
-      body = { bundle: key, count: pages.length };
-    }
-    await deps.queues.send(deps.queueUrls.extract, [{ body }]);
+  // The pages and the tasks put back are independent writes: a failure of either fails the flush
+  // and its messages come back (both are idempotent downstream).
+  await Promise.all([pages.length > 0 ? sendPages(deps, pages) : null, sendDelayedTasks(deps, requeue)]);
+}
+
+async function sendPages(deps: StageDeps, pages: FetchedPage[]): Promise<void> {
+  // Packed only when it may fit inline: text gzips ~10×, so more than this never does.
+  const raw = pages.reduce((n, p) => n + p.body.length, 0);
+  const packed = raw <= INLINE_BYTES * 16 ? packLines(pages) : null;
+  let body: ExtractMessage;
+  if (packed !== null && packed.length <= INLINE_BYTES)
+    body = { inline: packed, id: randomUUID(), count: pages.length };
+  else {
+    const key = KEYS.pageBundle(deps.now(), randomUUID());
+    await deps.store.putLines(key, pages);
+    body = { bundle: key, count: pages.length };
   }
-  await sendDelayedTasks(deps, requeue);
+  await deps.queues.send(deps.queueUrls.extract, [{ body }]);
 }

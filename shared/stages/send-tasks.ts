@@ -15,13 +15,15 @@ export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds 
     list.push(t);
     bySource.set(t.queue, list);
   }
-  for (const [source, list] of bySource) {
-    const messages = chunkBySize(list, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
-      body: { tasks: chunk } satisfies FrontierMessage,
-      delaySeconds,
-    }));
-    await deps.queues.send(deps.queueUrls.frontier[source], messages);
-  }
+  await Promise.all(
+    [...bySource].map(([source, list]) => {
+      const messages = chunkBySize(list, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
+        body: { tasks: chunk } satisfies FrontierMessage,
+        delaySeconds,
+      }));
+      return deps.queues.send(deps.queueUrls.frontier[source], messages);
+    }),
+  );
 }
 
 /** Sends tasks that each carry their own delay, grouping equal delays into one send. */
@@ -34,5 +36,5 @@ export async function sendDelayedTasks(
     const d = Math.ceil(delaySeconds);
     byDelay.set(d, [...(byDelay.get(d) ?? []), task]);
   }
-  for (const [delay, list] of byDelay) await sendTasks(deps, list, delay);
+  await Promise.all([...byDelay].map(([delay, list]) => sendTasks(deps, list, delay)));
 }
