@@ -6,6 +6,7 @@
 import type { CrawlConfig } from '../config.ts';
 import { robotsSitemaps } from '../crawl/robots/robots.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { mapLimit } from '../crawl/state/concurrency.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import { sitemapCapKey } from '../crawl/url/traps.ts';
@@ -89,11 +90,13 @@ async function sitemapUrls(
   const origins = new Set(starts.map((t) => new URL(t.url).origin));
   // An unreachable or broken robots.txt is an answer (cached by the robots cache); what throws here
   // is the hosts table or S3 failing. The seed then fails and is retried: carrying on would drop
-  // the site's sitemaps from this cycle without a trace.
-  for (const origin of origins) {
-    const lines = robotsSitemaps(await robots.get(`${origin}/`));
-    for (const s of robotsSitemapsInScope(lines, origin, decider, config, summary)) urls.add(s);
-  }
+  // the site's sitemaps from this cycle without a trace. The sites are read fetch.concurrency at a
+  // time (one after another, 64 sites 200 ms away took 18 s), their lines taken in origin order.
+  const found = await mapLimit([...origins], config.fetch.concurrency, async (origin) =>
+    robotsSitemaps(await robots.get(`${origin}/`)),
+  );
+  for (const [i, origin] of [...origins].entries())
+    for (const s of robotsSitemapsInScope(found[i] ?? [], origin, decider, config, summary)) urls.add(s);
   return [...urls];
 }
 
