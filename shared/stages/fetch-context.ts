@@ -1,6 +1,6 @@
 /** What one fetch invocation shares between its tasks, and what a task comes to (fetch-one.ts). */
 import type { CrawlConfig } from '../config.ts';
-import type { ByteBudget } from '../crawl/state/concurrency.ts';
+import type { ByteBudget, Lane } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -27,6 +27,12 @@ export interface FetchContext {
   signal?: AbortSignal;
   /** what the invocation may hold, sized from its memory (fetch-memory.ts) */
   memory: FetchMemoryPlan;
+  /**
+   * requests in flight at once (fetch.concurrency): taken for the request itself, not while a task
+   * waits for its host's turn, so hosts waiting out their delay do not keep other hosts' due
+   * requests from starting
+   */
+  requests: Lane;
   /** the bytes bodies past `memory.largeBodyBytes` may hold together (fetch-one.ts) */
   largeBodies: ByteBudget;
   /** resolves once the pages held for writing leave room (the round's flusher sets it) */

@@ -44,25 +44,30 @@ async function politeFetch(
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
     const slot = await ctx.turns.turn(host, delayMs);
     if ('requeueSeconds' in slot) return slot.requeueSeconds;
-    const res = await fetchUrl(task.url, {
-      userAgent: config.fetch.userAgent,
-      timeoutMs: config.fetch.timeoutMs,
-      maxBytes: config.fetch.maxBytes,
-      maxHeaderBytes: config.limits.headerBytes,
-      allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-      resolve: config.fetch.resolve,
-      proxy: config.fetch.proxy,
-      conditional: task.conditional,
-      ignoredMimeTypes: config.scope.ignoredMimeTypes,
-      metadataFirst: true,
-      now: deps.now,
-      sendBy: slot.sendBy,
-      headers,
-      largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
+    let started = 0;
+    const res = await ctx.requests.run(() => {
+      started = deps.now();
+      return fetchUrl(task.url, {
+        userAgent: config.fetch.userAgent,
+        timeoutMs: config.fetch.timeoutMs,
+        maxBytes: config.fetch.maxBytes,
+        maxHeaderBytes: config.limits.headerBytes,
+        allowPrivateNetworks: config.fetch.allowPrivateNetworks,
+        resolve: config.fetch.resolve,
+        proxy: config.fetch.proxy,
+        conditional: task.conditional,
+        ignoredMimeTypes: config.scope.ignoredMimeTypes,
+        metadataFirst: true,
+        now: deps.now,
+        sendBy: slot.sendBy,
+        headers,
+        largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
+      });
     });
     if (res.kind !== 'late') return res;
-    // Connecting outlasted the slot: book further ahead next time.
-    ctx.turns.late();
+    // Connecting outlasted the slot: book further ahead next time (not when the slot passed while
+    // every request was taken: then the next slot of a run is used, or a new one booked).
+    if (slot.sendBy === undefined || started <= slot.sendBy) ctx.turns.late();
   }
   return null;
 }

@@ -16,7 +16,7 @@ import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
 import { bump } from './logger.ts';
-import { HostTurns } from './politeness/host-turns.ts';
+import { HostTurns, OVERLAP_HOSTS } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
 
 export interface FetchRunOptions {
@@ -63,10 +63,12 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const exhausted = new Set<SourceName>();
   if (opts.sources?.length) for (const s of SOURCES) if (!opts.sources.includes(s)) exhausted.add(s);
   const memory = fetchMemoryPlan(opts.memoryMb ?? fetchMemoryMb(config.fetch), config.fetch);
+  const requests = new Lane(() => config.fetch.concurrency);
   const ctx: FetchContext = {
     deps,
     config,
-    robots: createRobotsCache(deps.hosts, config, deps.now),
+    robots: createRobotsCache(deps.hosts, config, deps.now, (request) => requests.run(request)),
+    requests,
     turns: new HostTurns(deps, config, opts.deadline, opts.signal),
     deadline: opts.deadline,
     signal: opts.signal,
@@ -110,6 +112,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
       // from this round is delayed, so another receive would come back empty. New work has its own
       // starters (a kick, its own wake-up call, the tick).
       if (opts.sources?.length && messages.length < FRONTIER_QUEUE.receiveBatch) exhausted.add(source);
+      else await growRound(ctx, queueUrl, messages);
       summary.rounds++;
       leases.hold(
         queueUrl,
@@ -133,6 +136,54 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     await leases.giveBack().catch((err) => deps.log.warn('giving leases back failed', { err }));
   }
   return summary;
+}
+
+/** The most frontier messages one round holds (50 tasks each). */
+const ROUND_MESSAGES = 100;
+/**
+ * Hosts a round gathers per place in fetch.concurrency: a polite host has a request in flight a
+ * fraction of its delay (200 ms of 1.2 s with a 1 s wait), so a place serves several hosts.
+ */
+const ROUND_HOSTS_PER_REQUEST = 4;
+
+/**
+ * Receives more for a round that spans several hosts, while each receive brings hosts the round
+ * does not have yet: polite hosts are each due once per delay, so a round of ten messages (a few
+ * hosts each) would be fetched at those hosts' pace while the queue holds others that are due now.
+ * Hosts enough to keep `fetch.concurrency` requests in flight at one per delay are enough; a
+ * round of one host's URLs stays one receive (its waits are not shared: they go back to the queue).
+ */
+async function growRound(
+  ctx: FetchContext,
+  queueUrl: string,
+  messages: ReceivedMessage<FrontierMessage>[],
+): Promise<void> {
+  const hosts = new Set<string>();
+  const add = (batch: ReceivedMessage<FrontierMessage>[]) => {
+    for (const m of batch)
+      for (const t of Array.isArray(m.body?.tasks) ? m.body.tasks : []) hosts.add(hostOf(t.url));
+  };
+  add(messages);
+  let last = messages.length;
+  const wanted = ctx.config.fetch.concurrency * ROUND_HOSTS_PER_REQUEST;
+  while (
+    last === FRONTIER_QUEUE.receiveBatch &&
+    messages.length < ROUND_MESSAGES &&
+    hosts.size >= OVERLAP_HOSTS &&
+    hosts.size < wanted &&
+    !stopped(ctx)
+  ) {
+    const more = await ctx.deps.queues.receive<FrontierMessage>(
+      queueUrl,
+      FRONTIER_QUEUE.receiveBatch,
+      0,
+      leaseSeconds(),
+    );
+    const before = hosts.size;
+    add(more);
+    messages.push(...more);
+    last = hosts.size > before ? more.length : 0;
+  }
 }
 
 function stopped(ctx: FetchContext): boolean {
@@ -261,7 +312,9 @@ async function fetchRound<T extends { task: UrlTask }>(
   ctx.turns.activeHosts = () => left.size;
   ctx.turns.tasksLeft = (host) => left.get(host) ?? 0;
   try {
-    await mapLimit(entries, ctx.config.fetch.concurrency, async (entry) => {
+    // Every task of the round waits in its host's lane (and for its host's turn) at once; only the
+    // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts).
+    await mapLimit(entries, entries.length, async (entry) => {
       const host = hostOf(entry.task.url);
       await ctx.room();
       const result = await laneOf(host).run(() => fetchOne(ctx, entry.task));

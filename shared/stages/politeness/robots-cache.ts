@@ -42,8 +42,16 @@ export interface RobotsCache {
   get(url: string): Promise<CachedRobots>;
 }
 
-/** Creates a robots.txt cache bound to one config and host table. */
-export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: () => number): RobotsCache {
+/**
+ * Creates a robots.txt cache bound to one config and host table; `limit` runs each robots.txt
+ * request (the fetch stage's bound on requests in flight).
+ */
+export function createRobotsCache(
+  hosts: HostTable,
+  config: CrawlConfig,
+  now: () => number,
+  limit: <T>(request: () => Promise<T>) => Promise<T> = (request) => request(),
+): RobotsCache {
   const memory = new Map<string, { robots: RobotsTxt; expiresAt: number }>();
   const inflight = new Map<string, Promise<RobotsTxt>>();
 
@@ -100,17 +108,19 @@ export function createRobotsCache(hosts: HostTable, config: CrawlConfig, now: ()
     let target = first;
     // RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
     for (let hop = 0; ; hop++) {
-      const res = await fetchUrl(target, {
-        userAgent: config.fetch.userAgent,
-        timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
-        maxBytes: ROBOTS_MAX_BYTES,
-        maxHeaderBytes: config.limits.headerBytes,
-        allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-        resolve: config.fetch.resolve,
-        proxy: config.fetch.proxy,
-        ignoredMimeTypes: [],
-        metadataFirst: false,
-      });
+      const res = await limit(() =>
+        fetchUrl(target, {
+          userAgent: config.fetch.userAgent,
+          timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
+          maxBytes: ROBOTS_MAX_BYTES,
+          maxHeaderBytes: config.limits.headerBytes,
+          allowPrivateNetworks: config.fetch.allowPrivateNetworks,
+          resolve: config.fetch.resolve,
+          proxy: config.fetch.proxy,
+          ignoredMimeTypes: [],
+          metadataFirst: false,
+        }),
+      );
       if (res.kind !== 'redirect' || !res.location || hop >= 5) return res;
       target = res.location;
     }
