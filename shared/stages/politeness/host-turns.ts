@@ -139,9 +139,15 @@ export class HostTurns {
         this.late();
         continue;
       }
-      const start = this.deps.now() + this.slotLeadMs;
+      const asked = this.deps.now();
+      const start = asked + this.slotLeadMs;
       const slots = this.runLength(host, start, step);
       const slot = await this.deps.hosts.acquireSlot(host, start, slots * step);
+      // The write came back after its slot's start (a loaded table, many hosts booking at once):
+      // that slot is skipped, so the next bookings lead by more than the write takes.
+      const took = this.deps.now() - asked;
+      if (took > this.slotLeadMs + SLOT_JITTER_MS)
+        this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, Math.ceil(took * 1.5));
       if (slot.ok) {
         this.runs.set(host, { next: start, until: start + slots * step, step });
         continue;
