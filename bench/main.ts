@@ -141,7 +141,7 @@ async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {
         `profile ${p.name}`,
         profileConfig(crawlName('p'), p, server.port, '/doc/html/index.html'),
       );
-      const figures = profileLine(p, run);
+      const figures = profileLine(p, run, server.pageTimes);
       say(figures.line);
       out.push({ name: p.name, ...figures });
     } finally {

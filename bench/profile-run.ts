@@ -31,7 +31,7 @@ try {
     try {
       const name = `profile-${i}-${process.pid % 10000}`;
       const run = await runTrawl(p.name, profileConfig(name, p, server.port, '/doc/html/index.html'));
-      console.log(profileLine(p, run).line);
+      console.log(profileLine(p, run, server.pageTimes).line);
       const per = (n: number) => (n / Math.max(1, run.pages)).toFixed(3);
       const calls = Object.entries(run.usage.calls).sort((a, b) => b[1] - a[1]);
       console.log(`  calls a page: ${calls.map(([op, n]) => `${op} ${per(n)}`).join(', ')}`);

@@ -23,6 +23,8 @@ export const PROFILES: Profile[] = [
   { name: '8 hosts, 200 ms, no wait', hosts: 8, medianMs: 200, sigma: 0.6, waitMs: 0 },
   { name: '8 hosts, 200 ms, 1 s wait', hosts: 8, medianMs: 200, sigma: 0.6, waitMs: 1000 },
   { name: '1 host, 200 ms, 1 s wait', hosts: 1, medianMs: 200, sigma: 0.6, waitMs: 1000 },
+  // Many hosts: one fetcher's requests in flight and rounds, the seed's robots.txt reads side by side.
+  { name: '64 hosts, 200 ms, 1 s wait', hosts: 64, medianMs: 200, sigma: 0.6, waitMs: 1000 },
 ];
 
 const TYPES: Record<string, string> = {
@@ -54,6 +56,8 @@ function lognormal(random: () => number, medianMs: number, sigma: number): numbe
 export interface SlowServer {
   port: number;
   requests: number;
+  /** when each page request (robots.txt aside) arrived, epoch ms */
+  pageTimes: number[];
   close(): Promise<void>;
 }
 
@@ -64,8 +68,10 @@ export interface SlowServer {
 export async function startSlowServer(root: string, p: Profile): Promise<SlowServer> {
   const random = seeded(42);
   const state = { requests: 0 };
+  const pageTimes: number[] = [];
   const server = http.createServer((req, res) => {
     state.requests++;
+    if (!req.url?.startsWith('/robots.txt')) pageTimes.push(Date.now());
     const delay = lognormal(random, p.medianMs, p.sigma);
     setTimeout(async () => {
       const rel = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
@@ -93,6 +99,7 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
     get requests() {
       return state.requests;
     },
+    pageTimes,
     close: () =>
       new Promise<void>((r) => {
         server.closeAllConnections();
@@ -133,8 +140,21 @@ export interface ProfileFigures {
 
 const d = (x: number) => `$${x.toFixed(2)}`;
 
+/**
+ * Pages a second between the 10th and the 90th percentile page request: the rate once the crawl is
+ * under way, without its start (seed, first claims) and its tail (the last hosts' last pages).
+ */
+function steadyRate(pageTimes: number[]): number | null {
+  if (pageTimes.length < 20) return null;
+  const sorted = [...pageTimes].sort((a, b) => a - b);
+  const from = Math.floor(sorted.length * 0.1);
+  const to = Math.floor(sorted.length * 0.9);
+  const ms = (sorted[to] as number) - (sorted[from] as number);
+  return ms > 0 ? ((to - from) * 1000) / ms : null;
+}
+
 /** The issue's one line per profile, plus the same total with provisioned DynamoDB capacity. */
-export function profileLine(p: Profile, r: TrawlResult): ProfileFigures {
+export function profileLine(p: Profile, r: TrawlResult, pageTimes: number[] = []): ProfileFigures {
   const m = r.cost.perMillion;
   const u = r.usage;
   const scale = 1e6 / Math.max(1, u.pages);
@@ -144,12 +164,16 @@ export function profileLine(p: Profile, r: TrawlResult): ProfileFigures {
   const provisionedTotal = m.total - dynamo + provisionedDynamo;
   const bound = p.hosts / ((p.waitMs + p.medianMs) / 1000);
   const boundShare = r.pagesPerSecond / bound;
+  const steady = steadyRate(pageTimes);
   const line =
     `profile ${p.name}: ${d(m.total)} per million pages (Lambda ${d(m.lambda)}, DynamoDB ${d(dynamo)}, ` +
     `S3 ${d(m.s3)}, SQS ${d(m.sqs)}), ${r.pagesPerSecond.toFixed(1)} pages/s, ${(boundShare * 100).toFixed(0)}% of the politeness bound` +
     `\n  provisioned DynamoDB at 70%: ${d(provisionedTotal)} (DynamoDB ${d(provisionedDynamo)}); ${r.pages} pages, ` +
     `${(u.dynamoWriteUnits / Math.max(1, u.pages)).toFixed(2)} write units a page, fetch invocations ${u.stages.fetch.invocations}, ` +
-    `Lambda GB-s a page ${(r.cost.lambdaGbSeconds / Math.max(1, u.pages)).toFixed(4)}`;
+    `Lambda GB-s a page ${(r.cost.lambdaGbSeconds / Math.max(1, u.pages)).toFixed(4)}` +
+    (steady === null
+      ? ''
+      : `; under way (10th to 90th percentile page) ${steady.toFixed(1)} pages/s, ${((steady / bound) * 100).toFixed(0)}% of the bound`);
   return {
     line,
     pagesPerSecond: r.pagesPerSecond,
