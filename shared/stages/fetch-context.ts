@@ -1,6 +1,6 @@
 /** What one fetch invocation shares between its tasks, and what a task comes to (fetch-one.ts). */
 import type { CrawlConfig } from '../config.ts';
-import type { ByteBudget, Lane } from '../crawl/state/concurrency.ts';
+import type { ByteBudget, Places } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -28,11 +28,12 @@ export interface FetchContext {
   /** what the invocation may hold, sized from its memory (fetch-memory.ts) */
   memory: FetchMemoryPlan;
   /**
-   * requests in flight at once (fetch.concurrency): taken for the request itself, not while a task
-   * waits for its host's turn, so hosts waiting out their delay do not keep other hosts' due
-   * requests from starting
+   * A place among the fetch.concurrency requests in flight: a task takes it as its first request
+   * starts and keeps it until its page is made (the body read, decoded and encoded), not while it
+   * waits for its host's turn before that, so hosts waiting out their delay do not keep other
+   * hosts' due requests from starting (fetch-stage.ts gives each task its own, a TaskPlace).
    */
-  requests: Lane;
+  requests: Places;
   /** the bytes bodies past `memory.largeBodyBytes` may hold together (fetch-one.ts) */
   largeBodies: ByteBudget;
   /** resolves once the pages held for writing leave room (the round's flusher sets it) */

@@ -42,10 +42,16 @@ async function politeFetch(
 ) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
+    // No place among the requests in flight while waiting for the host's turn (after a soft-404
+    // probe or a missed slot, the task may hold one).
+    ctx.requests.release?.();
     const slot = await ctx.turns.turn(host, delayMs);
     if ('requeueSeconds' in slot) return slot.requeueSeconds;
     let started = 0;
-    const res = await ctx.requests.run(() => {
+    const res = await ctx.requests.run(async () => {
+      // The pages held for writing must leave room: checked as the request starts, not as its task
+      // starts waiting for the host's turn (a round's tasks all wait at once).
+      await ctx.room();
       started = deps.now();
       return fetchUrl(task.url, {
         userAgent: config.fetch.userAgent,

@@ -4,7 +4,7 @@
  * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
 import type { ReceivedMessage } from '../aws/work-queues.ts';
-import { ByteBudget, Lane, mapLimit } from '../crawl/state/concurrency.ts';
+import { ByteBudget, Lane, mapLimit, TaskPlace } from '../crawl/state/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
@@ -313,11 +313,14 @@ async function fetchRound<T extends { task: UrlTask }>(
   ctx.turns.tasksLeft = (host) => left.get(host) ?? 0;
   try {
     // Every task of the round waits in its host's lane (and for its host's turn) at once; only the
-    // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts).
+    // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts),
+    // where they also wait for room to hold their pages.
     await mapLimit(entries, entries.length, async (entry) => {
       const host = hostOf(entry.task.url);
-      await ctx.room();
-      const result = await laneOf(host).run(() => fetchOne(ctx, entry.task));
+      const place = new TaskPlace(ctx.requests);
+      const result = await laneOf(host)
+        .run(() => fetchOne({ ...ctx, requests: place }, entry.task))
+        .finally(() => place.release());
       const n = (left.get(host) ?? 1) - 1;
       if (n > 0) left.set(host, n);
       else left.delete(host);

@@ -39,6 +39,39 @@ export class Lane {
   }
 }
 
+/** Runs work within a bound (a {@link Lane}, a {@link TaskPlace}). */
+export interface Places {
+  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** gives back a place held past its run (a {@link TaskPlace}) */
+  release?(): void;
+}
+
+/**
+ * One task's place among `places`: taken by a `run` and kept after it, by later runs too (what
+ * the run made is still being worked on), until `release`; a run after that takes a place again.
+ */
+export class TaskPlace implements Places {
+  /** the place being granted or held: resolves with its give-back */
+  private taken: Promise<() => void> | null = null;
+
+  constructor(private readonly places: Places) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    this.taken ??= new Promise<() => void>((granted) => {
+      void this.places.run(() => new Promise<void>((giveBack) => granted(giveBack)));
+    });
+    await this.taken;
+    return fn();
+  }
+
+  /** Gives the place back, if one was taken (a place still being granted, as soon as it is). */
+  release(): void {
+    const taken = this.taken;
+    this.taken = null;
+    void taken?.then((giveBack) => giveBack());
+  }
+}
+
 /** One reader's share of a {@link ByteBudget}. */
 export interface BudgetShare {
   /** Resolves once `bytes` more may be held: room in the budget, or this share is the oldest holding. */
