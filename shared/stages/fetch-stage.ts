@@ -161,7 +161,8 @@ async function growRound(
   const hosts = new Set<string>();
   const add = (batch: ReceivedMessage<FrontierMessage>[]) => {
     for (const m of batch)
-      for (const t of Array.isArray(m.body?.tasks) ? m.body.tasks : []) hosts.add(hostOf(t.url));
+      for (const t of Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [])
+        hosts.add(hostOf(t.url));
   };
   add(messages);
   let last = messages.length;
