@@ -62,14 +62,18 @@ describe('one fetch invocation over many polite hosts', () => {
   });
 
   /** Claims the tasks, sends them to the `user` source as `perMessage` chunks, runs one fetch invocation. */
-  async function fetchOnce(config: ReturnType<typeof parseConfig>, messages: UrlTask[][]): Promise<void> {
+  async function fetchOnce(
+    config: ReturnType<typeof parseConfig>,
+    messages: UrlTask[][],
+    raw: unknown[] = [],
+  ): Promise<void> {
     const session = await openSession(config, { fetchConcurrency: 1 });
     await session.urls.claim(messages.flat(), 'rounds-test', new Date().toISOString());
     const queues = createWorkQueues({ client: session.monitor.sqs });
-    await queues.send(
-      session.resources.queueUrls.frontier.user,
-      messages.map((tasks) => ({ body: { tasks } })),
-    );
+    await queues.send(session.resources.queueUrls.frontier.user, [
+      ...raw.map((body) => ({ body })),
+      ...messages.map((tasks) => ({ body: { tasks } })),
+    ]);
     await session.runner.invoke('fetch', scheduledEvent('Fetch Kick'));
   }
 
@@ -119,9 +123,11 @@ describe('one fetch invocation over many polite hosts', () => {
       fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1500 },
     });
     // One message per host: a receive takes ten, so before, two hosts waited for the first ten's round.
+    // A malformed message first: its tasks are skipped, not counted as hosts (that threw once).
     await fetchOnce(
       config,
       hosts.map((s) => Array.from({ length: 3 }, (_, i) => task(`${s.url}/p/${i}`))),
+      [{ tasks: [null, { url: 42 }, 'x'] }],
     );
 
     // Every host's first page came in this invocation, before any host's third: before, the two
