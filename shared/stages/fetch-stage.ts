@@ -4,7 +4,7 @@
  * written and deleted as soon as their URLs are done (fetch-flush.ts).
  */
 import type { ReceivedMessage } from '../aws/work-queues.ts';
-import { ByteBudget, Lane, mapLimit, TaskPlace } from '../crawl/state/concurrency.ts';
+import { ByteBudget, Lane, TaskPlace } from '../crawl/state/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
@@ -124,7 +124,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
-      await fetchMessages(ctx, queueUrl, messages, flusher);
+      await fetchMessages(ctx, requests, queueUrl, messages, flusher);
       await flusher.flush();
     }
     // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
@@ -232,6 +232,7 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
 /** Fetches a round's tasks; each message is handed to the flusher as soon as its last task is done. */
 async function fetchMessages(
   ctx: FetchContext,
+  requests: Lane,
   queueUrl: string,
   messages: ReceivedMessage<FrontierMessage>[],
   flusher: RoundFlusher,
@@ -255,7 +256,7 @@ async function fetchMessages(
   for (const [i, n] of left.entries()) if (n === 0) done(i);
   const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
   ctx.room = () => flusher.room();
-  await fetchRound(ctx, entries, (entry, result) => {
+  await fetchRound(ctx, requests, entries, (entry, result) => {
     // A page is written as soon as a flush is due, whichever message it came from; the message
     // itself is deleted once all its tasks are done (and, the flushes being in order, written).
     if (result.type === 'page') {
@@ -292,9 +293,11 @@ function isTask(t: unknown): t is UrlTask {
  * Fetches a round's tasks concurrently. Tasks of one host share a lane: one request at a time
  * until the host's politeness delay is known (its robots.txt read by the first), then up to
  * `fetch.connectionsPerHost` when it asks for no delay; with a delay the slots space them anyway.
+ * Each task gets its own place in `requests` (the invocation's fetch.concurrency) as its `ctx.requests`.
  */
 async function fetchRound<T extends { task: UrlTask }>(
   ctx: FetchContext,
+  requests: Lane,
   entries: T[],
   onResult: (entry: T, result: TaskResult) => void,
 ): Promise<void> {
@@ -316,17 +319,19 @@ async function fetchRound<T extends { task: UrlTask }>(
     // Every task of the round waits in its host's lane (and for its host's turn) at once; only the
     // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts),
     // where they also wait for room to hold their pages.
-    await mapLimit(entries, entries.length, async (entry) => {
-      const host = hostOf(entry.task.url);
-      const place = new TaskPlace(ctx.requests);
-      const result = await laneOf(host)
-        .run(() => fetchOne({ ...ctx, requests: place }, entry.task))
-        .finally(() => place.release());
-      const n = (left.get(host) ?? 1) - 1;
-      if (n > 0) left.set(host, n);
-      else left.delete(host);
-      onResult(entry, result);
-    });
+    await Promise.all(
+      entries.map(async (entry) => {
+        const host = hostOf(entry.task.url);
+        const place = new TaskPlace(requests);
+        const result = await laneOf(host)
+          .run(() => fetchOne({ ...ctx, requests: place }, entry.task))
+          .finally(() => place.release());
+        const n = (left.get(host) ?? 1) - 1;
+        if (n > 0) left.set(host, n);
+        else left.delete(host);
+        onResult(entry, result);
+      }),
+    );
   } finally {
     ctx.turns.activeHosts = () => 0;
     ctx.turns.tasksLeft = () => 0;

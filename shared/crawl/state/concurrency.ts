@@ -28,18 +28,29 @@ export class Lane {
 
   /** Runs `fn` once fewer than `capacity()` runs are in flight. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
-    this.active++;
+    const release = await this.acquire();
     try {
       return await fn();
     } finally {
+      release();
+    }
+  }
+
+  /** Takes a place once fewer than `capacity()` are taken; the function returned gives it back (once). */
+  async acquire(): Promise<() => void> {
+    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
+    this.active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       this.active--;
       for (const wake of this.waiters.splice(0)) wake();
-    }
+    };
   }
 }
 
-/** Runs work within a bound (a {@link Lane}, a {@link TaskPlace}). */
+/** Runs work within a bound (a {@link Lane}, or one task's {@link TaskPlace} in it). */
 export interface Places {
   run<T>(fn: () => Promise<T>): Promise<T>;
   /** gives back a place held past its run (a {@link TaskPlace}) */
@@ -54,12 +65,10 @@ export class TaskPlace implements Places {
   /** the place being granted or held: resolves with its give-back */
   private taken: Promise<() => void> | null = null;
 
-  constructor(private readonly places: Places) {}
+  constructor(private readonly lane: Lane) {}
 
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    this.taken ??= new Promise<() => void>((granted) => {
-      void this.places.run(() => new Promise<void>((giveBack) => granted(giveBack)));
-    });
+    this.taken ??= this.lane.acquire();
     await this.taken;
     return fn();
   }
