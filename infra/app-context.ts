@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, parseDuration } from '../shared/config.ts';
 import { secretArns } from '../shared/config-auth.ts';
-import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
+import { fetchMemoryMb, spoolDiskMb } from '../shared/stages/fetch-memory.ts';
 import { searchTarget } from './constructs/search.ts';
 import { capacityFromContext } from './constructs/table-capacity.ts';
 import type { CrawlerStackProps } from './crawler-stack.ts';
@@ -38,6 +38,7 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
     discoveryIntervalMinutes: minutes,
     fetchReservedConcurrency: config.fetch.maxInvocations,
     fetchMemoryMb: fetchMemoryMb(config.fetch),
+    fetchEphemeralMb: spoolDiskMb(config.fetch),
     ...(secretArns(config.fetch.auth).length ? { authSecretArns: secretArns(config.fetch.auth) } : {}),
     ...extra,
   };

@@ -38,6 +38,8 @@ export interface CrawlerStackProps extends StackProps {
   fetchReservedConcurrency?: number;
   /** the fetch function's memory (MB), sized from the config's fetch section; @default FUNCTIONS.fetch */
   fetchMemoryMb?: number;
+  /** the fetch function's /tmp (MB) for large bodies, from the config's fetch section; @default 512 */
+  fetchEphemeralMb?: number;
   /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
   authSecretArns?: string[];
   /** DynamoDB capacity of both tables; @default on-demand */
@@ -99,6 +101,7 @@ export class CrawlerStack extends Stack {
       fetch: new FetchStage(this, 'Fetch', resources, {
         reservedConcurrency: props.fetchReservedConcurrency,
         memoryMb: props.fetchMemoryMb,
+        ephemeralStorageMb: props.fetchEphemeralMb,
         authSecretArns: props.authSecretArns,
       }),
       extract: new ExtractStage(this, 'Extract', resources),

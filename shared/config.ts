@@ -282,13 +282,13 @@ function ruleError(rules: unknown): string | null {
   return null;
 }
 
-/** A `fetch.memoryMb` too small for one body of `fetch.maxBytes` beside the others (fetch-memory.ts). */
+/** A `fetch.memoryMb` too small for the bodies of `fetch.concurrency` requests (fetch-memory.ts). */
 function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
   if (fetch.memoryMb === null || fetchMemoryPlan(fetch.memoryMb, fetch).fits) return null;
   const needed = fetchMemoryMb({ ...fetch, memoryMb: null });
   return (
-    `${fetch.memoryMb} MB does not hold a body of fetch.maxBytes (${fetch.maxBytes} bytes) beside ` +
-    `fetch.concurrency (${fetch.concurrency}) others: at least ${needed} MB, or lower fetch.maxBytes`
+    `${fetch.memoryMb} MB does not hold the bodies of fetch.concurrency (${fetch.concurrency}) ` +
+    `requests beside the runtime: at least ${needed} MB, or lower fetch.concurrency`
   );
 }
 

@@ -25,6 +25,8 @@ function day(at: number | string): string {
 export const KEYS = {
   /** fetched pages too large to travel inline in an extract message (gzip JSON lines) */
   pageBundle: (at: number, id: string) => `${PREFIXES.pages}${day(at)}/${id}.jsonl.gz`,
+  /** one page's body as it was read (decoded), when it was too large to travel in a bundle's line */
+  pageBody: (at: number, id: string) => `${PREFIXES.pages}${day(at)}/bodies/${id}`,
   /** documents, addressed by (bulk, line) pointers in URL states */
   docBulk: (at: number, id: string) => `${PREFIXES.docs}bulks/${day(at)}/${id}.jsonl.gz`,
   /** index-stage outcomes too large for one SQS message */

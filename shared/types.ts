@@ -118,8 +118,15 @@ export interface FetchedPage {
   status: number;
   headers: Record<string, string>;
   fetchedAt: string;
-  /** body bytes, base64; empty when not read (metadata-first skip, 304) */
+  /** body bytes, base64; empty when not read (metadata-first skip, 304) or in `bodyKey` */
   body: string;
+  /**
+   * a body past the fetch stage's spool size: its own object in the crawl bucket (the bytes as
+   * read and decoded), not base64 in `body`; the extract stage reads it from there
+   */
+  bodyKey?: string;
+  /** the body's size in bytes, when it is in `bodyKey` */
+  bodyBytes?: number;
   truncated: boolean;
   notModified: boolean;
   /** the fetch failed (seed 001 error class); status is the HTTP status or 0 */

@@ -13,6 +13,8 @@ export interface FetchStageOptions {
   memoryMb?: number;
   /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
   authSecretArns?: string[];
+  /** /tmp for large bodies read to files (shared/stages/fetch-memory.ts spoolDiskMb); @default 512 */
+  ephemeralStorageMb?: number;
 }
 
 /** Fetch stage: polls the six frontier queues by weight (seed 001) itself, stores page bundles, feeds extract. */
@@ -27,6 +29,7 @@ export class FetchStage extends Construct {
       functionName: r.names.function('fetch'),
       reservedConcurrency: opts.reservedConcurrency,
       memoryMb: opts.memoryMb,
+      ephemeralStorageMb: opts.ephemeralStorageMb,
     });
     // No event source mapping on the frontier: mappings cannot weigh queues against each other.
     grantStage(this.fn, 'fetch', r);

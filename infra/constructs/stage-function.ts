@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -64,6 +64,8 @@ export interface StageFunctionOptions {
   reservedConcurrency?: number;
   /** overrides the topology's memory (fetch: sized from the config, shared/stages/fetch-memory.ts) */
   memoryMb?: number;
+  /** /tmp in MB when more than Lambda's 512 MB (fetch: its large bodies, shared/stages/fetch-memory.ts) */
+  ephemeralStorageMb?: number;
 }
 
 /** A stage's Lambda function: arm64, ESM bundle from functions/<stage>/handler.ts, sizes from topology. */
@@ -92,6 +94,10 @@ export function stageFunction(
     architecture: lambda.Architecture.ARM_64,
     memorySize: options.memoryMb ?? spec.memoryMb,
     timeout: Duration.seconds(spec.timeoutSeconds),
+    // Only asked for past the 512 MB every function has (billed per GB-s above it); at most 10 GB.
+    ...(options.ephemeralStorageMb && options.ephemeralStorageMb > 512
+      ? { ephemeralStorageSize: Size.mebibytes(Math.min(10_240, options.ephemeralStorageMb)) }
+      : {}),
     reservedConcurrentExecutions: options.reservedConcurrency ?? spec.reservedConcurrency,
     tracing: lambda.Tracing.DISABLED,
     logGroup,

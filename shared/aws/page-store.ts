@@ -4,6 +4,7 @@
  * A URL's document is addressed by a pointer (bulk key + line) kept in its URL item.
  */
 import { once } from 'node:events';
+import { createReadStream } from 'node:fs';
 import { createGzip, gunzipSync, gzipSync } from 'node:zlib';
 import {
   GetObjectCommand,
@@ -68,6 +69,10 @@ export interface PageStore {
   getLines<T>(key: string): Promise<T[]>;
   putJson(key: string, value: unknown): Promise<void>;
   getJson<T>(key: string): Promise<T | null>;
+  /** Writes a file of `bytes` bytes as it is, streamed (a large page body: never held in memory). */
+  putFile(key: string, path: string, bytes: number): Promise<void>;
+  /** An object's bytes as they are; null when there is none. */
+  getBytes(key: string): Promise<Uint8Array | null>;
   /** keys under `prefix` in key order; `startAfter` skips the keys up to it (ListObjectsV2 StartAfter) */
   list(prefix: string, startAfter?: string): AsyncGenerator<string>;
 }
@@ -120,6 +125,18 @@ export function createPageStore({ client, bucket }: { client: S3Client; bucket: 
         }),
       );
     },
+    async putFile(key, path, bytes) {
+      await client.send(
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Body: createReadStream(path),
+          ContentLength: bytes,
+          ContentType: 'application/octet-stream',
+        }),
+      );
+    },
+    getBytes,
     async getJson<T>(key: string) {
       const bytes = await getBytes(key);
       return bytes ? (JSON.parse(Buffer.from(bytes).toString('utf8')) as T) : null;

@@ -5,6 +5,7 @@
  * seed 001's permanent/temporary categories through classify.ts.
  */
 import { once } from 'node:events';
+import { open, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
@@ -57,6 +58,19 @@ export interface FetchOptions {
    * large bodies together stay within the budget; waiting for room does not count towards `timeoutMs`.
    */
   largeBodies?: { afterBytes: number; share: () => Promise<BudgetShare> };
+  /**
+   * Memory: a body growing past `afterBytes` (decoded) goes on in a file of `file()`'s path
+   * instead (what it held so far first, its large-body share given back): the outcome then names
+   * the file (`spooled`) and the caller owns it. A fetch that fails or outlives its deadline
+   * removes its file.
+   */
+  spool?: { afterBytes: number; file: () => Promise<string> };
+}
+
+/** A body read into a file (FetchOptions.spool): its path and decoded size. */
+export interface SpooledBody {
+  path: string;
+  bytes: number;
 }
 
 /** The overall deadline of one fetch, which stops while the fetch waits on the invocation (not the site). */
@@ -73,9 +87,11 @@ export type FetchOutcome =
       kind: 'ok';
       status: number;
       headers: HeaderRecord;
+      /** the body; empty when it went to a file (`spooled`) */
       body: Uint8Array;
       truncated: boolean;
       remoteAddress: string;
+      spooled?: SpooledBody;
     }
   | { kind: 'not-modified'; status: 304; headers: HeaderRecord }
   /** location: absolute; null when missing or malformed (seed 001: the caller makes it a permanent error) */
@@ -141,6 +157,10 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
   try {
     return await Promise.race([attempt, expired]);
   } catch (err) {
+    // A body finished into a file after the deadline won is nobody's: the file goes.
+    attempt
+      .then((res) => (res.kind === 'ok' && res.spooled ? unlink(res.spooled.path) : undefined))
+      .catch(noop);
     return errorOutcome(deadline.signal.aborted ? deadline.signal.reason : err);
   } finally {
     clearTimeout(timer);
@@ -148,6 +168,8 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
     if (!deadline.signal.aborted) deadline.abort(new Error('fetch finished'));
   }
 }
+
+const noop = () => {};
 
 function errorOutcome(err: unknown): FetchOutcome {
   const verdict = classifyNetworkError(err);
@@ -347,8 +369,16 @@ async function readResponse(
     res.destroy(); // seed 004: know the mime type, "not retrieve the video itself"
     return { kind: 'skipped', reason: 'mime-type', mimeType, headers } as const;
   }
-  const { body, truncated } = await readBody(res, headers, opts, clock);
-  return { kind: 'ok', status, headers, body, truncated, remoteAddress } as const;
+  const { body, truncated, spooled } = await readBody(res, headers, opts, clock);
+  return {
+    kind: 'ok',
+    status,
+    headers,
+    body,
+    truncated,
+    remoteAddress,
+    ...(spooled ? { spooled } : {}),
+  } as const;
 }
 
 function decodersFor(encoding: string | undefined): Readable[] {
@@ -376,6 +406,8 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
   const held: { share?: BudgetShare } = {};
   const cap = decoders.length > 0 ? (opts.maxDecompressedBytes ?? opts.maxBytes) : opts.maxBytes;
   const sink = { chunks: [] as Buffer[], size: 0, truncated: false };
+  /** the file the body goes on in once past `opts.spool.afterBytes` */
+  const spool: { path?: string; file?: Awaited<ReturnType<typeof open>> } = {};
   // The response is iterated here, not handed to pipeline: cutting it short must not fail the decoders.
   async function* fromWire() {
     for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -389,24 +421,40 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
       yield chunk;
     }
   }
+  /** Moves what is held to the body's file; from then on chunks go there and hold no memory. */
+  async function toFile(spooling: NonNullable<FetchOptions['spool']>) {
+    spool.path = await spooling.file();
+    spool.file = await open(spool.path, 'w');
+    for (const chunk of sink.chunks) await spool.file.write(chunk);
+    sink.chunks = [];
+    held.share?.release();
+    held.share = undefined;
+  }
+  async function reserve(chunk: Buffer) {
+    if (!large || !(held.share || sink.size + chunk.length > large.afterBytes)) return;
+    clock.pause();
+    try {
+      if (!held.share) {
+        held.share = await large.share();
+        await held.share.reserve(sink.size);
+      }
+      await held.share.reserve(chunk.length);
+    } finally {
+      clock.resume();
+    }
+  }
   async function collect(source: AsyncIterable<Buffer>) {
     for await (const chunk of source) {
-      // Counted decoded: a gzip body of a few KB on the wire may inflate to the cap.
-      if (large && (held.share || sink.size + chunk.length > large.afterBytes)) {
-        clock.pause();
-        try {
-          if (!held.share) {
-            held.share = await large.share();
-            await held.share.reserve(sink.size);
-          }
-          await held.share.reserve(chunk.length);
-        } finally {
-          clock.resume();
-        }
-      }
       const room = cap - sink.size;
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      sink.chunks.push(kept);
+      // Counted decoded: a gzip body of a few KB on the wire may inflate to the cap.
+      if (!spool.file && opts.spool && sink.size + kept.length > opts.spool.afterBytes)
+        await toFile(opts.spool);
+      if (spool.file) await spool.file.write(kept);
+      else {
+        await reserve(kept);
+        sink.chunks.push(kept);
+      }
       sink.size += kept.length;
       if (kept !== chunk) {
         sink.truncated = true;
@@ -414,6 +462,7 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
       }
     }
   }
+  let done = false;
   try {
     try {
       await (pipeline as (...stages: unknown[]) => Promise<void>)(fromWire, ...decoders, collect);
@@ -421,11 +470,21 @@ async function readBody(res: http.IncomingMessage, headers: HeaderRecord, opts: 
       // Stopping at a cap aborts the rest of the pipeline on purpose: what was kept is the result.
       if (!wire.truncated && !sink.truncated) throw err;
     }
+    await spool.file?.close();
+    spool.file = undefined;
+    const truncated = wire.truncated || sink.truncated;
+    done = true;
+    if (spool.path)
+      return { body: new Uint8Array(0), truncated, spooled: { path: spool.path, bytes: sink.size } };
     // A Buffer is a Uint8Array: no copy of what may be maxBytes.
     const body: Uint8Array = Buffer.concat(sink.chunks, sink.size);
     sink.chunks = [];
-    return { body, truncated: wire.truncated || sink.truncated };
+    return { body, truncated };
   } finally {
     held.share?.release();
+    if (!done) {
+      await spool.file?.close().catch(() => {});
+      if (spool.path) await unlink(spool.path).catch(() => {});
+    }
   }
 }

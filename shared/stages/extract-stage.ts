@@ -12,7 +12,7 @@ import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
-import { KEYS } from '../layout.ts';
+import { KEYS, PREFIXES } from '../layout.ts';
 import { FUNCTIONS } from '../topology.ts';
 import type {
   BatchResult,
@@ -101,7 +101,7 @@ async function extractRecord(
   const outcomes: PageOutcome[] = [];
   const tasks = [];
   for (const page of pages) {
-    const r = await processPage(page, { config, decider, now, readPdf });
+    const r = await processPage(await withBody(deps, page), { config, decider, now, readPdf });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
     for (const [reason, n] of Object.entries(r.rejected))
@@ -122,6 +122,25 @@ async function extractRecord(
   if (fresh.length > 0) await deps.kickFetch();
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
+}
+
+/**
+ * The page with its body: a body past the fetch stage's spool size is an object of its own
+ * (`bodyKey`), read here one page at a time. One that is gone (its bundle outlived the pages/
+ * lifecycle) makes the page a temporary error, fetched again by the refresh cycle.
+ */
+async function withBody(deps: StageDeps, page: FetchedPage): Promise<FetchedPage> {
+  if (page.bodyKey === undefined) return page;
+  const key = page.bodyKey;
+  const bytes =
+    typeof key === 'string' && key.startsWith(PREFIXES.pages) ? await deps.store.getBytes(key) : null;
+  if (bytes)
+    return {
+      ...page,
+      body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+    };
+  const message = `the page's body (${String(key)}) is not in the crawl bucket any more`;
+  return { ...page, body: '', error: { kind: 'temporary', code: 'body-lost', message } };
 }
 
 /** Where a message's pages are: inline (named by the message's id) or a bundle key; null when malformed. */

@@ -2,11 +2,15 @@
  * Fetches one URL task as a good citizen: robots.txt, the host's turn (politeness/host-turns.ts),
  * conditional GET, metadata first, and seed 001's error classes with retries.
  */
+import { randomUUID } from 'node:crypto';
+import { unlink } from 'node:fs/promises';
 import { isAllowed, userAgentToken } from '../crawl/robots/robots.ts';
 import { backoffMs } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
-import { fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
+import { KEYS } from '../layout.ts';
+import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
+import { spoolFile } from './body-spool.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
 import type { FetchContext, TaskResult } from './fetch-context.ts';
 import type { CachedRobots } from './politeness/robots-cache.ts';
@@ -68,6 +72,7 @@ async function politeFetch(
         sendBy: slot.sendBy,
         headers,
         largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
+        spool: { afterBytes: ctx.memory.spoolBytes, file: spoolFile },
       });
     });
     if (res.kind !== 'late') return res;
@@ -145,6 +150,7 @@ function fetchedResult(
 ): TaskResult | Promise<TaskResult> {
   switch (res.kind) {
     case 'ok':
+      if (res.spooled) return spooledPage(ctx, task, at, res, soft404);
       return page(task, at, {
         status: res.status,
         headers: res.headers,
@@ -175,6 +181,37 @@ function fetchedResult(
       return onError(ctx, task, host, res, at);
     case 'late':
       return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
+  }
+}
+
+/**
+ * A page whose body went to a file (past the spool size): the file goes to S3 as an object of its
+ * own, streamed, and the page names it. The file is removed whatever happens; a failed write fails
+ * the task (an AWS failure: its message comes back).
+ */
+async function spooledPage(
+  ctx: FetchContext,
+  task: UrlTask,
+  at: string,
+  res: Extract<FetchOutcome, { kind: 'ok' }>,
+  soft404: string | number | null,
+): Promise<TaskResult> {
+  const { path, bytes } = res.spooled as NonNullable<typeof res.spooled>;
+  try {
+    // The body holds no memory now: the request's place goes to the next request during the write.
+    ctx.requests.release?.();
+    const key = KEYS.pageBody(ctx.deps.now(), randomUUID());
+    await ctx.deps.store.putFile(key, path, bytes);
+    return page(task, at, {
+      status: res.status,
+      headers: res.headers,
+      bodyKey: key,
+      bodyBytes: bytes,
+      truncated: res.truncated,
+      ...(typeof soft404 === 'string' ? { soft404 } : {}),
+    });
+  } finally {
+    await unlink(path).catch(() => {});
   }
 }
 

@@ -212,7 +212,7 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
     if (r.type === 'page') {
       summary.fetched++;
       // base64 in the bundle: 3 bytes per 4 characters.
-      summary.bytes += Math.floor((r.page.body.length * 3) / 4);
+      summary.bytes += r.page.bodyBytes ?? Math.floor((r.page.body.length * 3) / 4);
       if (r.page.error) summary.errors[r.page.error.kind]++;
       bump('fetched');
       bump(`fetched:${source}`);

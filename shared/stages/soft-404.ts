@@ -9,6 +9,7 @@ import { decodeBody } from '../crawl/extract/decode-body.ts';
 import { extractHtml } from '../crawl/extract/extract-html.ts';
 import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
+import { takeSpooled } from './body-spool.ts';
 import type { FetchContext } from './fetch-context.ts';
 
 /** The hosts table value for a host that answers unknown paths properly. */
@@ -46,17 +47,20 @@ async function probe(ctx: FetchContext, key: string, origin: string, fetch: Prob
     const res = await fetch(probeUrl);
     if (res === null) return 1;
     if (typeof res === 'number') return res;
-    value = fingerprintOf(ctx, probeUrl, res) ?? NONE;
+    value = (await fingerprintOf(ctx, probeUrl, res)) ?? NONE;
     await ctx.deps.hosts.putValue(key, value);
   }
   known.set(key, value);
   return value === NONE ? null : value;
 }
 
-function fingerprintOf(ctx: FetchContext, probeUrl: string, res: FetchOutcome): string | null {
-  if (res.kind !== 'ok' || res.status !== 200) return null;
+async function fingerprintOf(ctx: FetchContext, probeUrl: string, res: FetchOutcome): Promise<string | null> {
+  if (res.kind !== 'ok') return null;
+  // A large answer was read to a file (fetch-memory.ts SPOOL_BYTES): read it back, then it goes.
+  const body = res.spooled ? await takeSpooled(res.spooled.path) : res.body;
+  if (res.status !== 200) return null;
   const contentType = res.headers['content-type'] ?? null;
-  const html = decodeBody(res.body, contentType).text;
+  const html = decodeBody(body, contentType).text;
   const ex = extractHtml({ url: probeUrl, html, headers: res.headers, options: ctx.config.extract });
   return soft404Fingerprint(ex.title, ex.content, probeUrl);
 }

@@ -28,6 +28,7 @@ export interface BuildOptions {
   discoveryIntervalMinutes?: number;
   fetchReservedConcurrency?: number;
   fetchMemoryMb?: number;
+  fetchEphemeralMb?: number;
   authSecretArns?: string[];
 }
 
@@ -40,6 +41,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
     discoveryIntervalMinutes: options.discoveryIntervalMinutes,
     fetchReservedConcurrency: options.fetchReservedConcurrency,
     fetchMemoryMb: options.fetchMemoryMb,
+    fetchEphemeralMb: options.fetchEphemeralMb,
     authSecretArns: options.authSecretArns,
   });
   return { stack, template: Template.fromStack(stack), labels: stackLabels(stack) };

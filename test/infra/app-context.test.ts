@@ -67,7 +67,7 @@ describe('crawlerPropsFromContext', () => {
     assert.throws(() => crawlerPropsFromContext(contextOf({ config: zero })), /maxInvocations/);
   });
 
-  it('sizes the fetch function from the config: the default, smaller pages, fetch.memoryMb', () => {
+  it('sizes the fetch function from the config: the default, more requests, fetch.memoryMb, /tmp for large bodies', () => {
     const props = (fetch: object) =>
       crawlerPropsFromContext(
         contextOf({
@@ -78,8 +78,11 @@ describe('crawlerPropsFromContext', () => {
         }),
       );
     assert.equal(props({}).fetchMemoryMb, FUNCTIONS.fetch.memoryMb);
-    assert.ok((props({ maxBytes: 1024 * 1024 }).fetchMemoryMb ?? 0) < FUNCTIONS.fetch.memoryMb);
+    assert.ok((props({ concurrency: 256 }).fetchMemoryMb ?? 0) > FUNCTIONS.fetch.memoryMb);
     assert.equal(props({ memoryMb: 1536 }).fetchMemoryMb, 1536);
+    // Large bodies are read to /tmp: 64 requests of 50 MB pages need more than Lambda's 512 MB.
+    assert.ok((props({}).fetchEphemeralMb ?? 0) <= 512);
+    assert.equal(props({ concurrency: 64, maxBytes: 50 * 1024 * 1024 }).fetchEphemeralMb, 4000);
   });
 
   it('rejects an invalid config and a crawl name that contradicts the config', () => {
@@ -115,10 +118,21 @@ describe('CrawlerStack discovery schedule', () => {
       );
   });
 
-  it('gives the fetch function the memory asked for, the others the topology’s', () => {
-    const { stack, template } = buildStack('memory', { bundle: false, fetchMemoryMb: 384 });
+  it('gives the fetch function the memory and /tmp asked for, the others the topology’s and the default', () => {
+    const { stack, template } = buildStack('memory', {
+      bundle: false,
+      fetchMemoryMb: 384,
+      fetchEphemeralMb: 4000,
+    });
     const fns = template.findResources('AWS::Lambda::Function');
     assert.equal(fns[logicalId(stack.functions.fetch)]?.Properties.MemorySize, 384);
+    assert.deepEqual(fns[logicalId(stack.functions.fetch)]?.Properties.EphemeralStorage, { Size: 4000 });
+    for (const stage of ['seed', 'extract', 'index', 'refresh'] as const)
+      assert.equal(fns[logicalId(stack.functions[stage])]?.Properties.EphemeralStorage, undefined);
+    // What every function has unasked is not written into the template.
+    const plain = buildStack('memory2', { bundle: false, fetchEphemeralMb: 200 });
+    const plainFns = plain.template.findResources('AWS::Lambda::Function');
+    assert.equal(plainFns[logicalId(plain.stack.functions.fetch)]?.Properties.EphemeralStorage, undefined);
     for (const stage of ['seed', 'extract', 'index', 'refresh'] as const)
       assert.equal(fns[logicalId(stack.functions[stage])]?.Properties.MemorySize, FUNCTIONS[stage].memoryMb);
   });

@@ -105,9 +105,11 @@ describe('fetch flush', () => {
   });
 
   it('writes the pages of one frontier message as they come, not once its last URL is read', async () => {
-    // Eight 8 MB pages (≈ 10.7 MB in base64 each, incompressible) in one message: each reaches the flush size of the default memory (fetch-memory.ts).
+    // Eight pages of 870 KB (incompressible; 1.16 MB in base64) in one message: under the spool
+    // size, so held in memory until written, and two reach the flush size of the default memory
+    // (fetch-memory.ts: 1.5 MB at 192 MB).
     const dir = mkdtempSync(join(tmpdir(), 'trawl-flush-'));
-    const body = `<html><body>${randomBytes(6 * 1024 * 1024).toString('base64')}</body></html>`;
+    const body = `<html><body>${randomBytes(650 * 1024).toString('base64')}</body></html>`;
     const PAGES = 8;
     for (let i = 0; i < PAGES; i++) writeFileSync(join(dir, `${i}.html`), body);
     const site = await startSiteServer({ root: dir });

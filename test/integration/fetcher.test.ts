@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it, mock } from 'node:test';
 import zlib from 'node:zlib';
 import { ByteBudget } from '../../shared/crawl/state/concurrency.ts';
@@ -446,6 +449,131 @@ describe("fetchUrl: large bodies share a byte budget (the fetch invocation's mem
         options({ timeoutMs: 1000, maxBytes: 8 * MB, largeBodies: { afterBytes: 64 * 1024, share } }),
       );
       assert.equal(expectKind(out, 'ok').body.length, bigBody.length);
+    });
+  });
+});
+
+describe('fetchUrl: bodies past spool.afterBytes go on in a file (the fetch invocation keeps 1 MB of a 10 MB page)', () => {
+  const MB = 1024 * 1024;
+  /** A fresh folder whose files the test can count; removed afterwards. */
+  async function withSpool(run: (spool: { dir: string; file: () => Promise<string> }) => Promise<void>) {
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-spool-test-'));
+    let n = 0;
+    try {
+      await run({ dir, file: async () => join(dir, `body-${n++}`) });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  // Every byte differs from its neighbours' position: a chunk out of order or lost would show.
+  const body = Buffer.from(Array.from({ length: 3 * MB }, (_, i) => (i * 7 + (i >> 10)) % 251));
+
+  it('a body past afterBytes ends up in the file, byte for byte, and holds no large-body share after', async () => {
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(body),
+      async (site) =>
+        withSpool(async (spool) => {
+          const budget = new ByteBudget(() => 8 * MB);
+          const out = expectKind(
+            await fetchUrl(
+              `${site.base}/big`,
+              options({
+                maxBytes: 8 * MB,
+                largeBodies: { afterBytes: 64 * 1024, share: async () => budget.share() },
+                spool: { afterBytes: MB, file: spool.file },
+              }),
+            ),
+            'ok',
+          );
+          assert.equal(out.body.length, 0, 'nothing of it in memory');
+          assert.ok(out.spooled, 'spooled');
+          assert.equal(out.spooled.bytes, body.length);
+          assert.ok(readFileSync(out.spooled.path).equals(body), 'the file holds the body');
+          assert.equal(out.truncated, false);
+          assert.equal(budget.reserved, 0, 'its share went back when it moved to the file');
+          // Under afterBytes: in memory as before, no file.
+          const small = expectKind(
+            await fetchUrl(
+              `${site.base}/small`,
+              options({ maxBytes: MB - 1, spool: { afterBytes: MB, file: spool.file } }),
+            ),
+            'ok',
+          );
+          assert.equal(small.spooled, undefined);
+          assert.ok(Buffer.from(small.body).equals(body.subarray(0, MB - 1)));
+          assert.equal(small.truncated, true);
+          assert.deepEqual(readdirSync(spool.dir), ['body-0']);
+        }),
+    );
+  });
+
+  it('spools the decoded body and keeps the caps: gzip inflating past afterBytes, cut at maxBytes', async () => {
+    const text = Buffer.alloc(6 * MB, 'trawl ');
+    const packed = zlib.gzipSync(text);
+    await withSite(
+      (_req, res) =>
+        res.writeHead(200, { 'content-encoding': 'gzip', 'content-type': 'text/plain' }).end(packed),
+      async (site) =>
+        withSpool(async (spool) => {
+          const out = expectKind(
+            await fetchUrl(
+              `${site.base}/gz`,
+              options({ maxBytes: 4 * MB, spool: { afterBytes: MB, file: spool.file } }),
+            ),
+            'ok',
+          );
+          assert.ok(packed.length < MB, `${packed.length} bytes on the wire`);
+          assert.ok(out.spooled);
+          assert.equal(out.spooled.bytes, 4 * MB, 'decoded bytes, up to the cap');
+          assert.equal(out.truncated, true);
+          assert.ok(readFileSync(out.spooled.path).equals(text.subarray(0, 4 * MB)));
+        }),
+    );
+  });
+
+  it('leaves no file behind when the body fails or outlives the deadline', async () => {
+    await withSpool(async (spool) => {
+      // A reset after 2 MB of a 3 MB body: a temporary error, and its file goes.
+      await withTcp(
+        (socket) =>
+          socket.once('data', () => {
+            socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`);
+            socket.write(body.subarray(0, 2 * MB), () => setTimeout(() => socket.resetAndDestroy(), 50));
+          }),
+        async (port) => {
+          const out = await fetchUrl(
+            `http://127.0.0.1:${port}/reset`,
+            options({ maxBytes: 8 * MB, spool: { afterBytes: MB, file: spool.file } }),
+          );
+          assert.equal(expectKind(out, 'error').errorKind, 'temporary');
+        },
+      );
+      // 2 MB at once, then a drip past the 1 s deadline: a timeout, and its file goes.
+      await withSite(
+        (_req, res) => {
+          res.writeHead(200, { 'content-length': String(body.length) });
+          res.write(body.subarray(0, 2 * MB));
+          const drip = setInterval(() => res.write('x'), 100);
+          setTimeout(() => {
+            clearInterval(drip);
+            res.destroy();
+          }, HARD_STOP_MS);
+          res.on('close', () => clearInterval(drip));
+        },
+        async (site) => {
+          const out = await fetchUrl(
+            `${site.base}/drip`,
+            options({ timeoutMs: 1000, maxBytes: 8 * MB, spool: { afterBytes: MB, file: spool.file } }),
+          );
+          assert.equal(expectKind(out, 'error').code, 'timeout');
+        },
+      );
+      // The files were made (the bodies got past afterBytes) and are gone.
+      for (let i = 0; i < 50 && readdirSync(spool.dir).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(readdirSync(spool.dir), []);
+      assert.ok(!existsSync(join(spool.dir, 'body-0')) && !existsSync(join(spool.dir, 'body-1')));
+      assert.equal(await spool.file(), join(spool.dir, 'body-2'), 'two bodies were spooled');
     });
   });
 });

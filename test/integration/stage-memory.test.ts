@@ -32,7 +32,7 @@ describe('stage memory in the local runner and the run record', () => {
     await emu?.stop();
   });
 
-  for (const fetch of [{ memoryMb: 1024 }, { maxBytes: 1024 * 1024 }]) {
+  for (const fetch of [{ memoryMb: 1024 }, { concurrency: 256 }]) {
     it(`bills fetch at the config's memory (${JSON.stringify(fetch)}), the others at the topology's`, async () => {
       const config = parseConfig({
         name: uniqueCrawlName('memory'),

@@ -12,6 +12,8 @@ import {
   fetchMemoryPlan,
   HOLD_COPIES,
   RUNTIME_MB,
+  SPOOL_BYTES,
+  spoolDiskMb,
 } from '../../../shared/stages/fetch-memory.ts';
 import { FUNCTIONS } from '../../../shared/topology.ts';
 
@@ -21,12 +23,12 @@ const fetchOf = (fetch: Record<string, unknown> = {}) =>
 
 /**
  * The RSS the plan's worst case comes to: the runtime, the large-body budget full beside its oldest
- * body at fetch.maxBytes, every other body at the threshold, the hold full.
+ * body at the spool size (past it, bodies are files), every other body at the threshold, the hold full.
  */
 function worstCaseMb(memoryMb: number, fetch: { concurrency: number; maxBytes: number }): number {
   const p = fetchMemoryPlan(memoryMb, fetch);
   const bytes =
-    (p.largeBodyBudget + fetch.maxBytes) * BODY_COPIES +
+    (p.largeBodyBudget + p.spoolBytes) * BODY_COPIES +
     fetch.concurrency * p.largeBodyBytes * BODY_COPIES +
     p.holdBytes * HOLD_COPIES;
   return RUNTIME_MB + bytes / MB;
@@ -51,14 +53,19 @@ describe('fetch memory plan', () => {
     }
   });
 
-  it('smaller pages need less memory; fetch.memoryMb is taken as given when it fits', () => {
-    assert.ok(fetchMemoryMb(fetchOf({ maxBytes: 2 * MB })) < fetchMemoryMb(fetchOf()));
+  it('large pages take disk, not memory; more requests take memory; fetch.memoryMb is taken as given when it fits', () => {
+    // Past SPOOL_BYTES a body is a file: fetch.maxBytes sizes /tmp, not the memory.
+    assert.equal(fetchMemoryMb(fetchOf({ maxBytes: 50 * MB })), fetchMemoryMb(fetchOf()));
+    assert.equal(fetchMemoryPlan(192, fetchOf({ maxBytes: 50 * MB })).spoolBytes, SPOOL_BYTES);
+    assert.equal(spoolDiskMb(fetchOf()), 200);
+    assert.equal(spoolDiskMb(fetchOf({ maxBytes: 50 * MB, concurrency: 64 })), 4000);
+    assert.ok(fetchMemoryMb(fetchOf({ concurrency: 256 })) > fetchMemoryMb(fetchOf()));
     assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 1024 })), 1024);
     assert.throws(() => fetchOf({ memoryMb: 64 }), /memoryMb/);
     // Set too small for the config's own worst case: a clear error at parse time, not an OOM later.
     assert.throws(
       () => fetchOf({ memoryMb: 128 }),
-      /fetch\.memoryMb: 128 MB does not hold a body of fetch\.maxBytes \(10485760 bytes\).*at least 256 MB/,
+      /fetch\.memoryMb: 128 MB does not hold the bodies of fetch\.concurrency \(16\) requests.*at least 192 MB/,
     );
     assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 192, maxBytes: 256 * 1024 })), 192);
   });
@@ -72,7 +79,7 @@ describe('fetch memory plan', () => {
       assert.ok(p.flushBytes <= p.holdBytes && p.largeBodyBytes <= MB);
       last = p;
     }
-    assert.equal(last.largeBodyBudget, 4 * fetch.maxBytes);
+    assert.equal(last.largeBodyBudget, fetch.concurrency * SPOOL_BYTES);
     assert.equal(last.holdBytes, 32 * MB);
   });
 });
