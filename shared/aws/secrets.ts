@@ -1,8 +1,10 @@
 /**
  * Resolves `fetch.auth` secrets: `{ env }` from the process environment, `{ secretArn }` from
  * Secrets Manager (once per container: a cold start reads it again). Values live in memory only.
+ * The Secrets Manager client is loaded at the first secret read: a crawl without secrets does
+ * not carry it in the fetch function's memory (fetch-memory.ts RUNTIME_MB).
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SecretRef } from '../config-auth.ts';
 import { ConfigError } from '../errors.ts';
 
@@ -14,15 +16,22 @@ export function createSecretResolver(
 ): SecretResolver {
   const env = opts.env ?? process.env;
   let client: SecretsManagerClient | null = null;
-  const makeClient =
-    opts.client ??
-    (() => new SecretsManagerClient({ ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}) }));
+  const sdk = () => import('@aws-sdk/client-secrets-manager');
+  const makeClient = async () =>
+    opts.client?.() ??
+    new (await sdk()).SecretsManagerClient({
+      ...(env.AWS_ENDPOINT_URL ? { endpoint: env.AWS_ENDPOINT_URL } : {}),
+    });
   const reads = new Map<string, Promise<string>>();
   const read = (arn: string) => {
     let p = reads.get(arn);
     if (!p) {
-      client ??= makeClient();
-      p = client.send(new GetSecretValueCommand({ SecretId: arn })).then((r) => r.SecretString ?? '');
+      p = (async () => {
+        client ??= await makeClient();
+        const { GetSecretValueCommand } = await sdk();
+        const r = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+        return r.SecretString ?? '';
+      })();
       // A failed read is tried again by the next invocation, not cached.
       p.catch(() => reads.delete(arn));
       reads.set(arn, p);

@@ -5,8 +5,6 @@
  * container, travels with each page of the host, and the extract stage treats a page with the
  * same fingerprint as not found (`error`, code `soft-404`).
  */
-import { decodeBody } from '../crawl/extract/decode-body.ts';
-import { extractHtml } from '../crawl/extract/extract-html.ts';
 import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
 import { takeSpooled } from './body-spool.ts';
@@ -59,6 +57,12 @@ async function fingerprintOf(ctx: FetchContext, probeUrl: string, res: FetchOutc
   // A large answer was read to a file (fetch-memory.ts SPOOL_BYTES): read it back, then it goes.
   const body = res.spooled ? await takeSpooled(res.spooled.path) : res.body;
   if (res.status !== 200) return null;
+  // Loaded at the first probe: a crawl without scope.traps.soft404 (the default) does not carry
+  // the HTML parser and the charset tables in the fetch function's memory (fetch-memory.ts).
+  const [{ decodeBody }, { extractHtml }] = await Promise.all([
+    import('../crawl/extract/decode-body.ts'),
+    import('../crawl/extract/extract-html.ts'),
+  ]);
   const contentType = res.headers['content-type'] ?? null;
   const html = decodeBody(body, contentType).text;
   const ex = extractHtml({ url: probeUrl, html, headers: res.headers, options: ctx.config.extract });
