@@ -16,7 +16,9 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node22',
-  minify: true,
+  // names kept (stack traces name the functions), as infra/constructs/stage-function.ts
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcemap: true,
   mainFields: ['module', 'main'],
   logLevel: 'warning',

@@ -399,13 +399,15 @@ function decodersFor(encoding: string | undefined): Readable[] {
 
 /** Body bytes read since the last collection of the young generation. */
 let readSinceGc = 0;
-const GC_EVERY_BYTES = 8 * 1024 * 1024;
+const GC_EVERY_BYTES = 1024 * 1024;
 /**
- * Every 8 MB of bodies read, a collection of the young generation (a scavenge: about a millisecond),
- * where the runtime exposes one (Lambda's Node.js runtime starts Node with --expose-gc). A body's
- * chunks die young, but their bytes live outside V8's heap, and V8 lets 64 MB of such garbage
- * pile up before it collects on its own: 48 pages of 10 MB peaked at 169–184 MB RSS in a 192 MB
- * function without this, 143–149 MB with it (bench/fetch-memory.ts), at the same CPU a page.
+ * Every 1 MB of bodies read, a collection of the young generation (a scavenge: about a
+ * millisecond), where the runtime exposes one (Lambda's Node.js runtime starts Node with
+ * --expose-gc). A body's chunks die young, but their bytes live outside V8's heap, and V8 lets
+ * 64 MB of such garbage pile up before it collects on its own; Lambda also gives a 192 MB function
+ * a young generation of 27 MB. Peak RSS of a 192 MB fetch function (bench/fetch-memory.ts):
+ * 48 pages of 10 MB 169–184 MB without this, 143–155 MB every 8 MB, 132–147 MB every 1 MB;
+ * typical 120 KB pages 156–162, 146–151 MB. CPU a page: the same, or less.
  */
 function collectChunks(bytes: number): void {
   readSinceGc += bytes;

@@ -278,7 +278,8 @@ describe('CrawlerStack', () => {
       assert.equal(env.TRAWL_CRAWL, CRAWL);
       assert.equal(env.TRAWL_FETCH_FUNCTION, names.function('fetch'));
       assert.equal(env.TRAWL_CONFIG_KEY, 'config/crawl.json');
-      assert.equal(env.NODE_OPTIONS, '--enable-source-maps');
+      // Source maps at run time cost 27 MB a function (Node parses the map at load): not set.
+      assert.equal(env.NODE_OPTIONS, undefined);
       assert.equal(env.POWERTOOLS_SERVICE_NAME, 'trawl');
       assert.deepEqual(env.TRAWL_BUCKET, { Ref: logicalId(stack.storage.bucket) });
       assert.deepEqual(env.TRAWL_URLS_TABLE, { Ref: logicalId(stack.storage.urls) });
