@@ -23,5 +23,9 @@ await build({
   mainFields: ['module', 'main'],
   logLevel: 'warning',
   // CommonJS dependencies inside an ESM bundle still call require().
-  banner: { js: "import { createRequire } from 'module';const require = createRequire(import.meta.url);" },
+  // The handler bundle's banner (infra/constructs/stage-function.ts BUNDLE_BANNER, which says why
+  // the import is renamed).
+  banner: {
+    js: "import { createRequire as __trawlCreateRequire } from 'node:module';const require = __trawlCreateRequire(import.meta.url);",
+  },
 });

@@ -30,6 +30,10 @@ const WORKERS: Partial<Record<StageName, { entry: string; outfile: string }>> = 
   extract: { entry: 'shared/stages/pdf-worker.ts', outfile: 'pdf-worker.mjs' },
 };
 
+/** The bundles' first line: `require` for the CommonJS dependencies inside an ESM bundle (scripts/bundle-worker.mjs has the same). */
+export const BUNDLE_BANNER =
+  "import { createRequire as __trawlCreateRequire } from 'node:module';const require = __trawlCreateRequire(import.meta.url);";
+
 /** esbuild's hooks for a stage: after the handler's bundle, its workers' bundles. */
 function workerHooks(stage: StageName): ICommandHooks | undefined {
   const worker = WORKERS[stage];
@@ -125,8 +129,10 @@ export function stageFunction(
       // The AWS SDK goes into the bundle (CDK leaves @aws-sdk/* out by default): the bundle deployed
       // is the bundle tested, whatever SDK the runtime or an emulator provides (AWS's own guidance).
       externalModules: [],
-      // CommonJS dependencies inside an ESM bundle still call require().
-      banner: "import { createRequire } from 'module';const require = createRequire(import.meta.url);",
+      // CommonJS dependencies inside an ESM bundle still call require(). The import is renamed: esbuild
+      // does not rename the bundle's own top-level names around a banner, and with identifiers kept a
+      // dependency's `import { createRequire } from "module"` (unpdf's, in extract) would collide.
+      banner: BUNDLE_BANNER,
       commandHooks: workerHooks(stage),
     },
   });

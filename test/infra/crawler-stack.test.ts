@@ -4,6 +4,7 @@
  * once for the whole file.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -314,11 +315,29 @@ describe('CrawlerStack', () => {
     }
   });
 
+  const assetDir = (stage: StageName) => {
+    const code = stack.functions[stage].node.findChild('Code') as Asset;
+    return join(Stage.of(stack)?.outdir ?? '', code.assetPath);
+  };
+
+  it('every stage bundle loads in a Node process of its own and exports its handler', () => {
+    // What the Lambda runtime does first. A bundle that does not load fails every invocation
+    // (found on the local cloud: the banner's createRequire collided with a dependency's once
+    // identifiers were no longer minified).
+    const load =
+      'const m = await import(process.argv[1]); if (typeof m.handler !== "function") throw new Error("no handler export");';
+    for (const stage of Object.keys(FUNCTIONS) as StageName[]) {
+      const bundle = pathToFileURL(join(assetDir(stage), 'index.mjs')).href;
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', load, bundle], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'WARN' },
+        timeout: 60_000,
+      });
+      assert.equal(run.status, 0, `${stage}: ${run.stderr.slice(-2000)}`);
+    }
+  });
+
   it('bundles the PDF worker beside the extract handler, and that bundle reads a PDF in a worker thread', async () => {
-    const assetDir = (stage: StageName) => {
-      const code = stack.functions[stage].node.findChild('Code') as Asset;
-      return join(Stage.of(stack)?.outdir ?? '', code.assetPath);
-    };
     const bundles = (stage: StageName) => readdirSync(assetDir(stage)).filter((f) => f.endsWith('.mjs'));
     assert.deepEqual(bundles('extract').sort(), ['index.mjs', 'pdf-worker.mjs']);
     assert.deepEqual(bundles('fetch'), ['index.mjs']);
