@@ -17,6 +17,9 @@ import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const MOTO_BIN = join(PROJECT_ROOT, '.emulator', 'venv', 'bin', 'moto_server');
+const MOTO_PYTHON = join(PROJECT_ROOT, '.emulator', 'venv', 'bin', 'python');
+/** moto's server with its per-request overheads taken out (the file says which, and why). */
+const MOTO_LAUNCHER = join(PROJECT_ROOT, 'cli', 'moto-server.py');
 
 export interface EmulatorState {
   pid: number;
@@ -65,7 +68,7 @@ export async function startEmulator(opts: { logFile?: string; detached?: boolean
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
   const out = opts.logFile ? openSync(opts.logFile, 'a') : 'ignore';
-  const child = spawn(MOTO_BIN, ['-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(MOTO_PYTHON, [MOTO_LAUNCHER, '-H', '127.0.0.1', '-p', String(port)], {
     detached: Boolean(opts.detached),
     stdio: ['ignore', out, out],
     env: { ...process.env, MOTO_ALLOW_NONEXISTENT_REGION: 'true' },

@@ -1,0 +1,256 @@
+/**
+ * The embedded emulator's launcher (cli/moto-server.py) takes moto's per-request overheads out:
+ * cached module and method lookups, and SQS queues counted in one pass instead of once per message
+ * sent and three times per message received. It must answer as moto does. The same requests go to
+ * a patched and an unpatched (TRAWL_EMULATOR_PLAIN=1) moto server side by side, and what each
+ * answers — counts, bodies, which deletes succeed and which fail with what code, FIFO
+ * deduplication, conditional writes, objects — must be the same.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  ConditionalCheckFailedException,
+  CreateTableCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { type Emulator, startEmulator } from '../../cli/emulator.ts';
+
+const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function startWith(plain: boolean, logFile: string): Promise<Emulator> {
+  const before = process.env.TRAWL_EMULATOR_PLAIN;
+  if (plain) process.env.TRAWL_EMULATOR_PLAIN = '1';
+  else delete process.env.TRAWL_EMULATOR_PLAIN;
+  try {
+    return await startEmulator({ logFile });
+  } finally {
+    if (before === undefined) delete process.env.TRAWL_EMULATOR_PLAIN;
+    else process.env.TRAWL_EMULATOR_PLAIN = before;
+  }
+}
+
+/** Every request the patches touch, and what the emulator answers, without ids and handles. */
+async function scenario(endpoint: string): Promise<Record<string, unknown>> {
+  const cfg = { endpoint, region: 'us-east-1', credentials };
+  const sqs = new SQSClient(cfg);
+  const ddb = new DynamoDBClient(cfg);
+  const s3 = new S3Client({ ...cfg, forcePathStyle: true });
+  const out: Record<string, unknown> = {};
+  const counts = async (QueueUrl: string) => {
+    const { Attributes: a = {} } = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }),
+    );
+    return [
+      a.ApproximateNumberOfMessages,
+      a.ApproximateNumberOfMessagesNotVisible,
+      a.ApproximateNumberOfMessagesDelayed,
+    ];
+  };
+  const bodies = (ms: Message[] | undefined) => (ms ?? []).map((m) => m.Body).sort();
+
+  // A standard queue: 27 messages, 3 of them delayed.
+  const { QueueUrl: q = '' } = await sqs.send(new CreateQueueCommand({ QueueName: 'patches' }));
+  for (let b = 0; b < 3; b++) {
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: q,
+        Entries: Array.from({ length: 9 }, (_, i) => ({
+          Id: `m${i}`,
+          MessageBody: `body-${b}-${i}`,
+          ...(i === 0 ? { DelaySeconds: 120 } : {}),
+        })),
+      }),
+    );
+  }
+  out.afterSend = await counts(q);
+  // Received one at a time, so each answer is one message whatever the order.
+  const first: Message[] = [];
+  for (let i = 0; i < 6; i++) {
+    const r = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 1, VisibilityTimeout: 60 }),
+    );
+    first.push(...(r.Messages ?? []));
+  }
+  out.firstReceived = first.length;
+  out.afterReceive = await counts(q);
+  // Received with a 1 s lease, received again once it ran out: each now has an old and a new handle.
+  const short = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 4, VisibilityTimeout: 1 }),
+  );
+  await sleep(1500);
+  const again: Message[] = [];
+  for (let i = 0; i < 30 && again.length < (short.Messages?.length ?? 0); i++) {
+    const r = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+    );
+    again.push(...(r.Messages ?? []));
+  }
+  out.shortReceived = short.Messages?.length;
+  out.receivedAgainIncludesThem = (short.Messages ?? []).every((m) =>
+    again.some((a) => a.MessageId === m.MessageId),
+  );
+  out.afterReceiveAgain = await counts(q);
+  // Deleted by their old handles (moto accepts a handle the message once had), twice each.
+  for (const m of short.Messages ?? []) {
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle }));
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: q, ReceiptHandle: m.ReceiptHandle }));
+  }
+  out.afterDeleteOld = await counts(q);
+  // A batch of valid handles and one that never was.
+  const batch = await sqs.send(
+    new DeleteMessageBatchCommand({
+      QueueUrl: q,
+      Entries: [
+        ...first.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle })),
+        { Id: 'bogus', ReceiptHandle: 'not-a-receipt-handle' },
+      ],
+    }),
+  );
+  out.batchDelete = {
+    successful: (batch.Successful ?? []).map((s) => s.Id).sort(),
+    failed: (batch.Failed ?? []).map((f) => [f.Id, f.Code, f.SenderFault]),
+  };
+  out.afterBatchDelete = await counts(q);
+  const rest: Message[] = [];
+  for (let i = 0; i < 10; i++) {
+    const r = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: q, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+    );
+    if (!r.Messages?.length) break;
+    rest.push(...r.Messages);
+  }
+  out.restCount = rest.length;
+  out.allBodies = bodies([
+    ...first,
+    ...again.filter((m) => !first.some((f) => f.MessageId === m.MessageId)),
+    ...rest,
+  ]);
+  out.final = await counts(q);
+
+  // A FIFO queue with content-based deduplication: the same body twice is one message.
+  const { QueueUrl: fifo = '' } = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: 'patches.fifo',
+      Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+    }),
+  );
+  for (const body of ['same', 'same', 'other'])
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: fifo,
+        Entries: [{ Id: 'a', MessageBody: body, MessageGroupId: 'g' }],
+      }),
+    );
+  out.fifo = await counts(fifo);
+  const { QueueUrl: strictFifo = '' } = await sqs.send(
+    new CreateQueueCommand({ QueueName: 'strict.fifo', Attributes: { FifoQueue: 'true' } }),
+  );
+  out.fifoWithoutDedupId = await sqs
+    .send(
+      new SendMessageBatchCommand({
+        QueueUrl: strictFifo,
+        Entries: [{ Id: 'a', MessageBody: 'x', MessageGroupId: 'g' }],
+      }),
+    )
+    .then(
+      () => 'accepted',
+      (e: Error) => e.name,
+    );
+
+  // DynamoDB's conditional write and S3, through the cached service and action look-ups.
+  await ddb.send(
+    new CreateTableCommand({
+      TableName: 'patches',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
+  const claim = () =>
+    ddb.send(
+      new PutItemCommand({
+        TableName: 'patches',
+        Item: { pk: { S: 'https://example.com/' }, n: { N: '1' } },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  await claim();
+  out.secondClaim = await claim().then(
+    () => 'won',
+    (e: Error) => (e instanceof ConditionalCheckFailedException ? 'ConditionalCheckFailed' : e.name),
+  );
+  out.item = (
+    await ddb.send(new GetItemCommand({ TableName: 'patches', Key: { pk: { S: 'https://example.com/' } } }))
+  ).Item;
+  await s3.send(new CreateBucketCommand({ Bucket: 'patches' }));
+  await s3.send(new PutObjectCommand({ Bucket: 'patches', Key: 'a/b.txt', Body: 'object body' }));
+  out.object = await (
+    await s3.send(new GetObjectCommand({ Bucket: 'patches', Key: 'a/b.txt' }))
+  ).Body?.transformToString();
+  return out;
+}
+
+describe('the embedded emulator launcher (cli/moto-server.py)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trawl-emulator-'));
+  let patched: Emulator;
+  let plain: Emulator;
+
+  before(async () => {
+    // one after the other: each start reads TRAWL_EMULATOR_PLAIN from this process's environment
+    patched = await startWith(false, join(dir, 'patched.log'));
+    plain = await startWith(true, join(dir, 'plain.log'));
+  });
+  after(async () => {
+    await Promise.all([patched?.stop(), plain?.stop()]);
+  });
+
+  it('patches the pinned moto, and TRAWL_EMULATOR_PLAIN=1 runs it unpatched', () => {
+    assert.match(readFileSync(join(dir, 'patched.log'), 'utf8'), /trawl: moto 5\.2\.5, patched/);
+    assert.match(
+      readFileSync(join(dir, 'plain.log'), 'utf8'),
+      /trawl: moto 5\.2\.5, unpatched \(TRAWL_EMULATOR_PLAIN=1\)/,
+    );
+  });
+
+  it('answers every request the patches touch as unpatched moto does', async () => {
+    const [a, b] = await Promise.all([scenario(patched.endpoint), scenario(plain.endpoint)]);
+    assert.deepEqual(a, b);
+    // and the answers are the ones SQS gives (so the comparison is not between two wrong answers)
+    assert.deepEqual(a.afterSend, ['24', '0', '3']);
+    assert.deepEqual(a.afterReceive, ['18', '6', '3']);
+    assert.equal(a.shortReceived, 4);
+    assert.equal(a.receivedAgainIncludesThem, true);
+    const sum = (c: unknown) => (c as string[]).slice(0, 2).reduce((n, v) => n + Number(v), 0);
+    assert.equal(sum(a.afterDeleteOld), 24 - 4, 'the four deleted by their old handles are gone');
+    assert.equal(sum(a.afterBatchDelete), 24 - 4 - 6);
+    assert.deepEqual(a.final, ['0', '14', '3']);
+    const expected = [0, 1, 2]
+      .flatMap((b) => Array.from({ length: 8 }, (_, i) => `body-${b}-${i + 1}`))
+      .sort();
+    assert.deepEqual(a.allBodies, expected);
+    assert.deepEqual(a.batchDelete, {
+      successful: ['d0', 'd1', 'd2', 'd3', 'd4', 'd5'],
+      failed: [['bogus', 'ReceiptHandleIsInvalid', true]],
+    });
+    assert.deepEqual(a.fifo, ['2', '0', '0']);
+    assert.equal(a.secondClaim, 'ConditionalCheckFailed');
+    assert.equal(a.object, 'object body');
+  });
+});
