@@ -34,7 +34,6 @@ PATCHED_VERSION = "5.2.5"
 
 
 def _patch() -> None:
-    import moto
     import moto.backends as backends
     import moto.core.utils as core_utils
 
@@ -62,7 +61,6 @@ def _patch() -> None:
 
     _patch_sqs()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    del moto
 
 
 def _patch_sqs() -> None:
