@@ -3,6 +3,7 @@
 // runs it as the extract function's afterBundling hook): `node scripts/bundle-worker.mjs ENTRY OUTFILE`.
 // The options are the handler bundle's, so the worker runs on the same runtime the same way.
 import { build } from 'esbuild';
+import { BUNDLE_BANNER } from './bundle-banner.mjs';
 
 const [entry, outfile] = process.argv.slice(2);
 if (!entry || !outfile) {
@@ -22,10 +23,6 @@ await build({
   sourcemap: true,
   mainFields: ['module', 'main'],
   logLevel: 'warning',
-  // CommonJS dependencies inside an ESM bundle still call require().
-  // The handler bundle's banner (infra/constructs/stage-function.ts BUNDLE_BANNER, which says why
-  // the import is renamed).
-  banner: {
-    js: "import { createRequire as __trawlCreateRequire } from 'node:module';const require = __trawlCreateRequire(import.meta.url);",
-  },
+  // CommonJS dependencies inside an ESM bundle still call require(): the handler bundles' banner.
+  banner: { js: BUNDLE_BANNER },
 });

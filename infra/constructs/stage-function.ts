@@ -8,6 +8,7 @@ import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aw
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { BUNDLE_BANNER } from '../../scripts/bundle-banner.mjs';
 import {
   FUNCTIONS,
   type ResourceNames,
@@ -29,10 +30,6 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKERS: Partial<Record<StageName, { entry: string; outfile: string }>> = {
   extract: { entry: 'shared/stages/pdf-worker.ts', outfile: 'pdf-worker.mjs' },
 };
-
-/** The bundles' first line: `require` for the CommonJS dependencies inside an ESM bundle (scripts/bundle-worker.mjs has the same). */
-export const BUNDLE_BANNER =
-  "import { createRequire as __trawlCreateRequire } from 'node:module';const require = __trawlCreateRequire(import.meta.url);";
 
 /** esbuild's hooks for a stage: after the handler's bundle, its workers' bundles. */
 function workerHooks(stage: StageName): ICommandHooks | undefined {
@@ -129,9 +126,7 @@ export function stageFunction(
       // The AWS SDK goes into the bundle (CDK leaves @aws-sdk/* out by default): the bundle deployed
       // is the bundle tested, whatever SDK the runtime or an emulator provides (AWS's own guidance).
       externalModules: [],
-      // CommonJS dependencies inside an ESM bundle still call require(). The import is renamed: esbuild
-      // does not rename the bundle's own top-level names around a banner, and with identifiers kept a
-      // dependency's `import { createRequire } from "module"` (unpdf's, in extract) would collide.
+      // CommonJS dependencies inside an ESM bundle still call require() (the file says why it is renamed).
       banner: BUNDLE_BANNER,
       commandHooks: workerHooks(stage),
     },
