@@ -53,9 +53,15 @@ export class FaultInjector {
   private readonly calls = new Map<string, number>();
   private readonly where = new AsyncLocalStorage<string>();
 
+  /**
+   * @param forced faults that happen whatever the PRNG says, by `<stage> <op>#<n>` (the n-th call),
+   * e.g. `{ 'seed invoke#1': 'after' }`: a stage called once or twice a crawl gets its fault on
+   * every run, not only on the seeds whose draws hit it.
+   */
   constructor(
     readonly seed: number,
     private readonly rates: FaultRates,
+    private readonly forced: Record<string, FaultPoint> = {},
   ) {}
 
   get total(): number {
@@ -88,8 +94,9 @@ export class FaultInjector {
     const n = (this.calls.get(key) ?? 0) + 1;
     this.calls.set(key, n);
     const r = prng(this.seed ^ hash(`${key}#${n}`))();
-    if (r >= rate) return null;
-    const point: FaultPoint = r < rate / 2 ? 'before' : 'after';
+    const point: FaultPoint | null =
+      this.forced[`${key}#${n}`] ?? (r >= rate ? null : r < rate / 2 ? 'before' : 'after');
+    if (point === null) return null;
     const counted = `${key} ${point}`;
     this.counts.set(counted, (this.counts.get(counted) ?? 0) + 1);
     return point;

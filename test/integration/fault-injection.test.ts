@@ -122,7 +122,13 @@ describe('fault injection', () => {
     let t = Date.now();
     const clean = await run('clean', null);
     console.log(`fault-free crawl: ${Date.now() - t} ms`);
-    const faults = new FaultInjector(SEED, { aws: 0.1, handler: 0.3, transient: 0.35 });
+    // The seed stage runs once or twice a crawl, so its draws miss it on some seeds: its first
+    // invocation always crashes after its work, and the retry must find nothing left to do twice.
+    const faults = new FaultInjector(
+      SEED,
+      { aws: 0.1, handler: 0.3, transient: 0.35 },
+      { 'seed invoke#1': 'after' },
+    );
     console.log(`fault seed ${SEED} (TRAWL_FAULT_SEED=${SEED} replays it)`);
     t = Date.now();
     const faulty = await run('faults', faults);
