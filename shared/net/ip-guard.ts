@@ -142,11 +142,35 @@ export async function resolveGuarded(host: string, overrides: Record<string, str
   return addresses;
 }
 
-/** Destroys the socket when the fetch ends or times out; its errors surface through the HTTP layer. */
+/** Each fetch's sockets, innermost first (TCP, then a CONNECT tunnel, then TLS over them). */
+const layers = new WeakMap<AbortSignal, net.Socket[]>();
+
+/**
+ * Destroys the socket when the fetch ends or times out; its errors surface through the HTTP layer.
+ * A fetch's sockets go outermost first: a TCP socket destroyed under the TLS socket that wraps it
+ * crashes Node (a segfault in SSL_read, Node 20 and 24) when TLS data still arrives, such as a
+ * TLS 1.3 session ticket after a handshake whose request is not sent (a missed politeness slot).
+ */
 export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
   socket.on('error', () => {}); // never an unhandled 'error' event; the request/response reports it
-  if (signal.aborted) socket.destroy();
-  else signal.addEventListener('abort', () => socket.destroy(), { once: true });
+  if (signal.aborted) {
+    socket.destroy();
+    return;
+  }
+  let stack = layers.get(signal);
+  if (!stack) {
+    const sockets: net.Socket[] = [];
+    stack = sockets;
+    layers.set(signal, sockets);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const s of sockets.reverse()) s.destroy();
+      },
+      { once: true },
+    );
+  }
+  stack.push(socket);
 }
 
 export interface GuardedConnectOptions {
