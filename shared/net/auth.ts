@@ -170,7 +170,7 @@ export class AuthSessions {
       body: new URLSearchParams(form.fields).toString(),
       onSetCookie: (v) => Object.assign(jar, parseSetCookies(v)),
     });
-    if (res.kind === 'error' || res.kind === 'late') return null;
+    if (res.kind === 'error' || res.kind === 'late' || res.kind === 'not-due') return null;
     const status = 'status' in res ? res.status : 200;
     if (form.successStatus && !form.successStatus.includes(status)) return null;
     const ok = form.successCookie ? form.successCookie in jar : Object.keys(jar).length > 0;

@@ -50,8 +50,14 @@ export interface FetchOptions {
   body?: { contentType: string; data: string };
   /** receives the response's Set-Cookie values, which headersToRecord drops (a form login's session) */
   onSetCookie?: (values: string[]) => void;
-  /** politeness: the request must leave by this time (epoch ms), else nothing is sent and `late` returned */
-  sendBy?: number;
+  /**
+   * Politeness: the host's turn, taken once the connection is open (TCP, TLS: a real network's round
+   * trips) so that they never eat into the turn. Resolves with the time the request must leave by
+   * (epoch ms; past it nothing is sent and `late` returned), or with the seconds until the host is
+   * due (nothing sent, `not-due`). Waiting for it does not count towards `timeoutMs`; what it
+   * throws (an AWS failure) is thrown by fetchUrl, not made an outcome.
+   */
+  turn?: () => Promise<{ sendBy?: number } | { requeueSeconds: number }>;
   /**
    * Memory: a body growing past `afterBytes` (decoded) takes a share of the invocation's byte budget
    * from `share` and reserves every byte it reads from then on (what it holds so far first), so
@@ -97,8 +103,10 @@ export type FetchOutcome =
   /** location: absolute; null when missing or malformed (seed 001: the caller makes it a permanent error) */
   | { kind: 'redirect'; status: number; location: string | null; headers: HeaderRecord }
   | { kind: 'skipped'; reason: 'mime-type'; mimeType: string; headers: HeaderRecord }
-  /** connecting took the request past `sendBy`: nothing was sent (the caller takes a new politeness slot) */
+  /** the request could not leave by its turn's `sendBy`: nothing was sent (the caller takes a new slot) */
   | { kind: 'late' }
+  /** the host's turn is `requeueSeconds` away: nothing was sent */
+  | { kind: 'not-due'; requeueSeconds: number }
   | {
       kind: 'error';
       errorKind: 'permanent' | 'temporary';
@@ -157,6 +165,7 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
   try {
     return await Promise.race([attempt, expired]);
   } catch (err) {
+    if (err instanceof TurnFailed) throw err.cause;
     // A body finished into a file after the deadline won is nobody's: the file goes.
     attempt
       .then((res) => (res.kind === 'ok' && res.spooled ? unlink(res.spooled.path) : undefined))
@@ -170,6 +179,13 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
 }
 
 const noop = () => {};
+
+/** What FetchOptions.turn threw: the caller's failure, not the site's. */
+class TurnFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the politeness turn failed');
+  }
+}
 
 function errorOutcome(err: unknown): FetchOutcome {
   const verdict = classifyNetworkError(err);
@@ -186,8 +202,17 @@ async function fetchOnce(
 ): Promise<FetchOutcome> {
   const target = parseTarget(url);
   const socket = await openConnection(target, opts, signal);
-  // The host's politeness slot is honoured when the request leaves, not when the connect started.
-  if (opts.sendBy !== undefined && (opts.now ?? Date.now)() > opts.sendBy) return { kind: 'late' };
+  if (opts.turn) {
+    // Connected first: the slot is taken when the request can leave at once, so a handshake of a
+    // few round trips never makes every slot late (they were missed for good past 50 ms).
+    clock.pause();
+    const turn = await opts.turn().catch((err) => {
+      throw new TurnFailed(err);
+    });
+    clock.resume();
+    if ('requeueSeconds' in turn) return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
+    if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return { kind: 'late' };
+  }
   const remoteAddress = socket.remoteAddress ?? '';
   const res = await sendRequest(socket, target, opts, signal);
   return readResponse(res, target, opts, remoteAddress, clock);

@@ -36,7 +36,10 @@ function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): Ta
   };
 }
 
-/** Fetches in a politeness slot: the outcome, seconds to put the URL back, or null after missed slots. */
+/**
+ * Fetches in a politeness slot: the outcome, seconds to put the URL back (0: the invocation is
+ * stopping), or null after missed slots.
+ */
 async function politeFetch(
   ctx: FetchContext,
   task: UrlTask,
@@ -46,17 +49,18 @@ async function politeFetch(
 ) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
-    // No place among the requests in flight while waiting for the host's turn (after a soft-404
-    // probe or a missed slot, the task may hold one).
+    // No place among the requests in flight while waiting for the host to be nearly due (after a
+    // soft-404 probe or a missed slot, the task may hold one).
     ctx.requests.release?.();
-    const slot = await ctx.turns.turn(host, delayMs);
-    if ('requeueSeconds' in slot) return slot.requeueSeconds;
-    let started = 0;
+    const notNow = await ctx.turns.notDue(host);
+    if (notNow) return notNow.reason === 'politeness' ? notNow.delaySeconds : 0;
+    let connected = 0;
+    let sendBy: number | undefined;
     const res = await ctx.requests.run(async () => {
       // The pages held for writing must leave room: checked as the request starts, not as its task
       // starts waiting for the host's turn (a round's tasks all wait at once).
       await ctx.room();
-      started = deps.now();
+      const started = deps.now();
       return fetchUrl(task.url, {
         userAgent: config.fetch.userAgent,
         timeoutMs: config.fetch.timeoutMs,
@@ -69,16 +73,25 @@ async function politeFetch(
         ignoredMimeTypes: config.scope.ignoredMimeTypes,
         metadataFirst: true,
         now: deps.now,
-        sendBy: slot.sendBy,
+        // The host's turn is taken once connected (fetcher.ts): a real network's handshake
+        // (DNS, TCP, TLS: a few round trips) comes before the slot, not inside it.
+        turn: async () => {
+          connected = deps.now();
+          ctx.turns.connected(host, connected - started);
+          const slot = await ctx.turns.turn(host, delayMs);
+          if ('sendBy' in slot) sendBy = slot.sendBy;
+          return slot;
+        },
         headers,
         largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
         spool: { afterBytes: ctx.memory.spoolBytes, file: spoolFile },
       });
     });
+    if (res.kind === 'not-due') return res.requeueSeconds;
     if (res.kind !== 'late') return res;
-    // Connecting outlasted the slot: book further ahead next time (not when the slot passed while
-    // every request was taken: then the next slot of a run is used, or a new one booked).
-    if (slot.sendBy === undefined || started <= slot.sendBy) ctx.turns.late();
+    // The request missed its slot after the turn (a stall between the slot and the send): book
+    // further ahead next time.
+    if (sendBy !== undefined && connected <= sendBy) ctx.turns.late();
   }
   return null;
 }
@@ -130,6 +143,8 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
   const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
+  // 0: the invocation is stopping (its deadline, a stop signal) while the task waited for its turn.
+  if (res === 0) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
   if (typeof res === 'number') {
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
@@ -181,6 +196,8 @@ function fetchedResult(
       return onError(ctx, task, host, res, at);
     case 'late':
       return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
+    case 'not-due':
+      return { type: 'requeue', task, delaySeconds: res.requeueSeconds, reason: 'politeness' };
   }
 }
 

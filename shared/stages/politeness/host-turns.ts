@@ -49,6 +49,8 @@ const MAX_SLOT_LEAD_MS = 2_000;
  * Another worker sees the host busy until the run ends, at most RUN_SLOTS gaps ahead.
  */
 const RUN_SLOTS = 8;
+/** A connect is started at most this long before its host's turn (an idle connection waits that long). */
+const MAX_CONNECT_LEAD_MS = 2_000;
 /** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
 const BACKOFF_READ_MS = 10_000;
 
@@ -66,6 +68,8 @@ export class HostTurns {
   private slotLeadMs = SLOT_JITTER_MS;
   /** slots booked ahead for a host in one write: the next one to use, and the end of the booking */
   private readonly runs = new Map<string, { next: number; until: number; step: number }>();
+  /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
+  private readonly connectMs = new Map<string, number>();
   /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
   activeHosts: () => number = () => 0;
   /** how many tasks of `host` the current round still has (the fetch stage sets it per round) */
@@ -83,13 +87,20 @@ export class HostTurns {
     return this.delays.get(host) === 0 ? this.config.fetch.connectionsPerHost : 1;
   }
 
+  /** A connect to the host took `ms`: its next tasks start connecting that much before its turn. */
+  connected(host: string, ms: number): void {
+    this.connectMs.set(host, Math.min(MAX_CONNECT_LEAD_MS, Math.max(0, ms)));
+  }
+
   /** Before a host's task: null to go on (after a short or shared wait), else how it goes back. */
   async notDue(host: string): Promise<NotNow | null> {
     const now = this.deps.now();
     if (now > this.deadline || this.signal?.aborted) return { delaySeconds: 0, reason: 'deadline' };
     const deferred = this.deferred.get(host);
-    if (!deferred || deferred.until <= now) return null;
-    const wait = deferred.until - now;
+    // Connecting (DNS, TCP, TLS) comes before the turn (fetcher.ts): it starts that much early.
+    const until = deferred ? deferred.until - (this.connectMs.get(host) ?? 0) : 0;
+    if (!deferred || until <= now) return null;
+    const wait = until - now;
     if (!this.mayWait(now, wait)) return { delaySeconds: deferred.delaySeconds, reason: 'politeness' };
     return (await this.pause(wait)) ? null : { delaySeconds: 0, reason: 'deadline' };
   }

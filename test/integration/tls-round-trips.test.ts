@@ -1,0 +1,246 @@
+/**
+ * HTTPS sites a few round trips away. Loopback connects at once, so a real network's handshake is
+ * made real here: each site is a real TLS server (test/fixtures/tls, trusted in this process only)
+ * behind a TCP front that holds every new connection's first bytes for HANDSHAKE_MS, so the TLS
+ * handshake takes that long, as DNS, TCP and TLS take a few round trips on the internet.
+ * What this pins down:
+ * - a fetch that connects over TLS and then sends nothing (its politeness turn missed or not due)
+ *   leaves the process alive: the TCP socket was destroyed under its TLS socket before, and Node
+ *   (20 and 24) crashed in SSL_read when the server's session ticket arrived;
+ * - the same for a deadline hit mid-body over TLS;
+ * - a polite host whose handshake takes longer than the slot's 50 ms jitter is fetched, one page a
+ *   turn (before, every slot was missed while connecting and its URLs went back for ever);
+ * - several such hosts in one invocation keep their pace, every gap at least the wait.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import tls from 'node:tls';
+import { openSession } from '../../cli/session.ts';
+import { parseConfig } from '../../shared/config.ts';
+import { fetchUrl } from '../../shared/net/fetcher.ts';
+import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { sendTasks } from '../../shared/stages/send-tasks.ts';
+import type { UrlTask } from '../../shared/types.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+
+const FIXTURE = new URL('../fixtures/tls/', import.meta.url);
+const CERT = readFileSync(new URL('cert.pem', FIXTURE), 'utf8');
+const KEY = readFileSync(new URL('key.pem', FIXTURE), 'utf8');
+const HANDSHAKE_MS = 150;
+const WAIT_MS = 1000;
+
+interface TlsSite {
+  port: number;
+  /** Date.now() of each page request (robots.txt not counted), and the connections opened */
+  arrivals: { path: string; at: number }[];
+  connections: number;
+  close(): void;
+}
+
+/** A TLS site behind a front that delays every connection's first bytes (the handshake) by `delayMs`. */
+async function startTlsSite(
+  delayMs: number,
+  onRequest?: (res: import('node:http').ServerResponse) => boolean,
+) {
+  const arrivals: { path: string; at: number }[] = [];
+  const server = https.createServer({ key: KEY, cert: CERT }, (req, res) => {
+    if (req.url === '/robots.txt') return res.writeHead(404).end();
+    arrivals.push({ path: req.url ?? '', at: Date.now() });
+    if (onRequest?.(res)) return;
+    res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><title>${req.url}</title></html>`);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const inner = (server.address() as net.AddressInfo).port;
+  const sockets = new Set<net.Socket>();
+  const site: TlsSite = { port: 0, arrivals, connections: 0, close: () => undefined };
+  const front = net.createServer((client) => {
+    site.connections++;
+    client.pause();
+    sockets.add(client);
+    client.on('error', () => client.destroy()).on('close', () => sockets.delete(client));
+    setTimeout(() => {
+      const upstream = net.connect(inner, '127.0.0.1', () => {
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      });
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+    }, delayMs);
+  });
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  site.port = (front.address() as net.AddressInfo).port;
+  site.close = () => {
+    for (const s of sockets) s.destroy();
+    front.close();
+    server.closeAllConnections();
+    server.close();
+  };
+  return site;
+}
+
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
+
+describe('HTTPS sites a few round trips away', () => {
+  let emu: TestEmulator;
+  const defaults = tls.getCACertificates('default');
+
+  before(async () => {
+    // The fixture's certificate is trusted in this process only, as a site's real CA would be.
+    tls.setDefaultCACertificates([...defaults, CERT]);
+    emu = await startTestEmulator();
+  });
+  after(async () => {
+    tls.setDefaultCACertificates(defaults);
+    await emu?.stop();
+  });
+
+  it('a TLS connection whose request is not sent, or whose deadline passes mid-body, closes cleanly', async () => {
+    const dripping = new Set<import('node:http').ServerResponse>();
+    const site = await startTlsSite(0, (res) => {
+      if (!dripping.size) return false;
+      res.writeHead(200, { 'content-type': 'text/html' });
+      const timer = setInterval(() => res.write('<p>more</p>'.repeat(50)), 10);
+      res.on('close', () => clearInterval(timer));
+      return true;
+    });
+    try {
+      const opts = {
+        userAgent: 'trawl-test',
+        timeoutMs: 5000,
+        maxBytes: 10 * 1024 * 1024,
+        allowPrivateNetworks: true,
+        resolve: { 'a.tls.test': '127.0.0.1' },
+        proxy: null,
+        ignoredMimeTypes: [],
+        metadataFirst: true,
+      };
+      const url = `https://a.tls.test:${site.port}/page.html`;
+      // Connected, then the turn: missed (late) or not due; nothing is sent either way.
+      for (let i = 0; i < 10; i++) {
+        const late = await fetchUrl(url, { ...opts, turn: async () => ({ sendBy: Date.now() - 1 }) });
+        assert.equal(late.kind, 'late');
+        const notDue = await fetchUrl(url, { ...opts, turn: async () => ({ requeueSeconds: 3 }) });
+        assert.deepEqual(notDue, { kind: 'not-due', requeueSeconds: 3 });
+        // the server's session tickets arrive after the handshake
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(site.arrivals.length, 0, 'no request was sent');
+      assert.equal(site.connections, 20);
+      // An AWS failure while taking the turn is the caller's, thrown, not the site's error.
+      await assert.rejects(
+        fetchUrl(url, {
+          ...opts,
+          turn: async () => {
+            throw new Error('slot write failed');
+          },
+        }),
+        /slot write failed/,
+      );
+      // A deadline in the middle of a TLS body that keeps coming.
+      dripping.add({} as never);
+      for (let i = 0; i < 3; i++) {
+        const out = await fetchUrl(url, { ...opts, timeoutMs: 300 });
+        assert.equal(out.kind, 'error');
+        assert.equal(out.kind === 'error' && out.code, 'timeout');
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      // Still alive, and a plain fetch over TLS works.
+      dripping.clear();
+      const ok = await fetchUrl(url, opts);
+      assert.equal(ok.kind, 'ok');
+    } finally {
+      site.close();
+    }
+  });
+
+  it(`a lone polite host with a ${HANDSHAKE_MS} ms handshake is fetched a page a turn`, async () => {
+    const site = await startTlsSite(HANDSHAKE_MS);
+    try {
+      const base = `https://lone.tls.test:${site.port}`;
+      const config = parseConfig({
+        name: uniqueCrawlName('tls-lone'),
+        startUrls: [`${base}/0.html`],
+        fetch: {
+          allowPrivateNetworks: true,
+          waitBetweenRequestsMs: WAIT_MS,
+          resolve: { 'lone.tls.test': '127.0.0.1' },
+        },
+      });
+      await openSession(config);
+      const deps = depsFromEnv();
+      const tasks: UrlTask[] = [0, 1, 2, 3].map((i) => ({
+        url: `${base}/${i}.html`,
+        depth: 0,
+        queue: 'user',
+        index: true,
+        follow: true,
+        priority: 0,
+      }));
+      await sendTasks(deps, tasks);
+      // One fetcher a turn, as the wake-up calls start them on AWS.
+      const fetched: number[] = [];
+      for (let pass = 0; pass < 4; pass++) {
+        const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
+        fetched.push(summary.fetched);
+        const due = summary.wakeAt ?? Date.now();
+        await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now()) + 300));
+      }
+      assert.deepEqual(fetched, [1, 1, 1, 1], 'one page each pass: the handshake does not miss the turn');
+      const times = site.arrivals.map((a) => a.at);
+      assert.equal(times.length, 4);
+      for (const gap of gaps(times)) assert.ok(gap >= WAIT_MS, `requests ${gap} ms apart`);
+    } finally {
+      site.close();
+    }
+  });
+
+  it('several such hosts in one invocation: every page, every gap at least the wait', async () => {
+    const HOSTS = 5;
+    const PAGES = 4;
+    const sites = await Promise.all(Array.from({ length: HOSTS }, () => startTlsSite(HANDSHAKE_MS)));
+    try {
+      const names = sites.map((_, i) => `h${i}.tls.test`);
+      const config = parseConfig({
+        name: uniqueCrawlName('tls-many'),
+        startUrls: sites.map((s, i) => `https://${names[i]}:${s.port}/0.html`),
+        fetch: {
+          allowPrivateNetworks: true,
+          waitBetweenRequestsMs: WAIT_MS,
+          resolve: Object.fromEntries(names.map((n) => [n, '127.0.0.1'])),
+        },
+      });
+      await openSession(config);
+      const deps = depsFromEnv();
+      await sendTasks(
+        deps,
+        sites.flatMap((s, i) =>
+          Array.from({ length: PAGES }, (_, p) => ({
+            url: `https://${names[i]}:${s.port}/${p}.html`,
+            depth: 0,
+            queue: 'user' as const,
+            index: true,
+            follow: true,
+            priority: 0,
+          })),
+        ),
+      );
+      const summary = await runFetchStage(deps, { deadline: Date.now() + 60_000 });
+      assert.equal(
+        summary.fetched,
+        HOSTS * PAGES,
+        `fetched ${summary.fetched}, put back ${summary.requeued}`,
+      );
+      for (const site of sites) {
+        const times = site.arrivals.map((a) => a.at);
+        assert.equal(times.length, PAGES);
+        for (const gap of gaps(times)) assert.ok(gap >= WAIT_MS, `requests ${gap} ms apart`);
+      }
+    } finally {
+      for (const s of sites) s.close();
+    }
+  });
+});
