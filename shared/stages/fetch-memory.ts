@@ -11,7 +11,10 @@
 
 const MB = 1024 * 1024;
 
-/** RSS of the fetch bundle once loaded and running (Node 24, the SDK clients, sockets): 110–118 MB measured. */
+/**
+ * RSS of the fetch bundle once loaded and running (Node 24, the SDK clients, sockets): 92 MB
+ * measured (bench/fetch-memory.ts), plus what Lambda's runtime client adds, not measurable here.
+ */
 export const RUNTIME_MB = 130;
 /** The share of the memory the plan fills: the rest is slack for the garbage collector's timing. */
 const FILL = 0.8;
