@@ -13,11 +13,10 @@
  * - several such hosts in one invocation keep their pace, every gap at least the wait.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import tls from 'node:tls';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { fetchUrl } from '../../shared/net/fetcher.ts';
@@ -26,10 +25,8 @@ import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import type { UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../helpers/tls-front.ts';
 
-const FIXTURE = new URL('../fixtures/tls/', import.meta.url);
-const CERT = readFileSync(new URL('cert.pem', FIXTURE), 'utf8');
-const KEY = readFileSync(new URL('key.pem', FIXTURE), 'utf8');
 const HANDSHAKE_MS = 150;
 const WAIT_MS = 1000;
 
@@ -37,69 +34,54 @@ interface TlsSite {
   port: number;
   /** Date.now() of each page request (robots.txt not counted), and the connections opened */
   arrivals: { path: string; at: number }[];
-  connections: number;
+  readonly connections: number;
   close(): void;
 }
 
 /** A TLS site behind a front that delays every connection's first bytes (the handshake) by `delayMs`. */
-async function startTlsSite(
-  delayMs: number,
-  onRequest?: (res: import('node:http').ServerResponse) => boolean,
-) {
+async function startTlsSite(delayMs: number, onRequest?: (res: ServerResponse) => boolean): Promise<TlsSite> {
   const arrivals: { path: string; at: number }[] = [];
-  const server = https.createServer({ key: KEY, cert: CERT }, (req, res) => {
+  const server = https.createServer(TLS_FIXTURE, (req, res) => {
     if (req.url === '/robots.txt') return res.writeHead(404).end();
     arrivals.push({ path: req.url ?? '', at: Date.now() });
     if (onRequest?.(res)) return;
     res.writeHead(200, { 'content-type': 'text/html' }).end(`<html><title>${req.url}</title></html>`);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const inner = (server.address() as net.AddressInfo).port;
-  const sockets = new Set<net.Socket>();
-  const site: TlsSite = { port: 0, arrivals, connections: 0, close: () => undefined };
-  const front = net.createServer((client) => {
-    site.connections++;
-    client.pause();
-    sockets.add(client);
-    client.on('error', () => client.destroy()).on('close', () => sockets.delete(client));
-    setTimeout(() => {
-      const upstream = net.connect(inner, '127.0.0.1', () => {
-        client.pipe(upstream).pipe(client);
-        client.resume();
-      });
-      upstream.on('error', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-    }, delayMs);
-  });
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  site.port = (front.address() as net.AddressInfo).port;
-  site.close = () => {
-    for (const s of sockets) s.destroy();
-    front.close();
-    server.closeAllConnections();
-    server.close();
+  const front = await startHandshakeFront((server.address() as AddressInfo).port, delayMs);
+  return {
+    port: front.port,
+    arrivals,
+    get connections() {
+      return front.connections;
+    },
+    close() {
+      front.close();
+      server.closeAllConnections();
+      server.close();
+    },
   };
-  return site;
 }
 
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - (times[i] as number));
 
 describe('HTTPS sites a few round trips away', () => {
   let emu: TestEmulator;
-  const defaults = tls.getCACertificates('default');
+  let untrust: (() => void) | null = null;
 
   before(async () => {
     // The fixture's certificate is trusted in this process only, as a site's real CA would be.
-    tls.setDefaultCACertificates([...defaults, CERT]);
+    untrust = trustTlsFixture();
+    assert.ok(untrust, 'Node sets its default CAs (22.15, 24.5 and later)');
     emu = await startTestEmulator();
   });
   after(async () => {
-    tls.setDefaultCACertificates(defaults);
+    untrust?.();
     await emu?.stop();
   });
 
   it('a TLS connection whose request is not sent, or whose deadline passes mid-body, closes cleanly', async () => {
-    const dripping = new Set<import('node:http').ServerResponse>();
+    const dripping = new Set<ServerResponse>();
     const site = await startTlsSite(0, (res) => {
       if (!dripping.size) return false;
       res.writeHead(200, { 'content-type': 'text/html' });
