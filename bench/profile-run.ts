@@ -2,7 +2,8 @@
  * One or more realistic-network profiles alone, with the figures behind the line: requests by
  * operation and SQS billed requests per page, Lambda seconds per stage. For looking into a
  * profile's cost without the whole `npm run bench`.
- * Usage: node --import tsx bench/profile-run.ts [profile index | HOSTS,MEDIAN_MS,WAIT_MS …]   (default: all)
+ * Usage: node --import tsx bench/profile-run.ts [profile index | HOSTS,MEDIAN_MS,WAIT_MS[,HANDSHAKE_MS] …]   (default: all)
+ * (HANDSHAKE_MS: https, every handshake that long)
  * e.g. `64,200,1000`: a profile of 64 hosts, 200 ms median latency and a 1 s wait, beside the bench's own.
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -16,10 +17,13 @@ const args = process.argv.slice(2);
 const custom = args
   .filter((a) => a.includes(','))
   .map((a) => {
-    const [hosts = 0, medianMs = -1, waitMs = -1] = a.split(',').map(Number);
+    const [hosts = 0, medianMs = -1, waitMs = -1, handshake] = a.split(',').map(Number);
+    const handshakeMs = handshake !== undefined && handshake >= 0 ? handshake : undefined;
     if (!(hosts > 0 && medianMs >= 0 && waitMs >= 0)) throw new Error(`not HOSTS,MEDIAN_MS,WAIT_MS: ${a}`);
-    const name = `${hosts} hosts, ${medianMs} ms, ${waitMs ? `${waitMs / 1000} s wait` : 'no wait'}`;
-    return { name, hosts, medianMs, sigma: 0.6, waitMs };
+    const name =
+      `${hosts} hosts, ${medianMs} ms, ${waitMs ? `${waitMs / 1000} s wait` : 'no wait'}` +
+      (handshakeMs === undefined ? '' : `, https ${handshakeMs} ms handshake`);
+    return { name, hosts, medianMs, sigma: 0.6, waitMs, handshakeMs };
   });
 const picked = args.filter((a) => !a.includes(',')).map(Number);
 const chosen = args.length === 0 ? PROFILES : [...PROFILES.filter((_, i) => picked.includes(i)), ...custom];

@@ -7,8 +7,10 @@
  */
 import { promises as fsp } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { PRICES } from '../shared/pricing.ts';
+import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../test/helpers/tls-front.ts';
 import type { TrawlResult } from './trawl-run.ts';
 
 export interface Profile {
@@ -17,6 +19,11 @@ export interface Profile {
   medianMs: number;
   sigma: number;
   waitMs: number;
+  /**
+   * https, every connection's handshake taking this long (DNS, TCP and TLS: a few round trips),
+   * made real by test/helpers/tls-front.ts; unset: http, which connects at once on loopback
+   */
+  handshakeMs?: number;
 }
 
 export const PROFILES: Profile[] = [
@@ -25,6 +32,15 @@ export const PROFILES: Profile[] = [
   { name: '1 host, 200 ms, 1 s wait', hosts: 1, medianMs: 200, sigma: 0.6, waitMs: 1000 },
   // Many hosts: one fetcher's requests in flight and rounds, the seed's robots.txt reads side by side.
   { name: '64 hosts, 200 ms, 1 s wait', hosts: 64, medianMs: 200, sigma: 0.6, waitMs: 1000 },
+  // A real network's connects: no keep-alive, so every page pays its handshake (2 round trips of 50 ms).
+  {
+    name: '8 hosts, 200 ms, 1 s wait, https 100 ms handshake',
+    hosts: 8,
+    medianMs: 200,
+    sigma: 0.6,
+    waitMs: 1000,
+    handshakeMs: 100,
+  },
 ];
 
 const TYPES: Record<string, string> = {
@@ -69,7 +85,7 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
   const random = seeded(42);
   const state = { requests: 0 };
   const pageTimes: number[] = [];
-  const server = http.createServer((req, res) => {
+  const listener: http.RequestListener = (req, res) => {
     state.requests++;
     if (!req.url?.startsWith('/robots.txt')) pageTimes.push(Date.now());
     const delay = lognormal(random, p.medianMs, p.sigma);
@@ -91,17 +107,24 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       }
     }, delay);
-  });
+  };
+  const server =
+    p.handshakeMs === undefined ? http.createServer(listener) : https.createServer(TLS_FIXTURE, listener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
+  const inner = (server.address() as { port: number }).port;
+  const front = p.handshakeMs === undefined ? null : await startHandshakeFront(inner, p.handshakeMs);
+  const untrust = front ? trustTlsFixture() : null;
+  if (front && !untrust) throw new Error(`profile ${p.name} needs Node 22.15 or 24.5 or later (TLS)`);
   return {
-    port,
+    port: front?.port ?? inner,
     get requests() {
       return state.requests;
     },
     pageTimes,
     close: () =>
       new Promise<void>((r) => {
+        front?.close();
+        untrust?.();
         server.closeAllConnections();
         server.close(() => r());
       }),
@@ -110,10 +133,14 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
 
 /** The crawl config of a profile: K host names resolved to loopback, each crawled from `startPath`. */
 export function profileConfig(name: string, p: Profile, port: number, startPath: string) {
-  const hosts = Array.from({ length: p.hosts }, (_, i) => `h${i}.bench.test`);
+  // https: names the fixture certificate covers (*.tls.test)
+  const domain = p.handshakeMs === undefined ? 'bench.test' : 'tls.test';
+  const hosts = Array.from({ length: p.hosts }, (_, i) => `h${i}.${domain}`);
   return {
     name,
-    startUrls: hosts.map((h) => `http://${h}:${port}${startPath}`),
+    startUrls: hosts.map(
+      (h) => `${p.handshakeMs === undefined ? 'http' : 'https'}://${h}:${port}${startPath}`,
+    ),
     scope: { underStartPath: true, maxDepth: 1 },
     fetch: {
       allowPrivateNetworks: true,
