@@ -78,8 +78,13 @@ async function politeFetch(
         turn: async () => {
           connected = deps.now();
           ctx.turns.connected(host, connected - started);
+          // Waiting for the turn (another worker's slot, a run's next one) holds no place among
+          // the requests in flight: other hosts' due requests go out meanwhile.
+          ctx.requests.release?.();
           const slot = await ctx.turns.turn(host, delayMs);
-          if ('sendBy' in slot) sendBy = slot.sendBy;
+          if ('requeueSeconds' in slot) return slot;
+          await ctx.requests.run(async () => undefined);
+          sendBy = slot.sendBy;
           return slot;
         },
         headers,
