@@ -23,8 +23,8 @@ import { fetchUrl } from '../../shared/net/fetcher.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
-import type { UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { urlTask } from '../helpers/tasks.ts';
 import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../helpers/tls-front.ts';
 
 const HANDSHAKE_MS = 150;
@@ -154,15 +154,10 @@ describe('HTTPS sites a few round trips away', () => {
       });
       await openSession(config);
       const deps = depsFromEnv();
-      const tasks: UrlTask[] = [0, 1, 2, 3].map((i) => ({
-        url: `${base}/${i}.html`,
-        depth: 0,
-        queue: 'user',
-        index: true,
-        follow: true,
-        priority: 0,
-      }));
-      await sendTasks(deps, tasks);
+      await sendTasks(
+        deps,
+        [0, 1, 2, 3].map((i) => urlTask(`${base}/${i}.html`)),
+      );
       // One fetcher a turn, as the wake-up calls start them on AWS.
       const fetched: number[] = [];
       for (let pass = 0; pass < 4; pass++) {
@@ -200,14 +195,7 @@ describe('HTTPS sites a few round trips away', () => {
       await sendTasks(
         deps,
         sites.flatMap((s, i) =>
-          Array.from({ length: PAGES }, (_, p) => ({
-            url: `https://${names[i]}:${s.port}/${p}.html`,
-            depth: 0,
-            queue: 'user' as const,
-            index: true,
-            follow: true,
-            priority: 0,
-          })),
+          Array.from({ length: PAGES }, (_, p) => urlTask(`https://${names[i]}:${s.port}/${p}.html`)),
         ),
       );
       const summary = await runFetchStage(deps, { deadline: Date.now() + 60_000 });

@@ -17,9 +17,10 @@ import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
-import type { UrlTask, WakeMessage } from '../../shared/types.ts';
+import type { WakeMessage } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { urlTask } from '../helpers/tasks.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,15 +47,10 @@ describe('wake-up calls for URLs put back by politeness', () => {
     });
     await openSession(config);
     const deps = depsFromEnv();
-    const tasks: UrlTask[] = [0, 1, 2].map((i) => ({
-      url: `${site.url}/${i}.html`,
-      depth: 0,
-      queue: 'user',
-      index: true,
-      follow: true,
-      priority: 0,
-    }));
-    await sendTasks(deps, tasks);
+    await sendTasks(
+      deps,
+      [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
+    );
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(summary.drained, true);
     assert.equal(summary.fetched, 1, 'one page per 3 s: the first only');
@@ -76,9 +72,7 @@ describe('wake-up calls for URLs put back by politeness', () => {
     // SQS event the wake queue's mapping would give it) polls that source only. A URL of another
     // host waiting in another source is left to the fetchers its own sender starts.
     const other = `${site.url.replace('127.0.0.1', 'localhost')}/0.html`;
-    await sendTasks(deps, [
-      { url: other, depth: 1, queue: 'follow', index: true, follow: true, priority: 0 },
-    ]);
+    await sendTasks(deps, [urlTask(other, { depth: 1, queue: 'follow' })]);
     const calls = await deps.queues.receive<WakeMessage>(wake, 10, 0, 30);
     assert.deepEqual(
       calls.map((c) => c.body?.sources),
@@ -117,14 +111,7 @@ describe('wake-up calls for URLs put back by politeness', () => {
     const deps = depsFromEnv();
     await sendTasks(
       deps,
-      [0, 1, 2].map((i) => ({
-        url: `${site.url}/${i}.html`,
-        depth: 0,
-        queue: 'user' as const,
-        index: true,
-        follow: true,
-        priority: 0,
-      })),
+      [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
     );
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(summary.fetched, 3);
