@@ -2,6 +2,7 @@
  * The crawl config: one strict zod schema (unknown keys are errors), defaults for every
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { AuthSchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
@@ -48,6 +49,28 @@ const allowEntry = z.string().superRefine((s, ctx) => {
   const problem = allowEntryProblem(s);
   if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)}: ${problem}` });
 });
+
+/** One PEM certificate (a CA a site's chain ends in): parsed here, so a bad one is a config error. */
+const caCertificate = z
+  .string()
+  .max(64 * 1024)
+  .superRefine((s, ctx) => {
+    const problem = certificateProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
+
+function certificateProblem(pem: string): string | null {
+  if (!/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----\s*$/.test(pem.trim()))
+    return 'not one PEM certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)';
+  try {
+    const cert = new X509Certificate(pem);
+    return cert.ca
+      ? null
+      : `${cert.subject.replace(/\n/g, ', ')} is not a CA certificate (basicConstraints CA:TRUE)`;
+  } catch (err) {
+    return `not a readable certificate: ${(err as Error).message}`;
+  }
+}
 
 const httpUrl = z.string().refine(
   (s) => {
@@ -129,6 +152,12 @@ export const FetchSchema = z
     allowPrivateNetworks: z.union([z.boolean(), z.array(allowEntry)]).default(false),
     /** @default {} — host -> IP, like curl --resolve */
     resolve: z.record(z.string(), z.string()).default({}),
+    /**
+     * @default [] — PEM CA certificates trusted for https besides the system's (an intranet's own
+     * CA); public certificates, not secrets. Certificates are always verified: there is no way to
+     * turn verification off
+     */
+    caCertificates: z.array(caCertificate).max(32).default([]),
     /** @default 16 — concurrent fetches in one fetch invocation */
     concurrency: z.number().int().positive().max(256).default(16),
     /**
@@ -146,7 +175,7 @@ export const FetchSchema = z
     maxInvocations: z.number().int().min(1).max(1000).default(4),
     /**
      * @default null — the deployed fetch function's memory in MB; null sizes it from `concurrency`
-     * and `maxBytes` (256 MB for the defaults: README "Fetch memory"). An invocation holds what its
+     * and `maxBytes` (192 MB for the defaults: README "Fetch memory"). An invocation holds what its
      * memory allows, whatever the size: large bodies are read fewer at a time in less
      */
     memoryMb: z.number().int().min(128).max(10_240).nullable().default(null),

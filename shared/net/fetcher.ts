@@ -32,6 +32,8 @@ export interface FetchOptions {
   allowPrivateNetworks: PrivateAllow;
   /** host -> IP like curl --resolve: the URL's port, Host header and TLS servername are kept */
   resolve: Record<string, string>;
+  /** PEM CA certificates trusted besides the system's (fetch.caCertificates) */
+  caCertificates?: string[];
   /** SMILA proxyHost/proxyPort: absolute-form for http, CONNECT for https */
   proxy: { host: string; port: number } | null;
   conditional?: { etag?: string; lastModified?: string };
@@ -242,7 +244,7 @@ async function openConnection(target: URL, opts: FetchOptions, signal: AbortSign
   const allow = opts.allowPrivateNetworks;
   if (!opts.proxy) {
     const direct = await connectGuarded(host, portOf(target), { resolve: opts.resolve, allow, signal });
-    return target.protocol === 'https:' ? startTls(direct, host, signal) : direct;
+    return target.protocol === 'https:' ? startTls(direct, host, signal, opts.caCertificates) : direct;
   }
   // Through a proxy the guard runs first, on Trawl's own resolution (fetch.resolve, else DNS):
   // nothing reaches the proxy for a private target. The proxy itself is configured, so trusted.
@@ -254,7 +256,7 @@ async function openConnection(target: URL, opts: FetchOptions, signal: AbortSign
   });
   if (target.protocol === 'https:') {
     socket = await openTunnel(socket, target, opts, signal, checked);
-    socket = await startTls(socket, host, signal);
+    socket = await startTls(socket, host, signal, opts.caCertificates);
   }
   return socket;
 }
@@ -305,11 +307,39 @@ async function openTunnel(
   return tunnel;
 }
 
-async function startTls(socket: net.Socket, hostname: string, signal: AbortSignal): Promise<net.Socket> {
+/** Secure contexts with extra CAs, one per list: building one reads every system CA (milliseconds). */
+const contexts = new Map<string, tls.SecureContext>();
+
+function secureContextFor(caCertificates: string[] | undefined): { secureContext?: tls.SecureContext } {
+  if (!caCertificates?.length) return {};
+  const key = caCertificates.join('\n');
+  let context = contexts.get(key);
+  if (!context) {
+    // The process's defaults (Node's bundled CAs and NODE_EXTRA_CA_CERTS, which Lambda's runtime sets).
+    const defaults =
+      typeof tls.getCACertificates === 'function' ? tls.getCACertificates('default') : tls.rootCertificates;
+    context = tls.createSecureContext({ ca: [...defaults, ...caCertificates] });
+    if (contexts.size >= 4) contexts.clear(); // one config per container: a few lists at most
+    contexts.set(key, context);
+  }
+  return { secureContext: context };
+}
+
+async function startTls(
+  socket: net.Socket,
+  hostname: string,
+  signal: AbortSignal,
+  caCertificates?: string[],
+): Promise<net.Socket> {
   const bare = hostname.replace(/^\[(.*)\]$/, '$1');
   // RFC 6066 §3: SNI carries host names only, never IP literals.
   const sni = net.isIP(bare) ? {} : { servername: bare };
-  const secure = tls.connect({ socket, ALPNProtocols: ['http/1.1'], ...sni });
+  const secure = tls.connect({
+    socket,
+    ALPNProtocols: ['http/1.1'],
+    ...sni,
+    ...secureContextFor(caCertificates),
+  });
   destroyOnAbort(secure, signal);
   await once(secure, 'secureConnect', { signal });
   return secure;

@@ -34,6 +34,7 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
           allowPrivateNetworks: config.fetch.allowPrivateNetworks,
           resolve: config.fetch.resolve,
           proxy: config.fetch.proxy,
+          caCertificates: config.fetch.caCertificates,
           ignoredMimeTypes: [],
           metadataFirst: false,
           now: deps.now,

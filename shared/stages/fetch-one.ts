@@ -69,6 +69,7 @@ async function politeFetch(
         allowPrivateNetworks: config.fetch.allowPrivateNetworks,
         resolve: config.fetch.resolve,
         proxy: config.fetch.proxy,
+        caCertificates: config.fetch.caCertificates,
         conditional: task.conditional,
         ignoredMimeTypes: config.scope.ignoredMimeTypes,
         metadataFirst: true,

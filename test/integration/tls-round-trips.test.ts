@@ -214,3 +214,68 @@ describe('HTTPS sites a few round trips away', () => {
     }
   });
 });
+
+describe('fetch.caCertificates: a site whose CA is its own', () => {
+  let emu: TestEmulator;
+  let site: TlsSite;
+
+  before(async () => {
+    // Nothing trusted in-process here: the fixture's CA reaches the fetcher through the config only.
+    emu = await startTestEmulator();
+    site = await startTlsSite(0);
+  });
+  after(async () => {
+    site?.close();
+    await emu?.stop();
+  });
+
+  const opts = {
+    userAgent: 'trawl-test',
+    timeoutMs: 5000,
+    maxBytes: 1024 * 1024,
+    allowPrivateNetworks: true,
+    resolve: { 'intranet.tls.test': '127.0.0.1' },
+    proxy: null,
+    ignoredMimeTypes: [],
+    metadataFirst: true,
+  };
+
+  it('is refused as an unknown CA without the config, fetched with it', async () => {
+    const url = `https://intranet.tls.test:${site.port}/a.html`;
+    const refused = await fetchUrl(url, opts);
+    assert.equal(refused.kind, 'error');
+    assert.equal(refused.kind === 'error' && refused.code, 'tls-error');
+    const ok = await fetchUrl(url, { ...opts, caCertificates: [TLS_FIXTURE.cert] });
+    assert.equal(ok.kind, 'ok');
+    assert.equal(ok.kind === 'ok' && ok.status, 200);
+    // The name is still checked against the certificate: another name with the same CA is refused.
+    const otherName = await fetchUrl(`https://intranet.example:${site.port}/a.html`, {
+      ...opts,
+      resolve: { 'intranet.example': '127.0.0.1' },
+      caCertificates: [TLS_FIXTURE.cert],
+    });
+    assert.equal(otherName.kind === 'error' && otherName.code, 'tls-error');
+  });
+
+  it('the fetch stage reads robots.txt and the pages with the config’s CA', async () => {
+    const base = `https://intranet.tls.test:${site.port}`;
+    const config = parseConfig({
+      name: uniqueCrawlName('tls-ca'),
+      startUrls: [`${base}/`],
+      fetch: { allowPrivateNetworks: true, resolve: opts.resolve, caCertificates: [TLS_FIXTURE.cert] },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const before = site.arrivals.length;
+    await sendTasks(
+      deps,
+      [1, 2, 3].map((i) => urlTask(`${base}/p${i}.html`)),
+    );
+    const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
+    assert.deepEqual(
+      { fetched: summary.fetched, errors: summary.errors },
+      { fetched: 3, errors: { permanent: 0, temporary: 0 } },
+    );
+    assert.equal(site.arrivals.length - before, 3);
+  });
+});

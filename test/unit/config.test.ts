@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { parseConfig, parseDuration } from '../../shared/config.ts';
 import { orphanGraceMs } from '../../shared/crawl/state/orphans.ts';
@@ -78,6 +79,41 @@ describe('parseConfig', () => {
           assert.match(e.message, pattern);
           return true;
         },
+      );
+    });
+  }
+});
+
+describe('fetch.caCertificates', () => {
+  const fixture = (name: string) => readFileSync(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8');
+  const withCas = (caCertificates: unknown) =>
+    parseConfig({ name: 'a', startUrls: ['https://x.y/'], fetch: { caCertificates } }, 'crawl.json');
+
+  it('none by default; a CA certificate in PEM is taken as given', () => {
+    assert.deepEqual(parseConfig({ name: 'a', startUrls: ['https://x.y/'] }).fetch.caCertificates, []);
+    const ca = fixture('cert.pem');
+    assert.deepEqual(withCas([ca]).fetch.caCertificates, [ca]);
+  });
+  const bad: [string, unknown, RegExp][] = [
+    ['text that is no PEM', ['not a certificate'], /caCertificates\.0: not one PEM certificate/],
+    [
+      'a PEM block whose body is not a certificate',
+      ['-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'],
+      /caCertificates\.0: not a readable certificate/,
+    ],
+    ['a private key', [fixture('key.pem')], /caCertificates\.0: not one PEM certificate/],
+    [
+      'a certificate that is no CA',
+      [fixture('leaf-not-ca.pem')],
+      /CN=leaf\.tls\.test is not a CA certificate/,
+    ],
+    ['more than 32', Array.from({ length: 33 }, () => fixture('cert.pem')), /caCertificates/],
+  ];
+  for (const [label, raw, pattern] of bad) {
+    it(`rejects ${label}`, () => {
+      assert.throws(
+        () => withCas(raw),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
       );
     });
   }

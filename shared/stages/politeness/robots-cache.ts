@@ -117,6 +117,7 @@ export function createRobotsCache(
           allowPrivateNetworks: config.fetch.allowPrivateNetworks,
           resolve: config.fetch.resolve,
           proxy: config.fetch.proxy,
+          caCertificates: config.fetch.caCertificates,
           ignoredMimeTypes: [],
           metadataFirst: false,
         }),
