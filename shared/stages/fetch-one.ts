@@ -54,8 +54,8 @@ async function politeFetch(
     ctx.requests.release?.();
     const notNow = await ctx.turns.notDue(host);
     if (notNow) return notNow.reason === 'politeness' ? notNow.delaySeconds : 0;
-    let connected = 0;
     let sendBy: number | undefined;
+    let placed = 0;
     const res = await ctx.requests.run(async () => {
       // The pages held for writing must leave room: checked as the request starts, not as its task
       // starts waiting for the host's turn (a round's tasks all wait at once).
@@ -77,14 +77,15 @@ async function politeFetch(
         // The host's turn is taken once connected (fetcher.ts): a real network's handshake
         // (DNS, TCP, TLS: a few round trips) comes before the slot, not inside it.
         turn: async () => {
-          connected = deps.now();
-          ctx.turns.connected(host, connected - started);
+          ctx.turns.connected(host, deps.now() - started);
           // Waiting for the turn (another worker's slot, a run's next one) holds no place among
           // the requests in flight: other hosts' due requests go out meanwhile.
           ctx.requests.release?.();
           const slot = await ctx.turns.turn(host, delayMs);
           if ('requeueSeconds' in slot) return slot;
+          // The request's place again (a TaskPlace keeps what a run takes) before it is sent.
           await ctx.requests.run(async () => undefined);
+          placed = deps.now();
           sendBy = slot.sendBy;
           return slot;
         },
@@ -95,9 +96,10 @@ async function politeFetch(
     });
     if (res.kind === 'not-due') return res.requeueSeconds;
     if (res.kind !== 'late') return res;
-    // The request missed its slot after the turn (a stall between the slot and the send): book
-    // further ahead next time.
-    if (sendBy !== undefined && connected <= sendBy) ctx.turns.late();
+    // The request missed its slot with its place in hand (a slow slot write, a stall): book
+    // further ahead next time; not when the slot passed while every place was taken (then the
+    // run's next slot is used, or a new one booked).
+    if (sendBy !== undefined && placed <= sendBy) ctx.turns.late();
   }
   return null;
 }
