@@ -9,22 +9,9 @@ import { describe, it, mock } from 'node:test';
 import zlib from 'node:zlib';
 import { ByteBudget } from '../../shared/crawl/state/concurrency.ts';
 import { type FetchOptions, type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
+import { fetchOptions as options } from '../helpers/fetch-options.ts';
 
 const HARD_STOP_MS = 10_000; // every server-side write loop ends by then even if the client never closes
-
-function options(over: Partial<FetchOptions> = {}): FetchOptions {
-  return {
-    userAgent: 'trawl-test',
-    timeoutMs: 5000,
-    maxBytes: 1024 * 1024,
-    allowPrivateNetworks: true,
-    resolve: {},
-    proxy: null,
-    ignoredMimeTypes: ['video/*', 'audio/*', 'image/*'],
-    metadataFirst: true,
-    ...over,
-  };
-}
 
 interface Site {
   base: string;

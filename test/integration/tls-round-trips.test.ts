@@ -24,6 +24,7 @@ import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { fetchOptions } from '../helpers/fetch-options.ts';
 import { urlTask } from '../helpers/tasks.ts';
 import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../helpers/tls-front.ts';
 
@@ -90,16 +91,7 @@ describe('HTTPS sites a few round trips away', () => {
       return true;
     });
     try {
-      const opts = {
-        userAgent: 'trawl-test',
-        timeoutMs: 5000,
-        maxBytes: 10 * 1024 * 1024,
-        allowPrivateNetworks: true,
-        resolve: { 'a.tls.test': '127.0.0.1' },
-        proxy: null,
-        ignoredMimeTypes: [],
-        metadataFirst: true,
-      };
+      const opts = fetchOptions({ maxBytes: 10 * 1024 * 1024, resolve: { 'a.tls.test': '127.0.0.1' } });
       const url = `https://a.tls.test:${site.port}/page.html`;
       // Connected, then the turn: missed (late) or not due; nothing is sent either way.
       for (let i = 0; i < 10; i++) {
@@ -229,16 +221,7 @@ describe('fetch.caCertificates: a site whose CA is its own', () => {
     await emu?.stop();
   });
 
-  const opts = {
-    userAgent: 'trawl-test',
-    timeoutMs: 5000,
-    maxBytes: 1024 * 1024,
-    allowPrivateNetworks: true,
-    resolve: { 'intranet.tls.test': '127.0.0.1' },
-    proxy: null,
-    ignoredMimeTypes: [],
-    metadataFirst: true,
-  };
+  const opts = fetchOptions({ resolve: { 'intranet.tls.test': '127.0.0.1' } });
 
   it('is refused as an unknown CA without the config, fetched with it', async () => {
     const url = `https://intranet.tls.test:${site.port}/a.html`;
