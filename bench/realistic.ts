@@ -134,13 +134,11 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
 /** The crawl config of a profile: K host names resolved to loopback, each crawled from `startPath`. */
 export function profileConfig(name: string, p: Profile, port: number, startPath: string) {
   // https: names the fixture certificate covers (*.tls.test)
-  const domain = p.handshakeMs === undefined ? 'bench.test' : 'tls.test';
+  const [scheme, domain] = p.handshakeMs === undefined ? ['http', 'bench.test'] : ['https', 'tls.test'];
   const hosts = Array.from({ length: p.hosts }, (_, i) => `h${i}.${domain}`);
   return {
     name,
-    startUrls: hosts.map(
-      (h) => `${p.handshakeMs === undefined ? 'http' : 'https'}://${h}:${port}${startPath}`,
-    ),
+    startUrls: hosts.map((h) => `${scheme}://${h}:${port}${startPath}`),
     scope: { underStartPath: true, maxDepth: 1 },
     fetch: {
       allowPrivateNetworks: true,
