@@ -150,6 +150,14 @@ export interface ChangeRecord {
   /** where the document is: its bulk and line (upserts) */
   bulk?: string;
   line?: number;
+  /** the document's delta hash (upserts): an upsert with the hash the URL's last upsert had changes nothing */
+  hash?: string;
+  /**
+   * The fetch time (ms) of the outcome the change comes from: the version the search sink
+   * indexes with. Type, URL and version identify a change: the copies a failure can leave in the
+   * feed (a batch retried in another composition, a message delivered twice) share them.
+   */
+  version?: number;
 }
 
 /** A wake-up call (the wake queue): when the URLs a fetcher put back are due, and their sources. */

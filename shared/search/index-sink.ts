@@ -19,12 +19,6 @@ import {
 /** The changes a batch sinks: the change feed's records. */
 export type SinkChange = ChangeRecord;
 
-/**
- * The version each change carries into the engine: the fetch time of the outcome that made it
- * (the index stage records it here), else the change's own time (a refresh cycle's deletions).
- */
-export const changeVersions = new WeakMap<SinkChange, number>();
-
 /** Sends the batch's changes to the search engine; a no-op with the feed sink. */
 export async function sinkChanges(
   store: PageStore,
@@ -46,7 +40,8 @@ export async function sinkChanges(
   const upserts: SinkUpsert[] = [];
   const deletes: SinkDelete[] = [];
   for (const c of last.values()) {
-    const version = changeVersions.get(c) ?? Date.parse(c.at);
+    // The fetch time of the outcome that made the change, else its own time (a refresh cycle's deletions).
+    const version = c.version ?? Date.parse(c.at);
     if (c.type === 'delete') {
       deletes.push({ url: c.url, version, reason: c.reason ?? 'deleted' });
       continue;

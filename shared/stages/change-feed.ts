@@ -2,6 +2,7 @@
  * The change feed's record and its EventBridge events: what the index and refresh stages emit
  * for every upsert and deletion (docs/documents.md), and what a search index subscribes to.
  */
+import { createHash } from 'node:crypto';
 import { PutEventsCommand, type PutEventsRequestEntry } from '@aws-sdk/client-eventbridge';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { ChangeRecord } from '../types.ts';
@@ -14,6 +15,36 @@ export const CHANGE_DETAIL_TYPE = 'Trawl Document Changes';
 /** EventBridge PutEvents: at most 10 entries a call, 256 KB an entry (AWS limits); room left for the envelope. */
 const EVENTS_PER_CALL = 10;
 const EVENT_DETAIL_BYTES = 240 * 1024;
+
+/**
+ * Folds the copies a failure can leave in the feed (docs/documents.md "Change feed"), fed the
+ * records in feed order: a record with the identity of one seen (type, URL, version, reason: the
+ * same outcome written twice), and an upsert with the content hash the URL's last upsert had (the
+ * same page fetched twice, both copies indexed before either state was written). Holds 16-byte
+ * digests, not records.
+ */
+export class ChangeFold {
+  private readonly seen = new Set<string>();
+  private readonly content = new Map<string, string>();
+
+  /** Whether the record is a change (true) or a copy of one kept before (false). */
+  keep(c: ChangeRecord): boolean {
+    const id = digest([c.type, c.url, c.version ?? c.at, c.reason ?? '']);
+    if (this.seen.has(id)) return false;
+    this.seen.add(id);
+    const url = digest([c.url]);
+    if (c.type === 'delete') {
+      this.content.delete(url);
+      return true;
+    }
+    if (c.hash === undefined) return true;
+    if (this.content.get(url) === c.hash) return false;
+    this.content.set(url, c.hash);
+    return true;
+  }
+}
+
+const digest = (parts: unknown[]) => createHash('md5').update(JSON.stringify(parts)).digest('base64');
 
 /** The change events of one batch: normally one, more only when the changes exceed an entry's size. */
 export function changeEvents(crawl: string, bus: string, changes: ChangeRecord[]): PutEventsRequestEntry[] {

@@ -18,7 +18,7 @@ import {
 import { refreshBucket } from '../crawl/state/scheduling.ts';
 import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
 import { KEYS } from '../layout.ts';
-import { changeVersions, sinkChanges } from '../search/index-sink.ts';
+import { sinkChanges } from '../search/index-sink.ts';
 import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
@@ -84,9 +84,9 @@ export async function runIndexStage(
  */
 async function writeChanges(deps: StageDeps, changes: ChangeRecord[]): Promise<void> {
   if (changes.length === 0) return;
-  const identity = changes.map((c) => [c.type, c.url, changeVersions.get(c) ?? 0, c.reason ?? '']);
+  const identity = changes.map((c) => [c.type, c.url, c.version ?? 0, c.reason ?? '']);
   const digest = createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 32);
-  const newest = Math.max(...changes.map((c) => changeVersions.get(c) ?? 0));
+  const newest = Math.max(...changes.map((c) => c.version ?? 0));
   await deps.store.putLines(KEYS.changes(manifestStamp(new Date(newest).toISOString()), digest), changes);
 }
 
@@ -210,10 +210,20 @@ function planWrites(
       puts.set(outcome.url, next);
     }
     const version = Date.parse(outcome.fetchedAt);
-    if (plan.deleteReason) changes.push({ type: 'delete', url: outcome.url, at, reason: plan.deleteReason });
-    if (pointer)
-      changes.push({ type: 'upsert', url: outcome.url, at, bulk: pointer.bulk, line: pointer.line });
-    for (const c of changes.slice(-2)) if (c.url === outcome.url) changeVersions.set(c, version);
+    if (plan.deleteReason)
+      changes.push({ type: 'delete', url: outcome.url, at, reason: plan.deleteReason, version });
+    if (pointer) {
+      const { bulk, line } = pointer;
+      changes.push({
+        type: 'upsert',
+        url: outcome.url,
+        at,
+        bulk,
+        line,
+        hash: plan.set.hash ?? undefined,
+        version,
+      });
+    }
   }
   return writes;
 }
