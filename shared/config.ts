@@ -158,6 +158,14 @@ export const FetchSchema = z
      * turn verification off
      */
     caCertificates: z.array(caCertificate).max(32).default([]),
+    /**
+     * @default 4 — HTTP keep-alive: a connection whose response was read whole is kept this long
+     * for the next request to the same site by the same fetcher (a warm Lambda container keeps it
+     * between invocations), saving that request its DNS, TCP and TLS round trips; under the 5 s
+     * idle timeout of Apache httpd, the shortest common server default. 0: one connection per
+     * request (`Connection: close`)
+     */
+    keepAliveSeconds: z.number().min(0).max(60).default(4),
     /** @default 16 — concurrent fetches in one fetch invocation */
     concurrency: z.number().int().positive().max(256).default(16),
     /**

@@ -9,6 +9,7 @@ import { open, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
+import { finished } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
@@ -20,7 +21,14 @@ import {
 } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { FetchError } from '../errors.ts';
-import { connectGuarded, destroyOnAbort, type PrivateAllow, resolveGuarded } from './ip-guard.ts';
+import { destroyLayers, keepIdle, takeIdle } from './connection-pool.ts';
+import {
+  connectGuarded,
+  destroyOnAbort,
+  detachSockets,
+  type PrivateAllow,
+  resolveGuarded,
+} from './ip-guard.ts';
 
 export interface FetchOptions {
   userAgent: string;
@@ -73,6 +81,12 @@ export interface FetchOptions {
    * removes its file.
    */
   spool?: { afterBytes: number; file: () => Promise<string> };
+  /**
+   * HTTP keep-alive (fetch.keepAliveSeconds): a connection whose response was read whole is kept
+   * this long for the next request to the same origin (connection-pool.ts); 0 or absent: every
+   * request has its own connection (`Connection: close`).
+   */
+  keepAliveMs?: number;
 }
 
 /** A body read into a file (FetchOptions.spool): its path and decoded size. */
@@ -119,6 +133,10 @@ export type FetchOutcome =
     };
 
 const DEFAULT_MAX_HEADER_BYTES = 64 * 1024;
+/** An error or redirect body up to this size is read and dropped, keeping its connection. */
+const DRAINED_BODY_MAX = 16 * 1024;
+/** How long a dropped body may take to end after its headers before its connection is closed instead. */
+const DRAIN_MS = 2_000;
 
 type HeaderSource = http.IncomingHttpHeaders | Iterable<[string, string]>;
 
@@ -175,7 +193,7 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
     return errorOutcome(deadline.signal.aborted ? deadline.signal.reason : err);
   } finally {
     clearTimeout(timer);
-    // Destroys every socket of this fetch (each registered on the signal); no keep-alive between fetches.
+    // Destroys every socket of this fetch (each registered on the signal) but a connection kept alive.
     if (!deadline.signal.aborted) deadline.abort(new Error('fetch finished'));
   }
 }
@@ -201,9 +219,13 @@ async function fetchOnce(
   opts: FetchOptions,
   signal: AbortSignal,
   clock: Clock,
+  fresh = false,
 ): Promise<FetchOutcome> {
   const target = parseTarget(url);
-  const socket = await openConnection(target, opts, signal);
+  const key = opts.keepAliveMs ? connectionKey(target, opts) : null;
+  const kept = key && !fresh ? takeIdle(key) : null;
+  if (kept) for (const s of kept) destroyOnAbort(s, signal);
+  const socket = kept ? (kept[kept.length - 1] as net.Socket) : await openConnection(target, opts, signal);
   if (opts.turn) {
     // Connected first: the slot is taken when the request can leave at once, so a handshake of a
     // few round trips never makes every slot late (they were missed for good past 50 ms).
@@ -212,12 +234,79 @@ async function fetchOnce(
       throw new TurnFailed(err);
     });
     clock.resume();
-    if ('requeueSeconds' in turn) return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
-    if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return { kind: 'late' };
+    // Nothing sent: the open connection is kept for the host's next turn.
+    const unsent = (outcome: FetchOutcome) => {
+      if (key) keepIdle(key, detachSockets(signal), opts.keepAliveMs ?? 0);
+      return outcome;
+    };
+    if ('requeueSeconds' in turn) return unsent({ kind: 'not-due', requeueSeconds: turn.requeueSeconds });
+    if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return unsent({ kind: 'late' });
   }
   const remoteAddress = socket.remoteAddress ?? '';
-  const res = await sendRequest(socket, target, opts, signal);
-  return readResponse(res, target, opts, remoteAddress, clock);
+  let res: http.IncomingMessage;
+  try {
+    res = await sendRequest(socket, target, opts, signal);
+  } catch (err) {
+    if (!kept || signal.aborted) throw err;
+    // The site closed the kept connection as the request went out (its keep-alive timeout): no
+    // answer, so nothing was done. A turn's slot is spent (the caller takes a new one); without a
+    // turn the request goes again on a new connection.
+    destroyLayers(kept);
+    return opts.turn ? { kind: 'late' } : fetchOnce(url, opts, signal, clock, true);
+  }
+  const outcome = await readResponse(res, target, opts, remoteAddress, clock);
+  // A dropped body that came with its headers (a 304, most 404s) ends in a few ticks: then the
+  // connection is kept before the next request to the site (robots.txt's page) looks for one.
+  if (key && outcome.kind !== 'ok' && res.complete && !res.readableEnded)
+    await once(res, 'end', { signal }).catch(noop);
+  if (key) settle(key, res, outcome, detachSockets(signal), opts.keepAliveMs ?? 0);
+  return outcome;
+}
+
+/**
+ * Keeps the connection for the next request if it can carry one: HTTP/1.1, neither side said
+ * `close`, and the response read to its end (a page read whole; a 304, or an error or redirect
+ * whose short body is dropped as it ends, without holding the outcome up). A truncated body, a
+ * skipped MIME type, a long or slow error body end it. The fetch has handed its sockets over.
+ */
+function settle(
+  key: string,
+  res: http.IncomingMessage,
+  outcome: FetchOutcome,
+  layers: net.Socket[],
+  keepMs: number,
+): void {
+  const verdict = connectionVerdict(res, outcome);
+  if (verdict === 'drain') {
+    const slow = setTimeout(() => res.destroy(), DRAIN_MS).unref();
+    // After the HTTP client's own end handler has let go of the socket.
+    finished(res, (err) => {
+      clearTimeout(slow);
+      if (err || !res.complete) destroyLayers(layers);
+      else setImmediate(() => keepIdle(key, layers, keepMs));
+    });
+  } else if (verdict === 'keep')
+    keepIdle(key, layers, keepMs); // (it checks the socket is open)
+  else destroyLayers(layers);
+}
+
+function connectionVerdict(res: http.IncomingMessage, outcome: FetchOutcome): 'keep' | 'drop' | 'drain' {
+  if (res.httpVersion !== '1.1' || /\bclose\b/i.test(res.headers.connection ?? '')) return 'drop';
+  if (outcome.kind === 'ok') return !outcome.truncated && res.complete ? 'keep' : 'drop';
+  if (outcome.kind !== 'not-modified' && outcome.kind !== 'redirect' && outcome.kind !== 'error')
+    return 'drop';
+  if (res.readableEnded) return res.complete ? 'keep' : 'drop';
+  return 'drain';
+}
+
+/** What makes a connection: scheme, host, port, the address it was resolved to, the proxy, the trust. */
+function connectionKey(target: URL, opts: FetchOptions): string {
+  const host = target.hostname.toLowerCase();
+  const mapped = Object.entries(opts.resolve).find(([k]) => k.toLowerCase().replace(/\.$/, '') === host)?.[1];
+  const proxy = opts.proxy ? `${opts.proxy.host}:${opts.proxy.port}` : '';
+  const ca = opts.caCertificates?.length ? opts.caCertificates.join('\n') : '';
+  const allow = JSON.stringify(opts.allowPrivateNetworks);
+  return JSON.stringify([target.protocol, host, portOf(target), mapped ?? '', proxy, allow, ca]);
 }
 
 function parseTarget(url: string): URL {
@@ -351,7 +440,7 @@ function requestHeaders(target: URL, opts: FetchOptions): HeaderRecord {
     'user-agent': opts.userAgent,
     accept: '*/*',
     'accept-encoding': 'gzip, deflate, br',
-    connection: 'close',
+    connection: opts.keepAliveMs ? 'keep-alive' : 'close',
   };
   // Seed 004 / RFC 9110 §13.1: refresh with a conditional GET; a 304 then means "unchanged".
   if (opts.conditional?.etag) headers['if-none-match'] = opts.conditional.etag;
@@ -394,7 +483,17 @@ async function readResponse(
   const conditional = Boolean(opts.conditional?.etag || opts.conditional?.lastModified);
   const retryAfter = headers['retry-after'] ?? null;
   const verdict = classifyHttpStatus(status, { conditional, retryAfter, now: (opts.now ?? Date.now)() });
-  if (verdict.kind !== 'ok') res.destroy(); // error, redirect and 304 bodies are never read
+  // Error and redirect bodies are never kept: a short one is read and dropped, so that its
+  // connection can be kept (a 404 robots.txt is most sites'), a longer one ends it.
+  if (verdict.kind !== 'ok') {
+    let seen = Number(res.headers['content-length'] ?? 0);
+    if (seen > DRAINED_BODY_MAX) res.destroy();
+    else
+      res.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > DRAINED_BODY_MAX) res.destroy();
+      });
+  }
   switch (verdict.kind) {
     case 'not-modified':
       return { kind: 'not-modified', status: 304, headers } as const;

@@ -152,7 +152,12 @@ const layers = new WeakMap<AbortSignal, net.Socket[]>();
  * TLS 1.3 session ticket after a handshake whose request is not sent (a missed politeness slot).
  */
 export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
-  socket.on('error', () => {}); // never an unhandled 'error' event; the request/response reports it
+  // Never an unhandled 'error' event (the request/response reports it); once per socket, which a
+  // kept-alive connection brings to many fetches.
+  if (!guarded.has(socket)) {
+    guarded.add(socket);
+    socket.on('error', () => {});
+  }
   if (signal.aborted) {
     socket.destroy();
     return;
@@ -171,6 +176,19 @@ export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
     );
   }
   stack.push(socket);
+}
+
+const guarded = new WeakSet<net.Socket>();
+
+/**
+ * The sockets registered on `signal` that are still open, innermost first, taken off it: its
+ * abort no longer destroys them (a connection kept alive for the next fetch).
+ */
+export function detachSockets(signal: AbortSignal): net.Socket[] {
+  const stack = layers.get(signal) ?? [];
+  const open = stack.filter((s) => !s.destroyed);
+  stack.length = 0;
+  return open;
 }
 
 export interface GuardedConnectOptions {

@@ -70,6 +70,7 @@ async function politeFetch(
         resolve: config.fetch.resolve,
         proxy: config.fetch.proxy,
         caCertificates: config.fetch.caCertificates,
+        keepAliveMs: config.fetch.keepAliveSeconds * 1000,
         conditional: task.conditional,
         ignoredMimeTypes: config.scope.ignoredMimeTypes,
         metadataFirst: true,

@@ -246,7 +246,10 @@ describe('hostile servers through the whole pipeline', () => {
       errorCode: 'connection-reset',
     });
     assert.equal(reset?.temporaryErrors, 2);
-    assert.equal(hits(site.requests, '/reset').length, 2, 'first try + maxTemporaryErrors retries');
+    // First try + maxTemporaryErrors retries; a try over a kept-alive connection whose request got
+    // no answer is sent once more on a new connection (the site may have closed it as it went out).
+    const resets = hits(site.requests, '/reset').length;
+    assert.ok(resets >= 2 && resets <= 4, `${resets} requests: first try + retries, each at most twice`);
     const drip = states.get('/drip');
     assert.deepEqual(pick(drip), {
       state: 'error',

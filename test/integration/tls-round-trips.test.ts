@@ -162,6 +162,8 @@ describe('HTTPS sites a few round trips away', () => {
       const times = site.arrivals.map((a) => a.at);
       assert.equal(times.length, 4);
       for (const gap of gaps(times)) assert.ok(gap >= WAIT_MS, `requests ${gap} ms apart`);
+      // robots.txt and the four passes' pages over one connection (keep-alive, as in a warm container).
+      assert.equal(site.connections, 1, 'one handshake');
     } finally {
       site.close();
     }
@@ -200,6 +202,7 @@ describe('HTTPS sites a few round trips away', () => {
         const times = site.arrivals.map((a) => a.at);
         assert.equal(times.length, PAGES);
         for (const gap of gaps(times)) assert.ok(gap >= WAIT_MS, `requests ${gap} ms apart`);
+        assert.equal(site.connections, 1, 'one handshake a host (keep-alive)');
       }
     } finally {
       for (const s of sites) s.close();

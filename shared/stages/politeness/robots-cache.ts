@@ -118,6 +118,8 @@ export function createRobotsCache(
           resolve: config.fetch.resolve,
           proxy: config.fetch.proxy,
           caCertificates: config.fetch.caCertificates,
+          // The site's first page usually follows on the same connection.
+          keepAliveMs: config.fetch.keepAliveSeconds * 1000,
           ignoredMimeTypes: [],
           metadataFirst: false,
         }),

@@ -1,0 +1,123 @@
+/**
+ * HTTP keep-alive: connections whose response was read to its end, kept idle for the next request
+ * to the same origin by the same container (a warm Lambda container keeps them between
+ * invocations). A kept connection saves the next request its DNS look-up, TCP and TLS handshakes
+ * (two or three round trips: Lambda time, and load on the site). A connection is one stack of
+ * sockets (TCP, a proxy's tunnel, TLS), destroyed outermost first (ip-guard.ts says why).
+ */
+import type net from 'node:net';
+
+/** A connection's sockets, innermost first; the last is the one requests are written to. */
+export type ConnectionLayers = net.Socket[];
+
+/** Idle connections kept in all, and to one origin (fetch.connectionsPerHost is at most 64). */
+const MAX_IDLE = 64;
+const MAX_IDLE_PER_KEY = 8;
+
+interface Idle {
+  key: string;
+  layers: ConnectionLayers;
+  until: number;
+  forget: () => void;
+}
+
+/** Origin key → idle connections, the most recently used last. */
+const idle = new Map<string, Idle[]>();
+let idleCount = 0;
+
+/** Destroys a connection's sockets, outermost first. */
+export function destroyLayers(layers: ConnectionLayers): void {
+  for (const s of [...layers].reverse()) s.destroy();
+}
+
+const top = (layers: ConnectionLayers) => layers[layers.length - 1];
+
+function remove(entry: Idle): boolean {
+  const list = idle.get(entry.key);
+  const i = list?.indexOf(entry) ?? -1;
+  if (!list || i < 0) return false;
+  list.splice(i, 1);
+  if (list.length === 0) idle.delete(entry.key);
+  idleCount--;
+  entry.forget();
+  return true;
+}
+
+/**
+ * Keeps a connection for `keepMs` for the next request to `key` (its origin, proxy, resolution and
+ * trust: whatever made the connection). It leaves the pool if the server closes it, sends anything
+ * unasked, or an error occurs; it holds no event loop open.
+ */
+export function keepIdle(key: string, layers: ConnectionLayers, keepMs: number, now = Date.now()): void {
+  const socket = top(layers);
+  if (!socket || keepMs <= 0 || socket.destroyed || !socket.writable || socket.readableEnded) {
+    destroyLayers(layers);
+    return;
+  }
+  const drop = () => {
+    if (remove(entry)) destroyLayers(layers);
+  };
+  const entry: Idle = {
+    key,
+    layers,
+    until: now + keepMs,
+    forget: () => {
+      socket.off('data', drop);
+      socket.off('end', drop);
+      for (const s of layers) {
+        s.off('close', drop);
+        s.off('error', drop);
+      }
+    },
+  };
+  // A response nobody asked for, the server's FIN (its keep-alive timeout) or a reset: gone.
+  socket.on('data', drop);
+  socket.on('end', drop);
+  for (const s of layers) {
+    s.on('close', drop);
+    s.on('error', drop);
+    s.unref();
+  }
+  const list = idle.get(key) ?? [];
+  idle.set(key, list);
+  list.push(entry);
+  idleCount++;
+  if (list.length > MAX_IDLE_PER_KEY) evict(list[0] as Idle);
+  if (idleCount > MAX_IDLE) {
+    // The least recently kept of all.
+    let oldest: Idle | undefined;
+    for (const l of idle.values()) if (l[0] && (!oldest || l[0].until < oldest.until)) oldest = l[0];
+    if (oldest) evict(oldest);
+  }
+}
+
+function evict(entry: Idle): void {
+  if (remove(entry)) destroyLayers(entry.layers);
+}
+
+/** An idle connection to `key` still open and within its keep time (the most recently used), or null. */
+export function takeIdle(key: string, now = Date.now()): ConnectionLayers | null {
+  const list = idle.get(key);
+  while (list && list.length > 0) {
+    const entry = list[list.length - 1] as Idle;
+    remove(entry);
+    const socket = top(entry.layers);
+    if (entry.until < now || !socket || socket.destroyed || !socket.writable || socket.readableEnded) {
+      destroyLayers(entry.layers);
+      continue;
+    }
+    for (const s of entry.layers) s.ref();
+    return entry.layers;
+  }
+  return null;
+}
+
+/** Closes every idle connection (tests; a process about to exit needs none of this: they are unref'd). */
+export function closeIdle(): void {
+  for (const list of [...idle.values()]) for (const entry of [...list]) evict(entry);
+}
+
+/** How many connections are idle (tests, the bench). */
+export function idleConnections(): number {
+  return idleCount;
+}

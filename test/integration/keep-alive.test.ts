@@ -1,0 +1,233 @@
+/**
+ * HTTP keep-alive (fetch.keepAliveSeconds, shared/net/connection-pool.ts) against real servers on
+ * loopback: what reuses a connection, what must not, and a site that closes kept connections
+ * (at its idle timeout, or as the next request goes out).
+ */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import { afterEach, describe, it } from 'node:test';
+import { closeIdle, idleConnections } from '../../shared/net/connection-pool.ts';
+import { type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
+import { fetchOptions } from '../helpers/fetch-options.ts';
+import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../helpers/tls-front.ts';
+
+interface Site {
+  base: string;
+  connections: number;
+  requests: number;
+  server: http.Server;
+}
+
+/** A loopback HTTP/1.1 server counting connections and requests; closed afterwards. */
+async function withSite(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  run: (site: Site) => Promise<void>,
+) {
+  const server = http.createServer((req, res) => {
+    site.requests++;
+    handler(req, res);
+  });
+  const site: Site = { base: '', connections: 0, requests: 0, server };
+  server.on('connection', () => site.connections++);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  site.base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  try {
+    await run(site);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+const openOn = (server: net.Server) =>
+  new Promise<number>((resolve, reject) =>
+    server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+  );
+
+const page = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  res.setHeader('content-type', 'text/html');
+  res.end('<html><body>hello</body></html>');
+};
+const kept = (over = {}) => fetchOptions({ keepAliveMs: 4000, ...over });
+const ok = (r: FetchOutcome) => {
+  assert.equal(r.kind, 'ok', JSON.stringify(r));
+};
+
+describe('keep-alive', () => {
+  afterEach(() => closeIdle());
+
+  it('sends the next requests to a site over the connection the first one opened', async () => {
+    await withSite(page, async (site) => {
+      for (let i = 0; i < 5; i++) ok(await fetchUrl(`${site.base}/${i}.html`, kept()));
+      assert.equal(site.requests, 5);
+      assert.equal(site.connections, 1);
+      assert.equal(idleConnections(), 1);
+    });
+  });
+
+  it('opens one connection a request with keepAliveMs 0, or when the site says close', async () => {
+    await withSite(page, async (site) => {
+      for (let i = 0; i < 3; i++) ok(await fetchUrl(`${site.base}/${i}.html`, fetchOptions()));
+      assert.equal(site.connections, 3);
+    });
+    const closing = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.setHeader('connection', 'close');
+      page(req, res);
+    };
+    await withSite(closing, async (site) => {
+      for (let i = 0; i < 3; i++) ok(await fetchUrl(`${site.base}/${i}.html`, kept()));
+      assert.equal(site.connections, 3);
+      assert.equal(idleConnections(), 0);
+    });
+  });
+
+  it('keeps no connection whose response was not read to its end', { timeout: 20_000 }, async () => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.url === '/big') return res.end('x'.repeat(64 * 1024)); // truncated at maxBytes
+      if (req.url === '/video') {
+        res.setHeader('content-type', 'video/mp4'); // skipped on its headers, body unread
+        return res.end('x'.repeat(1024));
+      }
+      if (req.url === '/long-404') return res.writeHead(404).end('x'.repeat(64 * 1024));
+      if (req.url === '/slow-404') return res.writeHead(404).write('never ends'); // and never ends
+      page(req, res);
+    };
+    await withSite(handler, async (site) => {
+      const results = [];
+      for (const path of ['/big', '/video', '/long-404', '/slow-404'])
+        results.push((await fetchUrl(`${site.base}${path}`, kept({ maxBytes: 1024 }))).kind);
+      // The slow body does not hold the 404 up (its outcome came first); its connection goes.
+      assert.deepEqual(results, ['ok', 'skipped', 'error', 'error']);
+      // The slow body's connection is closed after its drain time (2 s), not kept.
+      while ((await openOn(site.server)) > 0) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(idleConnections(), 0);
+      assert.equal(site.connections, 4);
+    });
+  });
+
+  it('keeps the connection of an error or redirect whose short body is dropped', async () => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.url === '/robots.txt') return res.writeHead(404).end(); // chunked, empty
+      if (req.url === '/missing') return res.writeHead(404, { 'content-length': 8 }).end('not here');
+      if (req.url === '/moved') return res.writeHead(301, { location: '/' }).end('moved');
+      page(req, res);
+    };
+    await withSite(handler, async (site) => {
+      const results = [];
+      for (const path of ['/robots.txt', '/a', '/missing', '/moved', '/b'])
+        results.push((await fetchUrl(`${site.base}${path}`, kept())).kind);
+      assert.deepEqual(results, ['error', 'ok', 'error', 'redirect', 'ok']);
+      assert.equal(site.connections, 1);
+    });
+  });
+
+  it('keeps the connection of a 304 (no body) for the next request', async () => {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.headers['if-none-match'] === '"v1"') return res.writeHead(304, { etag: '"v1"' }).end();
+      page(req, res);
+    };
+    await withSite(handler, async (site) => {
+      const first = await fetchUrl(`${site.base}/a`, kept({ conditional: { etag: '"v1"' } }));
+      assert.equal(first.kind, 'not-modified');
+      ok(await fetchUrl(`${site.base}/b`, kept()));
+      assert.equal(site.connections, 1);
+    });
+  });
+
+  it('opens a new connection once the site closed the kept one at its idle timeout', {
+    timeout: 20_000,
+  }, async () => {
+    await withSite(page, async (site) => {
+      site.server.keepAliveTimeout = 100;
+      const closed = new Promise((r) =>
+        site.server.once('connection', (s: net.Socket) => s.once('close', r)),
+      );
+      ok(await fetchUrl(`${site.base}/a`, kept()));
+      assert.equal(idleConnections(), 1);
+      await closed;
+      // The site's FIN takes the connection out of the pool as it arrives.
+      while (idleConnections() > 0) await new Promise((r) => setTimeout(r, 10));
+      ok(await fetchUrl(`${site.base}/b`, kept()));
+      assert.equal(site.connections, 2);
+    });
+  });
+
+  it('drops a kept connection past keepAliveMs', async () => {
+    await withSite(page, async (site) => {
+      ok(await fetchUrl(`${site.base}/a`, kept({ keepAliveMs: 50 })));
+      await new Promise((r) => setTimeout(r, 150));
+      ok(await fetchUrl(`${site.base}/b`, kept({ keepAliveMs: 50 })));
+      assert.equal(site.connections, 2);
+    });
+  });
+
+  it('a site that drops the kept connection as the request goes out: sent again without a turn, late with one', async () => {
+    // A raw server: answers the first request of each connection, then closes the connection
+    // without an answer on its second request (what a keep-alive timeout racing the request does).
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      let requests = 0;
+      socket.on('error', () => {});
+      socket.on('data', (chunk) => {
+        if (!chunk.includes('\r\n\r\n')) return;
+        if (++requests > 1) return socket.destroy();
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 5\r\n\r\nhello');
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    try {
+      ok(await fetchUrl(`${base}/a`, kept()));
+      ok(await fetchUrl(`${base}/b`, kept()));
+      assert.equal(connections, 2, 'the second request went again on a new connection');
+      const turn = async () => ({ sendBy: Date.now() + 1000 });
+      assert.equal((await fetchUrl(`${base}/c`, kept({ turn }))).kind, 'late');
+      ok(await fetchUrl(`${base}/d`, kept({ turn })));
+      assert.equal(connections, 3);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('keeps the connection a not-due turn opened, for the host`s next turn', async () => {
+    await withSite(page, async (site) => {
+      const notDue = async () => ({ requeueSeconds: 1 });
+      assert.equal((await fetchUrl(`${site.base}/a`, kept({ turn: notDue }))).kind, 'not-due');
+      assert.equal(idleConnections(), 1);
+      ok(await fetchUrl(`${site.base}/a`, kept({ turn: async () => ({}) })));
+      assert.equal(site.connections, 1);
+      assert.equal(site.requests, 1);
+    });
+  });
+
+  it('over TLS, the next request pays no handshake', async () => {
+    const untrust = trustTlsFixture();
+    const server = https.createServer(TLS_FIXTURE, page);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const front = await startHandshakeFront((server.address() as net.AddressInfo).port, 100);
+    try {
+      const opts = kept({ resolve: { 'a.tls.test': '127.0.0.1' } });
+      const times = [];
+      for (let i = 0; i < 3; i++) {
+        const t = performance.now();
+        ok(await fetchUrl(`https://a.tls.test:${front.port}/${i}.html`, opts));
+        times.push(performance.now() - t);
+      }
+      assert.equal(front.connections, 1);
+      // The first request paid the 100 ms hold; the kept connection's did not.
+      assert.ok((times[0] ?? 0) >= 100, `first ${times[0]} ms`);
+    } finally {
+      closeIdle();
+      front.close();
+      server.closeAllConnections();
+      server.close();
+      untrust?.();
+    }
+  });
+});
