@@ -195,13 +195,16 @@ describe('keep-alive', () => {
     }
   });
 
-  it('keeps the connection a not-due turn opened, for the host`s next turn', async () => {
+  it('closes the connection of a turn that was not due (nothing sent), keeps the one it reused', async () => {
     await withSite(page, async (site) => {
       const notDue = async () => ({ requeueSeconds: 1 });
       assert.equal((await fetchUrl(`${site.base}/a`, kept({ turn: notDue }))).kind, 'not-due');
-      assert.equal(idleConnections(), 1);
+      assert.equal(idleConnections(), 0);
       ok(await fetchUrl(`${site.base}/a`, kept({ turn: async () => ({}) })));
-      assert.equal(site.connections, 1);
+      assert.equal(idleConnections(), 1);
+      assert.equal((await fetchUrl(`${site.base}/b`, kept({ turn: notDue }))).kind, 'not-due');
+      assert.equal(idleConnections(), 0);
+      assert.equal(site.connections, 2);
       assert.equal(site.requests, 1);
     });
   });
