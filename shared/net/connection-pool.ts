@@ -6,6 +6,7 @@
  * sockets (TCP, a proxy's tunnel, TLS), destroyed outermost first (ip-guard.ts says why).
  */
 import type net from 'node:net';
+import { destroyLayers } from './ip-guard.ts';
 
 /** A connection's sockets, innermost first; the last is the one requests are written to. */
 export type ConnectionLayers = net.Socket[];
@@ -25,12 +26,13 @@ interface Idle {
 const idle = new Map<string, Idle[]>();
 let idleCount = 0;
 
-/** Destroys a connection's sockets, outermost first. */
-export function destroyLayers(layers: ConnectionLayers): void {
-  for (const s of [...layers].reverse()) s.destroy();
-}
-
 const top = (layers: ConnectionLayers) => layers[layers.length - 1];
+
+/** Whether a connection can still carry a request: its outer socket open both ways. */
+function isOpen(layers: ConnectionLayers): boolean {
+  const socket = top(layers);
+  return socket !== undefined && !socket.destroyed && socket.writable && !socket.readableEnded;
+}
 
 function remove(entry: Idle): boolean {
   const list = idle.get(entry.key);
@@ -50,13 +52,11 @@ function remove(entry: Idle): boolean {
  */
 export function keepIdle(key: string, layers: ConnectionLayers, keepMs: number, now = Date.now()): void {
   const socket = top(layers);
-  if (!socket || keepMs <= 0 || socket.destroyed || !socket.writable || socket.readableEnded) {
+  if (!socket || keepMs <= 0 || !isOpen(layers)) {
     destroyLayers(layers);
     return;
   }
-  const drop = () => {
-    if (remove(entry)) destroyLayers(layers);
-  };
+  const drop = () => evict(entry);
   const entry: Idle = {
     key,
     layers,
@@ -101,8 +101,7 @@ export function takeIdle(key: string, now = Date.now()): ConnectionLayers | null
   while (list && list.length > 0) {
     const entry = list[list.length - 1] as Idle;
     remove(entry);
-    const socket = top(entry.layers);
-    if (entry.until < now || !socket || socket.destroyed || !socket.writable || socket.readableEnded) {
+    if (entry.until < now || !isOpen(entry.layers)) {
       destroyLayers(entry.layers);
       continue;
     }

@@ -4,6 +4,7 @@
  * target after its scope check (seed 003 followRedirects/maxRedirects). Errors never throw: they become
  * seed 001's permanent/temporary categories through classify.ts.
  */
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { open, unlink } from 'node:fs/promises';
 import http from 'node:http';
@@ -21,11 +22,13 @@ import {
 } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { FetchError } from '../errors.ts';
-import { destroyLayers, keepIdle, takeIdle } from './connection-pool.ts';
+import { keepIdle, takeIdle } from './connection-pool.ts';
 import {
   connectGuarded,
+  destroyLayers,
   destroyOnAbort,
   detachSockets,
+  overrideFor,
   type PrivateAllow,
   resolveGuarded,
 } from './ip-guard.ts';
@@ -299,11 +302,18 @@ function connectionVerdict(res: http.IncomingMessage, outcome: FetchOutcome): 'k
 /** What makes a connection: scheme, host, port, the address it was resolved to, the proxy, the trust. */
 function connectionKey(target: URL, opts: FetchOptions): string {
   const host = target.hostname.toLowerCase();
-  const mapped = Object.entries(opts.resolve).find(([k]) => k.toLowerCase().replace(/\.$/, '') === host)?.[1];
+  const mapped = overrideFor(host, opts.resolve) ?? '';
   const proxy = opts.proxy ? `${opts.proxy.host}:${opts.proxy.port}` : '';
-  const ca = opts.caCertificates?.length ? opts.caCertificates.join('\n') : '';
   const allow = JSON.stringify(opts.allowPrivateNetworks);
-  return JSON.stringify([target.protocol, host, portOf(target), mapped ?? '', proxy, allow, ca]);
+  return JSON.stringify([
+    target.protocol,
+    host,
+    portOf(target),
+    mapped,
+    proxy,
+    allow,
+    caListId(opts.caCertificates),
+  ]);
 }
 
 function parseTarget(url: string): URL {
@@ -353,9 +363,7 @@ async function openConnection(target: URL, opts: FetchOptions, signal: AbortSign
  * CONNECT tunnel goes to that address (Host and TLS name stay the URL's, like curl --resolve).
  */
 async function proxiedTargetAddress(host: string, opts: FetchOptions): Promise<string | null> {
-  const mapped = Object.keys(opts.resolve).some(
-    (k) => k.toLowerCase().replace(/\.$/, '') === host.toLowerCase(),
-  );
+  const mapped = overrideFor(host, opts.resolve) !== undefined;
   if (opts.allowPrivateNetworks === true && !mapped) return null;
   const [address] = await resolveGuarded(host, opts.resolve, opts.allowPrivateNetworks);
   return mapped && address !== undefined ? address : null;
@@ -395,10 +403,23 @@ async function openTunnel(
 
 /** Secure contexts with extra CAs, one per list: building one reads every system CA (milliseconds). */
 const contexts = new Map<string, tls.SecureContext>();
+/** Each CA list's digest, computed once per list (the config's array): up to 32 × 64 KB of PEM. */
+const caIds = new WeakMap<string[], string>();
+
+/** A short name for a CA list's contents ('' for none): the key of its secure context and connections. */
+function caListId(caCertificates: string[] | undefined): string {
+  if (!caCertificates?.length) return '';
+  let id = caIds.get(caCertificates);
+  if (id === undefined) {
+    id = createHash('sha256').update(caCertificates.join('\n')).digest('hex');
+    caIds.set(caCertificates, id);
+  }
+  return id;
+}
 
 function secureContextFor(caCertificates: string[] | undefined): { secureContext?: tls.SecureContext } {
   if (!caCertificates?.length) return {};
-  const key = caCertificates.join('\n');
+  const key = caListId(caCertificates);
   let context = contexts.get(key);
   if (!context) {
     // The process's defaults (Node's bundled CAs and NODE_EXTRA_CA_CERTS, which Lambda's runtime sets).

@@ -101,7 +101,7 @@ export function allowEntryProblem(entry: string): string | null {
 }
 
 /** The `resolve` override for a host (keys compared case-insensitively, trailing dot ignored). */
-function overrideFor(host: string, overrides: Record<string, string>): string | undefined {
+export function overrideFor(host: string, overrides: Record<string, string>): string | undefined {
   const want = host.toLowerCase().replace(/\.$/, '');
   for (const [key, ip] of Object.entries(overrides)) {
     if (key.toLowerCase().replace(/\.$/, '') === want) return ip;
@@ -142,6 +142,11 @@ export async function resolveGuarded(host: string, overrides: Record<string, str
   return addresses;
 }
 
+/** Destroys a connection's sockets (innermost first in `sockets`) outermost first: see destroyOnAbort. */
+export function destroyLayers(sockets: net.Socket[]): void {
+  for (const s of [...sockets].reverse()) s.destroy();
+}
+
 /** Each fetch's sockets, innermost first (TCP, then a CONNECT tunnel, then TLS over them). */
 const layers = new WeakMap<AbortSignal, net.Socket[]>();
 
@@ -167,13 +172,7 @@ export function destroyOnAbort(socket: net.Socket, signal: AbortSignal): void {
     const sockets: net.Socket[] = [];
     stack = sockets;
     layers.set(signal, sockets);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const s of sockets.reverse()) s.destroy();
-      },
-      { once: true },
-    );
+    signal.addEventListener('abort', () => destroyLayers(sockets), { once: true });
   }
   stack.push(socket);
 }
