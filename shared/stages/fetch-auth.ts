@@ -10,6 +10,7 @@ import { plainSecretPaths } from '../config-auth.ts';
 import { AuthSessions, isLoggedOut, resolveAuth } from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { StageDeps } from './deps.ts';
+import { siteConnection } from './fetch-context.ts';
 
 let cached: { key: string; sessions: Promise<AuthSessions> } | null = null;
 
@@ -28,13 +29,10 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
     (resolved) =>
       new AuthSessions(resolved, (url, init) =>
         fetchUrl(url, {
-          userAgent: config.fetch.userAgent,
+          ...siteConnection(config),
+          keepAliveMs: 0, // one login a session: its connection is not kept
           timeoutMs: config.fetch.timeoutMs,
           maxBytes: 64 * 1024, // a login answer is not a page: its body is never needed
-          allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-          resolve: config.fetch.resolve,
-          proxy: config.fetch.proxy,
-          caCertificates: config.fetch.caCertificates,
           ignoredMimeTypes: [],
           metadataFirst: false,
           now: deps.now,

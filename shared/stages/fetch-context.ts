@@ -2,6 +2,7 @@
 import type { CrawlConfig } from '../config.ts';
 import type { ByteBudget, Places } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
+import type { FetchOptions } from '../net/fetcher.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { FetchMemoryPlan } from './fetch-memory.ts';
@@ -40,4 +41,21 @@ export interface FetchContext {
   room: () => Promise<void>;
   /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
   auth?: AuthSessions | null;
+}
+
+/**
+ * What every request to a site takes from the config (pages, robots.txt, form logins): the user
+ * agent, where it may connect and how (private networks, resolve, proxy), the CAs it trusts and
+ * how long its connection is kept.
+ */
+export function siteConnection(config: CrawlConfig) {
+  const f = config.fetch;
+  return {
+    userAgent: f.userAgent,
+    allowPrivateNetworks: f.allowPrivateNetworks,
+    resolve: f.resolve,
+    proxy: f.proxy,
+    caCertificates: f.caCertificates,
+    keepAliveMs: f.keepAliveSeconds * 1000,
+  } satisfies Partial<FetchOptions>;
 }

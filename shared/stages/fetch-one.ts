@@ -12,7 +12,7 @@ import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.t
 import type { FetchedPage, UrlTask } from '../types.ts';
 import { spoolFile } from './body-spool.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
-import type { FetchContext, TaskResult } from './fetch-context.ts';
+import { type FetchContext, siteConnection, type TaskResult } from './fetch-context.ts';
 import type { CachedRobots } from './politeness/robots-cache.ts';
 import { hostSoft404 } from './soft-404.ts';
 
@@ -62,15 +62,10 @@ async function politeFetch(
       await ctx.room();
       const started = deps.now();
       return fetchUrl(task.url, {
-        userAgent: config.fetch.userAgent,
+        ...siteConnection(config),
         timeoutMs: config.fetch.timeoutMs,
         maxBytes: config.fetch.maxBytes,
         maxHeaderBytes: config.limits.headerBytes,
-        allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-        resolve: config.fetch.resolve,
-        proxy: config.fetch.proxy,
-        caCertificates: config.fetch.caCertificates,
-        keepAliveMs: config.fetch.keepAliveSeconds * 1000,
         conditional: task.conditional,
         ignoredMimeTypes: config.scope.ignoredMimeTypes,
         metadataFirst: true,

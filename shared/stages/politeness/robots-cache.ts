@@ -15,6 +15,7 @@ import {
   userAgentToken,
 } from '../../crawl/robots/robots.ts';
 import { fetchUrl } from '../../net/fetcher.ts';
+import { siteConnection } from '../fetch-context.ts';
 
 /** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */
 const ROBOTS_TTL_MS = 24 * 3_600_000;
@@ -110,16 +111,11 @@ export function createRobotsCache(
     for (let hop = 0; ; hop++) {
       const res = await limit(() =>
         fetchUrl(target, {
-          userAgent: config.fetch.userAgent,
+          // Kept alive: the site's first page usually follows on the same connection.
+          ...siteConnection(config),
           timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
           maxBytes: ROBOTS_MAX_BYTES,
           maxHeaderBytes: config.limits.headerBytes,
-          allowPrivateNetworks: config.fetch.allowPrivateNetworks,
-          resolve: config.fetch.resolve,
-          proxy: config.fetch.proxy,
-          caCertificates: config.fetch.caCertificates,
-          // The site's first page usually follows on the same connection.
-          keepAliveMs: config.fetch.keepAliveSeconds * 1000,
           ignoredMimeTypes: [],
           metadataFirst: false,
         }),
