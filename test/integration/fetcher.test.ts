@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,38 +10,9 @@ import zlib from 'node:zlib';
 import { ByteBudget } from '../../shared/crawl/state/concurrency.ts';
 import { type FetchOptions, type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
 import { fetchOptions as options } from '../helpers/fetch-options.ts';
+import { type Handler, type Site, withSite } from '../helpers/http-site.ts';
 
 const HARD_STOP_MS = 10_000; // every server-side write loop ends by then even if the client never closes
-
-interface Site {
-  base: string;
-  port: number;
-  requests: http.IncomingMessage[];
-  connections: number;
-  server: net.Server;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
-
-/** A loopback HTTP server for one test; counts connections and requests; always closed afterwards. */
-async function withSite(handler: Handler, run: (site: Site) => Promise<void>, host = '127.0.0.1') {
-  const server = http.createServer((req, res) => {
-    site.requests.push(req);
-    handler(req, res);
-  });
-  const site: Site = { base: '', port: 0, requests: [], connections: 0, server };
-  server.on('connection', () => site.connections++);
-  server.listen(0, host);
-  await once(server, 'listening');
-  site.port = (server.address() as net.AddressInfo).port;
-  site.base = `http://${host.includes(':') ? `[${host}]` : host}:${site.port}`;
-  try {
-    await run(site);
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
-}
 
 /** A raw TCP server: the handler owns the socket. */
 async function withTcp(handler: (socket: net.Socket) => void, run: (port: number) => Promise<void>) {

@@ -5,43 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { afterEach, describe, it } from 'node:test';
 import { closeIdle, idleConnections } from '../../shared/net/connection-pool.ts';
 import { type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
 import { fetchOptions } from '../helpers/fetch-options.ts';
+import { withSite } from '../helpers/http-site.ts';
 import { startHandshakeFront, TLS_FIXTURE, trustTlsFixture } from '../helpers/tls-front.ts';
-
-interface Site {
-  base: string;
-  connections: number;
-  requests: number;
-  server: http.Server;
-}
-
-/** A loopback HTTP/1.1 server counting connections and requests; closed afterwards. */
-async function withSite(
-  handler: (req: http.IncomingMessage, res: http.ServerResponse) => void,
-  run: (site: Site) => Promise<void>,
-) {
-  const server = http.createServer((req, res) => {
-    site.requests++;
-    handler(req, res);
-  });
-  const site: Site = { base: '', connections: 0, requests: 0, server };
-  server.on('connection', () => site.connections++);
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  site.base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-  try {
-    await run(site);
-  } finally {
-    server.closeAllConnections();
-    server.close();
-  }
-}
 
 const openOn = (server: net.Server) =>
   new Promise<number>((resolve, reject) =>
@@ -63,7 +35,7 @@ describe('keep-alive', () => {
   it('sends the next requests to a site over the connection the first one opened', async () => {
     await withSite(page, async (site) => {
       for (let i = 0; i < 5; i++) ok(await fetchUrl(`${site.base}/${i}.html`, kept()));
-      assert.equal(site.requests, 5);
+      assert.equal(site.requests.length, 5);
       assert.equal(site.connections, 1);
       assert.equal(idleConnections(), 1);
     });
@@ -205,7 +177,7 @@ describe('keep-alive', () => {
       assert.equal((await fetchUrl(`${site.base}/b`, kept({ turn: notDue }))).kind, 'not-due');
       assert.equal(idleConnections(), 0);
       assert.equal(site.connections, 2);
-      assert.equal(site.requests, 1);
+      assert.equal(site.requests.length, 1);
     });
   });
 
