@@ -6,7 +6,7 @@ import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
-import type { CrawlConfig } from '../shared/config.ts';
+import { type CrawlConfig, configFormat, storedConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/extract/build-document.ts';
 import { byCodeUnits, groupSorted } from '../shared/crawl/state/sorted-runs.ts';
 import { recordUrl, resolveRecords, type StateRecord } from '../shared/crawl/state/url-state.ts';
@@ -67,7 +67,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   const resources = opts.resources ?? (await provision(monitor, names, opts));
   const store = createPageStore({ client: monitor.s3, bucket: resources.bucket });
   // A deployed crawl's config is the one `trawl deploy` uploaded (demo URLs swapped): not overwritten.
-  if (!opts.resources) await store.putJson(CONFIG_KEY, config);
+  if (!opts.resources) await store.putJson(CONFIG_KEY, storedConfig(config));
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,
@@ -76,6 +76,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     TRAWL_HOSTS_TABLE: resources.hostsTable,
     TRAWL_QUEUES: JSON.stringify(resources.queueUrls),
     TRAWL_CONFIG_KEY: CONFIG_KEY,
+    TRAWL_CONFIG_FORMAT: configFormat(),
     TRAWL_CLOCK_OFFSET_MS: String(opts.now ? opts.now.getTime() - Date.now() : 0),
   });
   delete process.env.TRAWL_FETCH_FUNCTION;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, parseDuration } from '../shared/config.ts';
-import { secretArns } from '../shared/config-auth.ts';
+import { secretArns } from '../shared/net/auth.ts';
 import { fetchMemoryMb, spoolDiskMb } from '../shared/stages/fetch-memory.ts';
 import { searchTarget } from './constructs/search.ts';
 import { capacityFromContext } from './constructs/table-capacity.ts';

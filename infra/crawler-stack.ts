@@ -2,6 +2,7 @@ import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { IRole } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
+import { configFormat } from '../shared/config.ts';
 import { CONFIG_KEY } from '../shared/layout.ts';
 import {
   FRONTIER,
@@ -91,6 +92,7 @@ export class CrawlerStack extends Stack {
         TRAWL_QUEUES: queueUrls,
         TRAWL_FETCH_FUNCTION: fetchName,
         TRAWL_CONFIG_KEY: CONFIG_KEY,
+        TRAWL_CONFIG_FORMAT: configFormat(),
       },
     };
     const stages = {

@@ -75,36 +75,3 @@ export type AuthEntry = z.infer<typeof AuthEntrySchema>;
 
 /** @default [] */
 export const AuthSchema = z.array(AuthEntrySchema).max(100).default([]);
-
-/** Field paths of secrets given as plain strings (for the warning; never the values). */
-export function plainSecretPaths(entries: AuthEntry[]): string[] {
-  const out: string[] = [];
-  const check = (path: string, v: SecretRef) => {
-    if (typeof v === 'string') out.push(path);
-  };
-  entries.forEach((e, i) => {
-    const at = `fetch.auth.${i}`;
-    if (e.basic) check(`${at}.basic.password`, e.basic.password);
-    if (e.bearer) check(`${at}.bearer`, e.bearer);
-    for (const [k, v] of Object.entries(e.headers ?? {})) check(`${at}.headers.${k}`, v);
-    for (const [k, v] of Object.entries(e.cookies ?? {})) check(`${at}.cookies.${k}`, v);
-    for (const [k, v] of Object.entries(e.form?.fields ?? {})) check(`${at}.form.fields.${k}`, v);
-  });
-  return out;
-}
-
-/** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
-export function secretArns(entries: AuthEntry[]): string[] {
-  const arns = new Set<string>();
-  const visit = (v: SecretRef) => {
-    if (typeof v === 'object' && 'secretArn' in v) arns.add(v.secretArn);
-  };
-  for (const e of entries) {
-    if (e.basic) [e.basic.username, e.basic.password].forEach(visit);
-    if (e.bearer) visit(e.bearer);
-    for (const v of Object.values(e.headers ?? {})) visit(v);
-    for (const v of Object.values(e.cookies ?? {})) visit(v);
-    for (const v of Object.values(e.form?.fields ?? {})) visit(v);
-  }
-  return [...arns];
-}

@@ -2,7 +2,7 @@
  * The crawl config: one strict zod schema (unknown keys are errors), defaults for every
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { AuthSchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
@@ -15,6 +15,7 @@ import { orphanGraceProblem } from './crawl/state/orphans.ts';
 import { ConfigError } from './errors.ts';
 import { allowEntryProblem } from './net/ip-guard.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './stages/fetch-memory.ts';
+import type { StoredConfig } from './stored-config.ts';
 
 export {
   type Rule,
@@ -309,6 +310,26 @@ export const ConfigSchema = z.strictObject({
 
 export type CrawlConfig = z.infer<typeof ConfigSchema>;
 export type CrawlConfigInput = z.input<typeof ConfigSchema>;
+
+let format: string | null = null;
+
+/**
+ * The fingerprint of the normalised config's shape (its JSON Schema): a stored config carries it
+ * and each function is given it (shared/stored-config.ts), so a function trusts only a config
+ * normalised by the schema it was built with.
+ */
+export function configFormat(): string {
+  format ??= `trawl-config/${createHash('sha256')
+    .update(JSON.stringify(z.toJSONSchema(ConfigSchema, { io: 'output', unrepresentable: 'any' })))
+    .digest('hex')
+    .slice(0, 16)}`;
+  return format;
+}
+
+/** What `trawl crawl` and `trawl deploy` write at CONFIG_KEY for the functions. */
+export function storedConfig(config: CrawlConfig): StoredConfig {
+  return { format: configFormat(), config };
+}
 
 function ruleError(rules: unknown): string | null {
   try {

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { createPageStore } from '../../shared/aws/page-store.ts';
+import { storedConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
 import { resourceNames } from '../../shared/topology.ts';
@@ -83,7 +84,10 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
     const d = await deployStack(opts.config, config.name, cloud, search);
     Object.assign(process.env, cloud ? localCloudEnv(cloud) : {});
     const clients = createAwsClients({ count: false });
-    await createPageStore({ client: clients.s3, bucket: d.outputs.BucketName }).putJson(CONFIG_KEY, config);
+    await createPageStore({ client: clients.s3, bucket: d.outputs.BucketName }).putJson(
+      CONFIG_KEY,
+      storedConfig(config),
+    );
     const seed = functionNames(d.outputs).seed;
     await clients.lambda.send(new InvokeCommand({ FunctionName: seed, InvocationType: 'Event' }));
     process.stdout.write(

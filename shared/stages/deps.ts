@@ -10,9 +10,10 @@ import { createHostTable, type HostTable } from '../aws/host-table.ts';
 import { createPageStore, type PageStore } from '../aws/page-store.ts';
 import { createUrlTable, type UrlTable } from '../aws/url-table.ts';
 import { createWorkQueues, type WorkQueues } from '../aws/work-queues.ts';
-import { type CrawlConfig, parseConfig } from '../config.ts';
+import type { CrawlConfig } from '../config.ts';
 import { CrawlError } from '../errors.ts';
 import { CONFIG_KEY } from '../layout.ts';
+import { readStoredConfig } from '../stored-config.ts';
 import type { QueueUrls } from '../topology.ts';
 import { logger } from './logger.ts';
 
@@ -62,7 +63,8 @@ export function depsFromEnv(env: NodeJS.ProcessEnv = process.env): StageDeps {
       if (cached && Date.now() - cached.at < CONFIG_TTL_MS) return cached.config;
       const raw = await store.getJson<unknown>(configKey);
       if (!raw) throw new CrawlError(`no crawl config at s3://${bucket}/${configKey}`);
-      cached = { config: parseConfig(raw, `s3://${bucket}/${configKey}`), at: Date.now() };
+      const config = await readStoredConfig(raw, env.TRAWL_CONFIG_FORMAT, `s3://${bucket}/${configKey}`);
+      cached = { config, at: Date.now() };
       return cached.config;
     },
     now: () => Date.now() + offset,

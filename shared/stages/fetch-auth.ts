@@ -6,8 +6,7 @@
  */
 import { createSecretResolver } from '../aws/secrets.ts';
 import type { CrawlConfig } from '../config.ts';
-import { plainSecretPaths } from '../config-auth.ts';
-import { AuthSessions, isLoggedOut, resolveAuth } from '../net/auth.ts';
+import { AuthSessions, isLoggedOut, plainSecretPaths, resolveAuth } from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { StageDeps } from './deps.ts';
 import { siteConnection } from './fetch-context.ts';

@@ -14,6 +14,7 @@ import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as events from 'aws-cdk-lib/aws-events';
 import type { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import type { CrawlerStack } from '../../infra/crawler-stack.ts';
+import { configFormat } from '../../shared/config.ts';
 import { createPdfWorkerReader } from '../../shared/stages/pdf-worker.ts';
 import {
   DLQ_RETENTION_DAYS,
@@ -279,6 +280,8 @@ describe('CrawlerStack', () => {
       assert.equal(env.TRAWL_CRAWL, CRAWL);
       assert.equal(env.TRAWL_FETCH_FUNCTION, names.function('fetch'));
       assert.equal(env.TRAWL_CONFIG_KEY, 'config/crawl.json');
+      // The schema it was built with: a config stored by the same schema is read without zod.
+      assert.equal(env.TRAWL_CONFIG_FORMAT, configFormat());
       // Source maps at run time cost 27 MB a function (Node parses the map at load): not set.
       assert.equal(env.NODE_OPTIONS, undefined);
       assert.equal(env.POWERTOOLS_SERVICE_NAME, 'trawl');

@@ -2,9 +2,10 @@
  * What the index stage does with one outcome, decided without I/O: the state to store, whether
  * a document is written, and whether a deletion order goes to the change feed (seeds 001, 004).
  */
-import { type CrawlConfig, parseDuration } from '../../config.ts';
+import type { CrawlConfig } from '../../config.ts';
 import type { PageOutcome, UrlItem } from '../../types.ts';
 import { compileRules, firstMatchingRule, type RefreshBounds, urlParts } from '../rules/rules.ts';
+import { parseDuration } from './duration.ts';
 import { adaptInterval, nextRefreshAt, type RefetchChange } from './scheduling.ts';
 
 export interface OutcomePlan {

@@ -2,9 +2,10 @@
  * Seed 001's scheduler: pick a URL source with probability proportional to its weight among
  * the sources that still have work, so higher weights are served first and none starves.
  */
-import { type CrawlConfig, parseDuration } from '../../config.ts';
+import type { CrawlConfig } from '../../config.ts';
 import { FRONTIER, SCHEDULES } from '../../topology.ts';
 import { SOURCES, type SourceName } from '../../types.ts';
+import { parseDuration } from './duration.ts';
 
 export type Weights = Record<SourceName, number>;
 

@@ -3,8 +3,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSecretResolver } from '../../../shared/aws/secrets.ts';
 import { parseConfig } from '../../../shared/config.ts';
-import { plainSecretPaths, secretArns } from '../../../shared/config-auth.ts';
-import { authFor, isLoggedOut, parseSetCookies, resolveAuth } from '../../../shared/net/auth.ts';
+import {
+  authFor,
+  isLoggedOut,
+  parseSetCookies,
+  plainSecretPaths,
+  resolveAuth,
+  secretArns,
+} from '../../../shared/net/auth.ts';
 
 const config = (auth: unknown[]) =>
   parseConfig({ name: 'a', startUrls: ['http://intranet.test/'], fetch: { auth } });
