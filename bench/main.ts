@@ -158,7 +158,7 @@ async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {
  * in a process of its own: the real bundle, Lambda's memory settings, peak RSS); its lines.
  */
 function fetchMemoryRun(): string[] {
-  heading('Fetch memory: the bundle in a Lambda-sized Node process (bench/fetch-memory.ts)');
+  heading('Fetch memory: the bundle in a Lambda container, AWS runtime client (bench/fetch-memory.ts)');
   const out = spawnSync(process.execPath, ['--import', 'tsx', join(HERE, 'fetch-memory.ts')], {
     encoding: 'utf8',
     env: process.env,

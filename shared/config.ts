@@ -184,7 +184,7 @@ export const FetchSchema = z
     maxInvocations: z.number().int().min(1).max(1000).default(4),
     /**
      * @default null — the deployed fetch function's memory in MB; null sizes it from `concurrency`
-     * and `maxBytes` (192 MB for the defaults: README "Fetch memory"). An invocation holds what its
+     * and `maxBytes` (160 MB for the defaults: README "Fetch memory"). An invocation holds what its
      * memory allows, whatever the size: large bodies are read fewer at a time in less
      */
     memoryMb: z.number().int().min(128).max(10_240).nullable().default(null),

@@ -64,7 +64,7 @@ export const FUNCTIONS: Record<StageName, FunctionSpec> = {
   // billed per GB-s, so concurrency inside the invocation, not more invocations, is what is cheap.
   // Memory: what the default config needs (shared/stages/fetch-memory.ts; a deploy sizes it from
   // the config's fetch section), measured on the bundle by bench/fetch-memory.ts.
-  fetch: { timeoutSeconds: 120, memoryMb: 192, reservedConcurrency: 4 },
+  fetch: { timeoutSeconds: 120, memoryMb: 160, reservedConcurrency: 4 },
   extract: { timeoutSeconds: 60, memoryMb: 512 },
   index: { timeoutSeconds: 60, memoryMb: 256 },
   refresh: { timeoutSeconds: 300, memoryMb: 256 },

@@ -12,10 +12,12 @@
 const MB = 1024 * 1024;
 
 /**
- * RSS of the fetch bundle once loaded and running (Node 24, the SDK clients, sockets): 92 MB
- * measured (bench/fetch-memory.ts), plus what Lambda's runtime client adds, not measurable here.
+ * RSS of a fetch container once loaded and running, with slack: 84–85 MB measured (Node 24, AWS's
+ * runtime interface client, the bundle with its SDK clients; bench/fetch-memory.ts), plus 23 MB
+ * for the garbage collector's timing and what a Lambda sandbox may hold that the benchmark's
+ * container does not.
  */
-export const RUNTIME_MB = 130;
+export const RUNTIME_MB = 108;
 /** The share of the memory the plan fills: the rest is slack for the garbage collector's timing. */
 const FILL = 0.8;
 /** Bytes held per body byte while a body is read and encoded: the chunks, the joined body, its base64. */

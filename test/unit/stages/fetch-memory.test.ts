@@ -65,7 +65,7 @@ describe('fetch memory plan', () => {
     // Set too small for the config's own worst case: a clear error at parse time, not an OOM later.
     assert.throws(
       () => fetchOf({ memoryMb: 128 }),
-      /fetch\.memoryMb: 128 MB does not hold the bodies of fetch\.concurrency \(16\) requests.*at least 192 MB/,
+      /fetch\.memoryMb: 128 MB does not hold the bodies of fetch\.concurrency \(16\) requests.*at least 160 MB/,
     );
     assert.equal(fetchMemoryMb(fetchOf({ memoryMb: 192, maxBytes: 256 * 1024 })), 192);
   });
