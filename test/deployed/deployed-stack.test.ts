@@ -84,7 +84,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       JSON.stringify({
         name: 'deployedtest',
         startUrls: [`${site.url}/`],
-        // 128 requests in flight: the fetch function is sized from this (224 MB, not the default's 192 MB)
+        // 128 requests in flight: the fetch function is sized from this (192 MB, not the default's 160 MB)
         fetch: { allowPrivateNetworks: true, concurrency: 128 },
         refresh: { maxAge: '1s', discoveryInterval: '1m' },
       }),
@@ -114,7 +114,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     assert.equal(s.urls['error/permanent'], 1);
   });
 
-  it('deploys the fetch function at the memory its config needs (fetch.concurrency 128: 224 MB)', async () => {
+  it('deploys the fetch function at the memory its config needs (fetch.concurrency 128: 192 MB)', async () => {
     const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
     const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
     process.env.AWS_ACCESS_KEY_ID = cloud.accessKeyId;
