@@ -1,13 +1,15 @@
 /**
  * The embedded emulator's launcher (cli/moto-server.py) takes moto's per-request overheads out:
- * cached module and method lookups, and SQS queues counted in one pass instead of once per message
- * sent and three times per message received. It must answer as moto does. The same requests go to
+ * cached module and method lookups, SQS queues counted in one pass instead of once per message
+ * sent and three times per message received, condition expressions parsed once, an item's size
+ * summed once, and connections kept between requests. It must answer as moto does. The same requests go to
  * a patched and an unpatched (TRAWL_EMULATOR_PLAIN=1) moto server side by side, and what each
  * answers — counts, bodies, which deletes succeed and which fail with what code, FIFO
  * deduplication, conditional writes, objects — must be the same.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -199,12 +201,101 @@ async function scenario(endpoint: string): Promise<Record<string, unknown>> {
   out.item = (
     await ddb.send(new GetItemCommand({ TableName: 'patches', Key: { pk: { S: 'https://example.com/' } } }))
   ).Item;
+  // The same condition with other values (the parse of a condition is kept by its names and
+  // values): a claimer's claims, another claimer's, a claim again by its own claimer; conditions
+  // that fail to parse or leave a value unused, twice each (errors are never kept); the 400 KB
+  // item limit (checked once an item, not as each attribute is added) on both sides of it.
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => 'accepted',
+      (e: Error) => (e instanceof ConditionalCheckFailedException ? 'ConditionalCheckFailed' : e.name),
+    );
+  const claimAs = (url: string, me: string, extraNames: Record<string, string> = {}) =>
+    outcome(
+      ddb.send(
+        new PutItemCommand({
+          TableName: 'patches',
+          Item: { pk: { S: url }, claimedBy: { S: me }, state: { S: 'pending' } },
+          ConditionExpression: 'attribute_not_exists(#u) OR claimedBy = :me',
+          ExpressionAttributeNames: { '#u': 'pk', ...extraNames },
+          ExpressionAttributeValues: { ':me': { S: me } },
+        }),
+      ),
+    );
+  const put = (Item: Record<string, { S: string }>, ConditionExpression?: string) =>
+    outcome(ddb.send(new PutItemCommand({ TableName: 'patches', Item, ConditionExpression })));
+  out.claims = [
+    await claimAs('u1', 'A'),
+    await claimAs('u1', 'B'),
+    await claimAs('u1', 'A'),
+    await claimAs('u2', 'B'),
+    await claimAs('u2', 'A'),
+    await claimAs('u2', 'B'),
+    await claimAs('u3', 'A', { '#unused': 'x' }),
+    await claimAs('u3', 'A', { '#unused': 'x' }),
+    await put({ pk: { S: 'u4' } }, 'attribute_not_exists(pk) AND AND'),
+    await put({ pk: { S: 'u4' } }, 'attribute_not_exists(pk) AND AND'),
+    await put({ pk: { S: 'big-under' }, body: { S: 'x'.repeat(400_000) } }),
+    await put({ pk: { S: 'big-over' }, body: { S: 'x'.repeat(300_000) }, more: { S: 'y'.repeat(110_000) } }),
+  ];
+  out.claimedBy = await Promise.all(
+    ['u1', 'u2', 'u3', 'big-over'].map(async (url) => {
+      const r = await ddb.send(new GetItemCommand({ TableName: 'patches', Key: { pk: { S: url } } }));
+      return r.Item?.claimedBy?.S ?? (r.Item ? 'no claimer' : 'none');
+    }),
+  );
   await s3.send(new CreateBucketCommand({ Bucket: 'patches' }));
   await s3.send(new PutObjectCommand({ Bucket: 'patches', Key: 'a/b.txt', Body: 'object body' }));
   out.object = await (
     await s3.send(new GetObjectCommand({ Bucket: 'patches', Key: 'a/b.txt' }))
   ).Body?.transformToString();
   return out;
+}
+
+/**
+ * Requests over one kept connection: an object written with a sized body, a request whose body
+ * the server never reads, the object read back, one written with a chunked body and read back. Each answer's status,
+ * body and whether it came over a reused connection.
+ */
+async function overOneConnection(endpoint: string): Promise<[number, string, boolean][]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, path: string, body: string | null, chunked = false) =>
+    new Promise<[number, string, boolean]>((resolve, reject) => {
+      const req = http.request(`${endpoint}${path}`, {
+        method,
+        agent,
+        headers: {
+          authorization:
+            'AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0',
+          ...(body !== null && !chunked ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+        },
+      });
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve([res.statusCode ?? 0, Buffer.concat(chunks).toString('utf8'), req.reusedSocket]),
+        );
+      });
+      req.on('error', reject);
+      if (body !== null && chunked) {
+        req.write(body.slice(0, 3));
+        req.end(body.slice(3));
+      } else req.end(body ?? undefined);
+    });
+  try {
+    await send('PUT', '/kept', null);
+    return [
+      await send('PUT', '/kept/a.txt', 'sized body'),
+      // moto's own API never reads a request's body: on a kept connection it must be skipped
+      await send('GET', '/moto-api/data.json', 'a body nobody reads'),
+      await send('GET', '/kept/a.txt', null),
+      await send('PUT', '/kept/b.txt', 'chunked body', true),
+      await send('GET', '/kept/b.txt', null),
+    ].map(([status, body, reused]) => [status, status === 200 && body.length < 40 ? body : '', reused]);
+  } finally {
+    agent.destroy();
+  }
 }
 
 describe('the embedded emulator launcher (cli/moto-server.py)', () => {
@@ -251,6 +342,50 @@ describe('the embedded emulator launcher (cli/moto-server.py)', () => {
     });
     assert.deepEqual(a.fifo, ['2', '0', '0']);
     assert.equal(a.secondClaim, 'ConditionalCheckFailed');
+    assert.deepEqual(a.claims, [
+      'accepted',
+      'ConditionalCheckFailed',
+      'accepted',
+      'accepted',
+      'ConditionalCheckFailed',
+      'accepted',
+      'ValidationException',
+      'ValidationException',
+      'SyntaxError', // moto's name for it; DynamoDB says ValidationException
+      'SyntaxError',
+      'accepted',
+      'ValidationException',
+    ]);
+    assert.deepEqual(a.claimedBy, ['A', 'B', 'none', 'none']);
     assert.equal(a.object, 'object body');
+  });
+
+  it('keeps connections open, unread request bodies skipped (unpatched moto closes each one)', async () => {
+    const kept = await overOneConnection(patched.endpoint);
+    const closed = await overOneConnection(plain.endpoint);
+    // the same answers…
+    assert.deepEqual(
+      kept.map(([status, body]) => [status, body]),
+      closed.map(([status, body]) => [status, body]),
+    );
+    assert.deepEqual(
+      kept.map(([status, body]) => [status, body]),
+      [
+        [200, ''],
+        [200, ''],
+        [200, 'sized body'],
+        [200, ''],
+        [200, 'chunked body'],
+      ],
+    );
+    // …over one connection here, a new one for each request there
+    assert.deepEqual(
+      kept.map(([, , reused]) => reused),
+      [true, true, true, true, true],
+    );
+    assert.deepEqual(
+      closed.map(([, , reused]) => reused),
+      [false, false, false, false, false],
+    );
   });
 });
