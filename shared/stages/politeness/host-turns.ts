@@ -42,6 +42,8 @@ const SLOT_JITTER_MS = 50;
 const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
 /** The lead grows (to this cap) when a slot write or timer came back too late to start on time. */
 const MAX_SLOT_LEAD_MS = 2_000;
+/** While slot writes are fast again, each booking keeps this share of the lead. */
+const LEAD_DECAY = 0.8;
 /**
  * A host whose next tasks this invocation will wait for books a run of up to this many slots in
  * one write (and gives back the unused end in one more), instead of a write per fetch: 8 polite
@@ -156,9 +158,7 @@ export class HostTurns {
       const slot = await this.deps.hosts.acquireSlot(host, start, slots * step);
       // The write came back after its slot's start (a loaded table, many hosts booking at once):
       // that slot is skipped, so the next bookings lead by more than the write takes.
-      const took = this.deps.now() - asked;
-      if (took > this.slotLeadMs + SLOT_JITTER_MS)
-        this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, Math.ceil(took * 1.5));
+      this.wrote(this.deps.now() - asked);
       if (slot.ok) {
         this.runs.set(host, { next: start, until: start + slots * step, step });
         continue;
@@ -216,6 +216,23 @@ export class HostTurns {
   /** A slot came too late to use (a slow write, a slow connect): book further ahead next time. */
   late(): void {
     this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, this.slotLeadMs * 2);
+  }
+
+  /**
+   * A slot write took `took` ms. The lead follows the writes: at least 1.5× this one (a write that
+   * came back after its slot's start lost that slot, a whole delay), and it shrinks by a fifth a
+   * booking while writes are fast again. A lead only ever raised stayed at its peak for the rest of
+   * the invocation (2 s after the claims' rush at a crawl's start), every new run of slots starting
+   * that much later and a host with nothing else to overlap it waiting for it in process.
+   */
+  private wrote(took: number): void {
+    const decayed = Math.floor(this.slotLeadMs * LEAD_DECAY);
+    this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, Math.max(SLOT_JITTER_MS, Math.ceil(took * 1.5), decayed));
+  }
+
+  /** How far ahead slots are booked now (ms). */
+  get leadMs(): number {
+    return this.slotLeadMs;
   }
 
   /**
