@@ -217,23 +217,18 @@ class _BodyRest:
         self._stream = stream
         self._left = length
 
-    def read(self, size: int = -1) -> bytes:
+    def _take(self, read, size: int) -> bytes:  # type: ignore[no-untyped-def]
         if self._left <= 0:
             return b""
-        data = self._stream.read(self._left if size is None or size < 0 else min(size, self._left))
-        self._left -= len(data)
-        if not data:
-            self._left = 0
+        data = read(self._left if size is None or size < 0 else min(size, self._left))
+        self._left = self._left - len(data) if data else 0
         return data
 
+    def read(self, size: int = -1) -> bytes:
+        return self._take(self._stream.read, size)
+
     def readline(self, size: int = -1) -> bytes:
-        if self._left <= 0:
-            return b""
-        data = self._stream.readline(self._left if size is None or size < 0 else min(size, self._left))
-        self._left -= len(data)
-        if not data:
-            self._left = 0
-        return data
+        return self._take(self._stream.readline, size)
 
     def readlines(self, hint: int = -1) -> list[bytes]:
         return list(iter(self.readline, b""))
