@@ -237,9 +237,14 @@ async function fetchOnce(
       throw new TurnFailed(err);
     });
     clock.resume();
-    // Nothing sent: the connection is closed, not kept. Every task of a host waiting for its turn
-    // opens one; kept, they crowded the pool (64 polite hosts: 12-14 pages/s against 21-24).
-    if ('requeueSeconds' in turn) return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
+    // Not due, nothing sent: the connection is kept for the host's next task, which then pays no
+    // handshake (64 polite hosts over https with 100 ms handshakes, 4 runs: 23.5-29.1 pages/s,
+    // against 23.7-27.7 closed). A missed slot's connection is closed: kept too, the same profile
+    // fell to 16.8-19.9 pages/s with 11-20 fetch invocations (bench/README.md).
+    if ('requeueSeconds' in turn) {
+      if (key) keepIdle(key, detachSockets(signal), opts.keepAliveMs ?? 0);
+      return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
+    }
     if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return { kind: 'late' };
   }
   const remoteAddress = socket.remoteAddress ?? '';

@@ -167,17 +167,24 @@ describe('keep-alive', () => {
     }
   });
 
-  it('closes the connection of a turn that was not due (nothing sent), keeps the one it reused', async () => {
+  it("keeps the connection of a turn not due (nothing sent) for the host's next task; closes a missed one", async () => {
     await withSite(page, async (site) => {
       const notDue = async () => ({ requeueSeconds: 1 });
       assert.equal((await fetchUrl(`${site.base}/a`, kept({ turn: notDue }))).kind, 'not-due');
-      assert.equal(idleConnections(), 0);
-      ok(await fetchUrl(`${site.base}/a`, kept({ turn: async () => ({}) })));
       assert.equal(idleConnections(), 1);
-      assert.equal((await fetchUrl(`${site.base}/b`, kept({ turn: notDue }))).kind, 'not-due');
+      ok(await fetchUrl(`${site.base}/a`, kept({ turn: async () => ({}) })));
+      assert.equal(site.connections, 1, "the due turn went over the not-due one's connection");
+      assert.equal(idleConnections(), 1);
+      const missed = async () => ({ sendBy: Date.now() - 1 });
+      assert.equal((await fetchUrl(`${site.base}/b`, kept({ turn: missed }))).kind, 'late');
       assert.equal(idleConnections(), 0);
+      ok(await fetchUrl(`${site.base}/b`, kept({ turn: async () => ({}) })));
       assert.equal(site.connections, 2);
-      assert.equal(site.requests.length, 1);
+      assert.deepEqual(
+        site.requests.map((r) => r.url),
+        ['/a', '/b'],
+        'only the due turns sent their request',
+      );
     });
   });
 
