@@ -178,35 +178,34 @@ export class AuthSessions {
   }
 }
 
+/**
+ * Every secret reference of the entries with its field path (`fetch.auth.0.basic.password`), and
+ * whether it is a name rather than a secret (a basic username: plain text is fine there).
+ */
+function* secretFields(entries: AuthEntry[]): Generator<{ path: string; ref: SecretRef; name?: true }> {
+  for (const [i, e] of entries.entries()) {
+    const at = `fetch.auth.${i}`;
+    if (e.basic) {
+      yield { path: `${at}.basic.username`, ref: e.basic.username, name: true };
+      yield { path: `${at}.basic.password`, ref: e.basic.password };
+    }
+    if (e.bearer) yield { path: `${at}.bearer`, ref: e.bearer };
+    for (const [k, ref] of Object.entries(e.headers ?? {})) yield { path: `${at}.headers.${k}`, ref };
+    for (const [k, ref] of Object.entries(e.cookies ?? {})) yield { path: `${at}.cookies.${k}`, ref };
+    for (const [k, ref] of Object.entries(e.form?.fields ?? {}))
+      yield { path: `${at}.form.fields.${k}`, ref };
+  }
+}
+
 /** Field paths of secrets given as plain strings (for the warning; never the values). */
 export function plainSecretPaths(entries: AuthEntry[]): string[] {
-  const out: string[] = [];
-  const check = (path: string, v: SecretRef) => {
-    if (typeof v === 'string') out.push(path);
-  };
-  entries.forEach((e, i) => {
-    const at = `fetch.auth.${i}`;
-    if (e.basic) check(`${at}.basic.password`, e.basic.password);
-    if (e.bearer) check(`${at}.bearer`, e.bearer);
-    for (const [k, v] of Object.entries(e.headers ?? {})) check(`${at}.headers.${k}`, v);
-    for (const [k, v] of Object.entries(e.cookies ?? {})) check(`${at}.cookies.${k}`, v);
-    for (const [k, v] of Object.entries(e.form?.fields ?? {})) check(`${at}.form.fields.${k}`, v);
-  });
-  return out;
+  return [...secretFields(entries)].filter((f) => !f.name && typeof f.ref === 'string').map((f) => f.path);
 }
 
 /** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
 export function secretArns(entries: AuthEntry[]): string[] {
   const arns = new Set<string>();
-  const visit = (v: SecretRef) => {
-    if (typeof v === 'object' && 'secretArn' in v) arns.add(v.secretArn);
-  };
-  for (const e of entries) {
-    if (e.basic) [e.basic.username, e.basic.password].forEach(visit);
-    if (e.bearer) visit(e.bearer);
-    for (const v of Object.values(e.headers ?? {})) visit(v);
-    for (const v of Object.values(e.cookies ?? {})) visit(v);
-    for (const v of Object.values(e.form?.fields ?? {})) visit(v);
-  }
+  for (const { ref } of secretFields(entries))
+    if (typeof ref === 'object' && 'secretArn' in ref) arns.add(ref.secretArn);
   return [...arns];
 }
