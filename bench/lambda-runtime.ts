@@ -89,10 +89,8 @@ export async function runContainer(opts: ContainerOptions): Promise<ContainerRun
   const done = new Promise<ContainerRun>((resolve) => {
     settle = resolve;
   });
-  let settled = false;
+  // The first call settles; a later one (the exit after the answer) reads nothing of a dead process.
   const finish = (result: unknown, error: string | null) => {
-    if (settled) return;
-    settled = true;
     const pid = child?.pid;
     const alive = pid !== undefined && child?.exitCode === null && child?.signalCode === null;
     settle({

@@ -27,7 +27,8 @@ version with TRAWL_EMULATOR_PLAIN=1 in the environment.
   (4,096 at most; the tree is only read when evaluated), so a claimer's run of claims parses once.
 - DynamoDB: an item checks its 400 KB limit as each attribute is added, summing the sizes of all
   the attributes so far each time (quadratic in the attributes, ~0.3 ms for a claim's 12): a new
-  item is built at once and checked once. The same items are refused, with the same error.
+  item keeps one running total instead. The same items are refused, at the same attribute, with
+  the same error.
 - HTTP keep-alive (werkzeug 3.1 only): werkzeug's server answers every request with
   `Connection: close`, as Python's http.server would not skip an unread request body before the
   next request; then it reads whatever the client sends next off the socket for 10 ms to throw it
@@ -116,9 +117,6 @@ def _patch_dynamodb() -> None:
     DynamoType = dynamo_type.DynamoType
     bytesize = dynamo_type.bytesize
 
-    def size_of(value):  # type: ignore[no-untyped-def]
-        return value.size() if type(value) is DynamoType else bytesize(str(value))
-
     def item_init(self, hash_key, range_key, attrs):  # type: ignore[no-untyped-def]
         # moto adds the attributes one by one, each add summing the sizes of all so far; a running
         # total refuses each item at the same attribute, with the same error.
@@ -128,7 +126,7 @@ def _patch_dynamodb() -> None:
         total = 0
         for key, value in attrs.items():
             converted = DynamoType(value)
-            total += bytesize(key) + size_of(converted)
+            total += bytesize(key) + converted.size()
             if total > 405000:
                 raise dynamo_type.ItemSizeTooLarge
             dict.__setitem__(self.attrs, key, converted)
@@ -247,6 +245,21 @@ class _BodyRest:
 _SKIP_LIMIT = 64 * 1024 * 1024
 
 
+def _rest_skipped(body) -> bool:  # type: ignore[no-untyped-def]
+    """Reads what the application left of a request body: True when the connection can go on."""
+    if body is None:
+        return True
+    if isinstance(body, _BodyRest):
+        return body.skip_rest()
+    skipped = 0  # chunked (werkzeug's DechunkedInput): to its last chunk, within the limit
+    while skipped <= _SKIP_LIMIT:
+        chunk = body.read(1 << 20)
+        if not chunk:
+            return True
+        skipped += len(chunk)
+    return False
+
+
 def _patch_keep_alive() -> None:
     import importlib.metadata
     import selectors
@@ -303,18 +316,8 @@ def _patch_keep_alive() -> None:
         finally:
             kept = getattr(self, "trawl_keep", False)
             if kept:
-                body = getattr(self, "environ", {}).get("wsgi.input")
                 try:
-                    if isinstance(body, _BodyRest):
-                        kept = body.skip_rest()
-                    elif body is not None:
-                        skipped = 0
-                        while skipped <= _SKIP_LIMIT:
-                            chunk = body.read(1 << 20)
-                            if not chunk:
-                                break
-                            skipped += len(chunk)
-                        kept = skipped <= _SKIP_LIMIT
+                    kept = _rest_skipped(getattr(self, "environ", {}).get("wsgi.input"))
                 except Exception:
                     kept = False
             if not kept:

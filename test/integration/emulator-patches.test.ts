@@ -48,6 +48,13 @@ async function startWith(plain: boolean, logFile: string): Promise<Emulator> {
   }
 }
 
+/** What a request came to: 'accepted', or the error's name. */
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    () => 'accepted',
+    (e: Error) => (e instanceof ConditionalCheckFailedException ? 'ConditionalCheckFailed' : e.name),
+  );
+
 /** Every request the patches touch, and what the emulator answers, without ids and handles. */
 async function scenario(endpoint: string): Promise<Record<string, unknown>> {
   const cfg = { endpoint, region: 'us-east-1', credentials };
@@ -164,17 +171,14 @@ async function scenario(endpoint: string): Promise<Record<string, unknown>> {
   const { QueueUrl: strictFifo = '' } = await sqs.send(
     new CreateQueueCommand({ QueueName: 'strict.fifo', Attributes: { FifoQueue: 'true' } }),
   );
-  out.fifoWithoutDedupId = await sqs
-    .send(
+  out.fifoWithoutDedupId = await outcome(
+    sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: strictFifo,
         Entries: [{ Id: 'a', MessageBody: 'x', MessageGroupId: 'g' }],
       }),
-    )
-    .then(
-      () => 'accepted',
-      (e: Error) => e.name,
-    );
+    ),
+  );
 
   // DynamoDB's conditional write and S3, through the cached service and action look-ups.
   await ddb.send(
@@ -194,22 +198,14 @@ async function scenario(endpoint: string): Promise<Record<string, unknown>> {
       }),
     );
   await claim();
-  out.secondClaim = await claim().then(
-    () => 'won',
-    (e: Error) => (e instanceof ConditionalCheckFailedException ? 'ConditionalCheckFailed' : e.name),
-  );
+  out.secondClaim = await outcome(claim());
   out.item = (
     await ddb.send(new GetItemCommand({ TableName: 'patches', Key: { pk: { S: 'https://example.com/' } } }))
   ).Item;
   // The same condition with other values (the parse of a condition is kept by its names and
   // values): a claimer's claims, another claimer's, a claim again by its own claimer; conditions
-  // that fail to parse or leave a value unused, twice each (errors are never kept); the 400 KB
-  // item limit (checked once an item, not as each attribute is added) on both sides of it.
-  const outcome = (p: Promise<unknown>) =>
-    p.then(
-      () => 'accepted',
-      (e: Error) => (e instanceof ConditionalCheckFailedException ? 'ConditionalCheckFailed' : e.name),
-    );
+  // that fail to parse or name an unused attribute, twice each (errors are never kept); the 400 KB
+  // item limit (a running total, not a sum as each attribute is added) on both sides of it.
   const claimAs = (url: string, me: string, extraNames: Record<string, string> = {}) =>
     outcome(
       ddb.send(
