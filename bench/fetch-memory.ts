@@ -82,11 +82,17 @@ if (loads.length === 0) loads.push('large', 'gzip', 'typical', 'mid');
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-bundle-'));
 const bundle = join(dir, 'index.mjs');
-execFileSync(process.execPath, [
-  join(root, 'scripts/bundle-worker.mjs'),
-  join(root, 'functions/fetch/handler.ts'),
-  bundle,
-]);
+// The handler's bundle and the schema's beside it, as the stack's bundling hooks build them.
+for (const [entry, out] of [
+  ['functions/fetch/handler.ts', bundle],
+  ['shared/config.ts', join(dir, 'config.mjs')],
+]) {
+  execFileSync(process.execPath, [
+    join(root, 'scripts/bundle-worker.mjs'),
+    join(root, entry as string),
+    out as string,
+  ]);
+}
 
 const emulator = await startEmulator();
 useEmulatorEnv(emulator.endpoint);

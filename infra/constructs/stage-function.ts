@@ -23,23 +23,32 @@ import type { WorkQueue } from './work-queue.ts';
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
- * Worker-thread entries bundled beside a stage's handler (same folder in the Lambda asset): the
- * extract stage runs pdf.js in a worker (shared/stages/pdf-worker.ts), which a small bundle of
- * its own starts in half the time and memory of the whole handler bundle.
+ * Entries bundled beside a stage's handler (same folder in the Lambda asset), each a bundle of its
+ * own: the config schema every function loads only to validate a config its own CLI did not write
+ * (shared/stored-config.ts), so that zod is not in the handlers' bundles (3.5 MB of a fetch
+ * container); and the extract stage's pdf.js worker (shared/stages/pdf-worker.ts), which a small
+ * bundle starts in half the time and memory of the whole handler bundle.
  */
-const WORKERS: Partial<Record<StageName, { entry: string; outfile: string }>> = {
-  extract: { entry: 'shared/stages/pdf-worker.ts', outfile: 'pdf-worker.mjs' },
-};
+const BESIDE: { entry: string; outfile: string; stages?: StageName[] }[] = [
+  { entry: 'shared/config.ts', outfile: 'config.mjs' },
+  { entry: 'shared/stages/pdf-worker.ts', outfile: 'pdf-worker.mjs', stages: ['extract'] },
+];
 
-/** esbuild's hooks for a stage: after the handler's bundle, its workers' bundles. */
-function workerHooks(stage: StageName): ICommandHooks | undefined {
-  const worker = WORKERS[stage];
-  if (!worker) return undefined;
+/**
+ * esbuild's hooks for a stage: the handler's imports of Node's built-ins rewritten
+ * (scripts/bundle-builtins.mjs says why), then the bundles beside it.
+ */
+function bundleHooks(stage: StageName): ICommandHooks {
+  const beside = BESIDE.filter((b) => !b.stages || b.stages.includes(stage));
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
     afterBundling: (inputDir, outputDir) => [
-      `node "${inputDir}/scripts/bundle-worker.mjs" "${inputDir}/${worker.entry}" "${outputDir}/${worker.outfile}"`,
+      `node "${inputDir}/scripts/bundle-builtins.mjs" "${outputDir}/index.mjs"`,
+      ...beside.map(
+        (b) =>
+          `node "${inputDir}/scripts/bundle-worker.mjs" "${inputDir}/${b.entry}" "${outputDir}/${b.outfile}"`,
+      ),
     ],
   };
 }
@@ -128,7 +137,7 @@ export function stageFunction(
       externalModules: [],
       // CommonJS dependencies inside an ESM bundle still call require() (the file says why it is renamed).
       banner: BUNDLE_BANNER,
-      commandHooks: workerHooks(stage),
+      commandHooks: bundleHooks(stage),
     },
   });
 }

@@ -12,12 +12,12 @@
 const MB = 1024 * 1024;
 
 /**
- * RSS of a fetch container once loaded and running, with slack: 84–85 MB measured (Node 24, AWS's
- * runtime interface client, the bundle with its SDK clients; bench/fetch-memory.ts), plus 23 MB
- * for the garbage collector's timing and what a Lambda sandbox may hold that the benchmark's
- * container does not.
+ * RSS of a fetch container once loaded and running, with slack: 76 MB measured (Node 24, AWS's
+ * runtime interface client, the bundle with its SDK clients, no zod and no undici;
+ * bench/fetch-memory.ts), plus 24 MB for the garbage collector's timing and what a Lambda sandbox
+ * may hold that the benchmark's container does not.
  */
-export const RUNTIME_MB = 108;
+export const RUNTIME_MB = 100;
 /** The share of the memory the plan fills: the rest is slack for the garbage collector's timing. */
 const FILL = 0.8;
 /** Bytes held per body byte while a body is read and encoded: the chunks, the joined body, its base64. */

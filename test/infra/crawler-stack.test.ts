@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
@@ -342,8 +342,8 @@ describe('CrawlerStack', () => {
 
   it('bundles the PDF worker beside the extract handler, and that bundle reads a PDF in a worker thread', async () => {
     const bundles = (stage: StageName) => readdirSync(assetDir(stage)).filter((f) => f.endsWith('.mjs'));
-    assert.deepEqual(bundles('extract').sort(), ['index.mjs', 'pdf-worker.mjs']);
-    assert.deepEqual(bundles('fetch'), ['index.mjs']);
+    assert.deepEqual(bundles('extract').sort(), ['config.mjs', 'index.mjs', 'pdf-worker.mjs']);
+    assert.deepEqual(bundles('fetch').sort(), ['config.mjs', 'index.mjs']);
     const reader = createPdfWorkerReader(pathToFileURL(join(assetDir('extract'), 'pdf-worker.mjs')));
     try {
       const pdf = minimalPdf('Text from the bundled worker', 'Bundled');
@@ -351,6 +351,46 @@ describe('CrawlerStack', () => {
       assert.deepEqual([read.text, read.title], ['Text from the bundled worker', 'Bundled']);
     } finally {
       await reader.close();
+    }
+  });
+
+  it('every stage bundle loads without zod or undici, and validates a config with the schema bundled beside it', () => {
+    // What a bundle loads is its function's memory: zod is in config.mjs, loaded only for a config
+    // of another schema (shared/stored-config.ts); an ES module import of node:http would load
+    // undici (scripts/bundle-builtins.mjs).
+    const probe = `
+      await import(process.argv[1]);
+      const loaded = process.moduleLoadList.filter((m) => m.includes('undici'));
+      const { parseConfig } = await import(process.argv[2]);
+      const config = parseConfig({ name: 'probe', startUrls: ['https://example.com/'] }, 'probe');
+      let refused = '';
+      try { parseConfig({ name: 'probe', startUrls: ['not a url'] }, 'probe'); } catch (err) { refused = err.message; }
+      console.log(JSON.stringify({ loaded, concurrency: config.fetch.concurrency, refused }));`;
+    for (const stage of Object.keys(FUNCTIONS) as StageName[]) {
+      const dir = assetDir(stage);
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      assert.doesNotMatch(code, /from\s*"zod"|\bZodError\b/, `${stage}: zod is in the handler's bundle`);
+      assert.doesNotMatch(
+        code,
+        /(^|[;}\n])import[^;"]*from\s*"node:/,
+        `${stage}: a built-in imported as an ES module`,
+      );
+      const run = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          probe,
+          pathToFileURL(join(dir, 'index.mjs')).href,
+          pathToFileURL(join(dir, 'config.mjs')).href,
+        ],
+        { encoding: 'utf8', env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'WARN' }, timeout: 60_000 },
+      );
+      assert.equal(run.status, 0, `${stage}: ${run.stderr.slice(-2000)}`);
+      const out = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '{}');
+      assert.deepEqual(out.loaded, [], `${stage}: loading the bundle loaded undici`);
+      assert.equal(out.concurrency, 16, `${stage}: the schema's defaults`);
+      assert.match(out.refused, /startUrls/, `${stage}: a bad config is refused by the bundled schema`);
     }
   });
 });
