@@ -44,6 +44,30 @@ const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
 const MAX_SLOT_LEAD_MS = 2_000;
 /** While slot writes are fast again, each booking keeps this share of the lead. */
 const LEAD_DECAY = 0.8;
+
+/**
+ * How far ahead slots are booked: 1.5× the last slot write at once (a write that comes back after
+ * its slot's start and the jitter lost that slot), at least the jitter after a missed slot, and a
+ * fifth less a booking while writes are fast, down to 1.5× what they take. One per container, not
+ * per invocation, and without a floor: a lone polite host is an invocation a page, and each began
+ * at 50 ms (the floor then), a sleep of 39 ms before every request (bench, 1 host).
+ */
+export class SlotLead {
+  ms = SLOT_JITTER_MS;
+
+  /** A slot write took `took` ms. */
+  wrote(took: number): void {
+    this.ms = Math.min(MAX_SLOT_LEAD_MS, Math.max(Math.ceil(took * 1.5), Math.floor(this.ms * LEAD_DECAY)));
+  }
+
+  /** A slot came too late to use (a slow write, a slow connect): book further ahead. */
+  late(): void {
+    this.ms = Math.min(MAX_SLOT_LEAD_MS, Math.max(SLOT_JITTER_MS, this.ms * 2));
+  }
+}
+
+/** This container's lead, shared by its invocations. */
+const CONTAINER_LEAD = new SlotLead();
 /**
  * A host whose next tasks this invocation will wait for books a run of up to this many slots in
  * one write (and gives back the unused end in one more), instead of a write per fetch: 8 polite
@@ -66,8 +90,6 @@ export class HostTurns {
   private readonly delays = new Map<string, number>();
   /** hosts not due in this invocation: until when, and the delay their tasks go back with */
   private readonly deferred = new Map<string, { until: number; delaySeconds: number }>();
-  /** how far ahead slots are booked (grows when DynamoDB answers slowly) */
-  private slotLeadMs = SLOT_JITTER_MS;
   /** slots booked ahead for a host in one write: the next one to use, and the end of the booking */
   private readonly runs = new Map<string, { next: number; until: number; step: number }>();
   /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
@@ -82,6 +104,8 @@ export class HostTurns {
     private readonly config: CrawlConfig,
     private readonly deadline: number,
     private readonly signal?: AbortSignal,
+    /** how far ahead slots are booked (grows when DynamoDB answers slowly) */
+    private readonly lead: SlotLead = CONTAINER_LEAD,
   ) {}
 
   /** Requests to one host in flight at once: fetch.connectionsPerHost once it is known to ask for no delay. */
@@ -153,12 +177,12 @@ export class HostTurns {
         continue;
       }
       const asked = this.deps.now();
-      const start = asked + this.slotLeadMs;
+      const start = asked + this.lead.ms;
       const slots = this.runLength(host, start, step);
       const slot = await this.deps.hosts.acquireSlot(host, start, slots * step);
-      // The write came back after its slot's start (a loaded table, many hosts booking at once):
-      // that slot is skipped, so the next bookings lead by more than the write takes.
-      this.wrote(this.deps.now() - asked);
+      // A write that came back past its slot's start and the jitter (a loaded table, many hosts
+      // booking at once) lost that slot: the next bookings lead by more than the write takes.
+      this.lead.wrote(this.deps.now() - asked);
       if (slot.ok) {
         this.runs.set(host, { next: start, until: start + slots * step, step });
         continue;
@@ -215,24 +239,12 @@ export class HostTurns {
 
   /** A slot came too late to use (a slow write, a slow connect): book further ahead next time. */
   late(): void {
-    this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, this.slotLeadMs * 2);
-  }
-
-  /**
-   * A slot write took `took` ms. The lead follows the writes: at least 1.5× this one (a write that
-   * came back after its slot's start lost that slot, a whole delay), and it shrinks by a fifth a
-   * booking while writes are fast again. A lead only ever raised stayed at its peak for the rest of
-   * the invocation (2 s after the claims' rush at a crawl's start), every new run of slots starting
-   * that much later and a host with nothing else to overlap it waiting for it in process.
-   */
-  private wrote(took: number): void {
-    const decayed = Math.floor(this.slotLeadMs * LEAD_DECAY);
-    this.slotLeadMs = Math.min(MAX_SLOT_LEAD_MS, Math.max(SLOT_JITTER_MS, Math.ceil(took * 1.5), decayed));
+    this.lead.late();
   }
 
   /** How far ahead slots are booked now (ms). */
   get leadMs(): number {
-    return this.slotLeadMs;
+    return this.lead.ms;
   }
 
   /**
