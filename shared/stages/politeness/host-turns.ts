@@ -45,19 +45,29 @@ const MAX_SLOT_LEAD_MS = 2_000;
 /** While slot writes are fast again, each booking keeps this share of the lead. */
 const LEAD_DECAY = 0.8;
 
+/** Slot writes whose times set the lead's floor (below SLOT_JITTER_MS). */
+const LEAD_WINDOW = 16;
+
 /**
  * How far ahead slots are booked: 1.5× the last slot write at once (a write that comes back after
  * its slot's start and the jitter lost that slot), at least the jitter after a missed slot, and a
- * fifth less a booking while writes are fast, down to 1.5× what they take. One per container, not
- * per invocation, and without a floor: a lone polite host is an invocation a page, and each began
- * at 50 ms (the floor then), a sleep of 39 ms before every request (bench, 1 host).
+ * fifth less a booking while writes are fast, down to a floor of 1.5× the slowest of the last 16
+ * writes (at most the jitter, the floor there was before). One per container, not per invocation:
+ * a lone polite host is an invocation a page, and each began at 50 ms, a sleep of 39 ms before
+ * every request (bench, 1 host); where writes are fast every time (DynamoDB answers in ~10 ms)
+ * that sleep is gone, where one in a while is slow the floor stays at the jitter.
  */
 export class SlotLead {
   ms = SLOT_JITTER_MS;
+  private readonly recent: number[] = [];
 
   /** A slot write took `took` ms. */
   wrote(took: number): void {
-    this.ms = Math.min(MAX_SLOT_LEAD_MS, Math.max(Math.ceil(took * 1.5), Math.floor(this.ms * LEAD_DECAY)));
+    this.recent.push(took);
+    if (this.recent.length > LEAD_WINDOW) this.recent.shift();
+    const floor = Math.min(SLOT_JITTER_MS, Math.ceil(Math.max(...this.recent) * 1.5));
+    const next = Math.max(Math.ceil(took * 1.5), Math.floor(this.ms * LEAD_DECAY), floor);
+    this.ms = Math.min(MAX_SLOT_LEAD_MS, next);
   }
 
   /** A slot came too late to use (a slow write, a slow connect): book further ahead. */
