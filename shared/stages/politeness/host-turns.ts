@@ -78,6 +78,7 @@ export class SlotLead {
 
 /** This container's lead, shared by its invocations. */
 const CONTAINER_LEAD = new SlotLead();
+
 /**
  * A host whose next tasks this invocation will wait for books a run of up to this many slots in
  * one write (and gives back the unused end in one more), instead of a write per fetch: 8 polite
