@@ -83,15 +83,12 @@ if (loads.length === 0) loads.push('large', 'gzip', 'typical', 'mid');
 const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-bundle-'));
 const bundle = join(dir, 'index.mjs');
 // The handler's bundle and the schema's beside it, as the stack's bundling hooks build them.
-for (const [entry, out] of [
+const bundles: [entry: string, outfile: string][] = [
   ['functions/fetch/handler.ts', bundle],
   ['shared/config.ts', join(dir, 'config.mjs')],
-]) {
-  execFileSync(process.execPath, [
-    join(root, 'scripts/bundle-worker.mjs'),
-    join(root, entry as string),
-    out as string,
-  ]);
+];
+for (const [entry, outfile] of bundles) {
+  execFileSync(process.execPath, [join(root, 'scripts/bundle-worker.mjs'), join(root, entry), outfile]);
 }
 
 const emulator = await startEmulator();

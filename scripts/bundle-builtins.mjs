@@ -40,7 +40,7 @@ function pattern(list) {
   return { fields, whole };
 }
 
-/** The bundle's code with its built-in imports rewritten; `count` of them. */
+/** The bundle's code with its built-in imports rewritten. */
 export function builtinsByRequire(code) {
   const decls = [];
   const out = code.replace(IMPORT, (stmt, def, rest, spec) => {
@@ -56,11 +56,16 @@ export function builtinsByRequire(code) {
     }
     return ' '.repeat(stmt.length);
   });
-  if (decls.length === 0) return { code, count: 0 };
+  if (decls.length === 0) return code;
   // The banner is the first line: the declarations go at its end (no line moves).
   const eol = out.indexOf('\n');
   const at = eol === -1 ? out.length : eol;
-  return { code: `${out.slice(0, at)}${decls.join('')}${out.slice(at)}`, count: decls.length };
+  return `${out.slice(0, at)}${decls.join('')}${out.slice(at)}`;
+}
+
+/** Rewrites a bundle file in place. */
+export function rewriteBuiltins(file) {
+  writeFileSync(file, builtinsByRequire(readFileSync(file, 'utf8')));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -69,6 +74,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.error('usage: node scripts/bundle-builtins.mjs FILE');
     process.exit(2);
   }
-  const { code } = builtinsByRequire(readFileSync(file, 'utf8'));
-  writeFileSync(file, code);
+  rewriteBuiltins(file);
 }

@@ -4,10 +4,9 @@
 // handler as `cdk deploy` does (bench/fetch-memory.ts): `node scripts/bundle-worker.mjs ENTRY OUTFILE`.
 // The options are the handler bundle's, so the bundle runs on the same runtime the same way, and
 // its imports of Node's built-ins are rewritten as the handlers' are (scripts/bundle-builtins.mjs).
-import { readFileSync, writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 import { BUNDLE_BANNER } from './bundle-banner.mjs';
-import { builtinsByRequire } from './bundle-builtins.mjs';
+import { rewriteBuiltins } from './bundle-builtins.mjs';
 
 const [entry, outfile] = process.argv.slice(2);
 if (!entry || !outfile) {
@@ -30,4 +29,4 @@ await build({
   // CommonJS dependencies inside an ESM bundle still call require(): the handler bundles' banner.
   banner: { js: BUNDLE_BANNER },
 });
-writeFileSync(outfile, builtinsByRequire(readFileSync(outfile, 'utf8')).code);
+rewriteBuiltins(outfile);

@@ -63,9 +63,9 @@ describe('the slot lead follows the slot writes', () => {
       assert.ok('sendBy' in turn);
       leads.push(turns.leadMs);
     }
-    const above = leads.filter((lead) => lead > initial);
+    const above = leads.filter((ms) => ms > initial);
     assert.ok(
-      above.every((lead, i) => lead < (i === 0 ? raised : (above[i - 1] as number))),
+      above.every((ms, i) => ms < (i === 0 ? raised : (above[i - 1] as number))),
       `each fast booking lowers it: ${leads.join(', ')}`,
     );
     assert.ok(turns.leadMs < initial, `below the ${initial} ms it began at: ${leads.join(', ')}`);
