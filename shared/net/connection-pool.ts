@@ -26,6 +26,17 @@ interface Idle {
 const idle = new Map<string, Idle[]>();
 let idleCount = 0;
 
+/**
+ * Origins that closed a kept connection as a request went out, and until when their connections
+ * are not kept. Once is a keep-alive timeout racing the request, and the request goes again on a
+ * new connection for free (fetcher.ts); a site that does it to every request (a firewall that
+ * drops what it reads, a server shorter-lived than fetch.keepAliveSeconds) would otherwise get
+ * each request twice, and a polite host's free retry takes a new turn every time.
+ */
+const dropsKept = new Map<string, number>();
+const DROPS_KEPT_MS = 10 * 60_000;
+const MAX_DROPS_KEPT = 1024;
+
 const top = (layers: ConnectionLayers) => layers[layers.length - 1];
 
 /** Whether a connection can still carry a request: its outer socket open both ways. */
@@ -52,7 +63,7 @@ function remove(entry: Idle): boolean {
  */
 export function keepIdle(key: string, layers: ConnectionLayers, keepMs: number, now = Date.now()): void {
   const socket = top(layers);
-  if (!socket || keepMs <= 0 || !isOpen(layers)) {
+  if (!socket || keepMs <= 0 || !isOpen(layers) || dropsKeptUntil(key, now) > now) {
     destroyLayers(layers);
     return;
   }
@@ -111,9 +122,27 @@ export function takeIdle(key: string, now = Date.now()): ConnectionLayers | null
   return null;
 }
 
+/**
+ * The site closed the kept connection to `key` as a request went out: its connections are not
+ * kept for the next DROPS_KEPT_MS (this container), so its next requests each open their own.
+ */
+export function keptConnectionDropped(key: string, now = Date.now()): void {
+  dropsKept.delete(key);
+  dropsKept.set(key, now + DROPS_KEPT_MS);
+  // The oldest entry goes first (a Map iterates in insertion order).
+  if (dropsKept.size > MAX_DROPS_KEPT) dropsKept.delete(dropsKept.keys().next().value as string);
+}
+
+function dropsKeptUntil(key: string, now: number): number {
+  const until = dropsKept.get(key) ?? 0;
+  if (until !== 0 && until <= now) dropsKept.delete(key);
+  return until;
+}
+
 /** Closes every idle connection (tests; a process about to exit needs none of this: they are unref'd). */
 export function closeIdle(): void {
   for (const list of [...idle.values()]) for (const entry of [...list]) evict(entry);
+  dropsKept.clear();
 }
 
 /** How many connections are idle (tests, the bench). */

@@ -22,7 +22,7 @@ import {
 } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { FetchError } from '../errors.ts';
-import { keepIdle, takeIdle } from './connection-pool.ts';
+import { keepIdle, keptConnectionDropped, takeIdle } from './connection-pool.ts';
 import {
   connectGuarded,
   destroyLayers,
@@ -255,8 +255,10 @@ async function fetchOnce(
     if (!kept || signal.aborted) throw err;
     // The site closed the kept connection as the request went out (its keep-alive timeout): no
     // answer, so nothing was done. A turn's slot is spent (the caller takes a new one); without a
-    // turn the request goes again on a new connection.
+    // turn the request goes again on a new connection. Either way the site's connections are not
+    // kept for a while (connection-pool.ts): a site that does this to every request gets it once.
     destroyLayers(kept);
+    if (key) keptConnectionDropped(key);
     return opts.turn ? { kind: 'late' } : fetchOnce(url, opts, signal, clock, true);
   }
   const outcome = await readResponse(res, target, opts, remoteAddress, clock);

@@ -137,33 +137,75 @@ describe('keep-alive', () => {
     });
   });
 
-  it('a site that drops the kept connection as the request goes out: sent again without a turn, late with one', async () => {
-    // A raw server: answers the first request of each connection, then closes the connection
-    // without an answer on its second request (what a keep-alive timeout racing the request does).
-    let connections = 0;
+  /**
+   * A raw server: answers the first `answered` requests, each on a connection of its own first
+   * request, then closes the connection without an answer (what a keep-alive timeout racing the
+   * request does, or a firewall that drops what it has read).
+   */
+  async function droppingServer(answers: (request: number, onConnection: number) => boolean) {
+    const site = { connections: 0, requests: 0, base: '', close: () => server.close() };
     const server = net.createServer((socket) => {
-      connections++;
-      let requests = 0;
+      site.connections++;
+      let onConnection = 0;
       socket.on('error', () => {});
       socket.on('data', (chunk) => {
         if (!chunk.includes('\r\n\r\n')) return;
-        if (++requests > 1) return socket.destroy();
+        if (!answers(++site.requests, ++onConnection)) return socket.destroy();
         socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 5\r\n\r\nhello');
       });
     });
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    site.base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    return site;
+  }
+
+  it('a site that drops the kept connection as the request goes out: sent again without a turn, late with one', async () => {
+    // Each connection's first request answered, its second dropped.
+    const plain = await droppingServer((_, onConnection) => onConnection === 1);
     try {
-      ok(await fetchUrl(`${base}/a`, kept()));
-      ok(await fetchUrl(`${base}/b`, kept()));
-      assert.equal(connections, 2, 'the second request went again on a new connection');
-      const turn = async () => ({ sendBy: Date.now() + 1000 });
-      assert.equal((await fetchUrl(`${base}/c`, kept({ turn }))).kind, 'late');
-      ok(await fetchUrl(`${base}/d`, kept({ turn })));
-      assert.equal(connections, 3);
+      ok(await fetchUrl(`${plain.base}/a`, kept()));
+      ok(await fetchUrl(`${plain.base}/b`, kept()));
+      assert.equal(plain.connections, 2, 'the second request went again on a new connection');
+      assert.equal(idleConnections(), 0, 'the site drops kept connections: none kept for it');
+      ok(await fetchUrl(`${plain.base}/c`, kept()));
+      assert.deepEqual([plain.connections, plain.requests], [3, 4], '/c on a connection of its own');
     } finally {
-      server.close();
+      plain.close();
+    }
+    const polite = await droppingServer((_, onConnection) => onConnection === 1);
+    try {
+      ok(await fetchUrl(`${polite.base}/a`, kept()));
+      const turn = async () => ({ sendBy: Date.now() + 1000 });
+      assert.equal((await fetchUrl(`${polite.base}/c`, kept({ turn }))).kind, 'late');
+      ok(await fetchUrl(`${polite.base}/d`, kept({ turn })));
+      assert.equal(polite.connections, 2);
+    } finally {
+      polite.close();
+    }
+  });
+
+  it('a site that drops every request: each fetch sends it at most twice, then once (no free late turns)', async () => {
+    // The first request answered, every later one dropped, on whatever connection.
+    const site = await droppingServer((request) => request === 1);
+    try {
+      ok(await fetchUrl(`${site.base}/a`, kept()));
+      assert.equal((await fetchUrl(`${site.base}/b`, kept())).kind, 'error');
+      assert.equal(site.requests, 3, '/b on the kept connection, then on a new one');
+      // A polite host: each task connects first, finds its turn not due (the connection would be
+      // kept for its next try), then goes on its turn.
+      const notDue = async () => ({ requeueSeconds: 1 });
+      const turn = async () => ({ sendBy: Date.now() + 1000 });
+      for (const path of ['/c', '/d', '/e']) {
+        assert.equal((await fetchUrl(`${site.base}${path}`, kept({ turn: notDue }))).kind, 'not-due');
+        const before = site.requests;
+        const res = await fetchUrl(`${site.base}${path}`, kept({ turn }));
+        assert.equal(res.kind, 'error', `${path}: an error (a temporary one, counted), not a free late`);
+        assert.equal(site.requests - before, 1);
+      }
+      assert.equal(idleConnections(), 0);
+    } finally {
+      site.close();
     }
   });
 
