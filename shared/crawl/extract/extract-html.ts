@@ -131,6 +131,10 @@ class Collector implements Partial<Handler> {
   /** Seed 004: attributes name and property both result in metadata; repeated names accumulate. */
   private addMeta(a: Attribs): void {
     if (a.content === undefined) return;
+    // A refresh to another URL is how many sites (intranets above all) redirect without a 3xx:
+    // its target is a link of the page, as crawlers from Heritrix to StormCrawler take it.
+    if (a['http-equiv']?.trim().toLowerCase() === 'refresh')
+      this.addHref(refreshTarget(a.content) ?? undefined);
     const value = a.content.trim();
     const name = a.name?.trim().toLowerCase();
     const property = a.property?.trim().toLowerCase();
@@ -154,6 +158,26 @@ class Collector implements Partial<Handler> {
     }
     return false;
   }
+}
+
+/**
+ * The URL of a `<meta http-equiv="refresh" content="5; url='…'">`, as the HTML standard's shared
+ * declarative refresh steps read it: a time (digits and dots), then `;` or `,`, then the URL, with
+ * or without `url=` and quotes; null for a refresh of the page itself or content that is not one.
+ */
+export function refreshTarget(content: string): string | null {
+  const m =
+    /^[\t\n\f\r ]*[0-9.]+[\t\n\f\r ]*[;,]?[\t\n\f\r ]*(?:url[\t\n\f\r ]*=[\t\n\f\r ]*)?(.*)$/is.exec(
+      content,
+    );
+  let url = m?.[1] ?? '';
+  const quote = url[0];
+  if (quote === '"' || quote === "'") {
+    const end = url.indexOf(quote, 1);
+    url = url.slice(1, end < 0 ? undefined : end);
+  }
+  url = url.trim();
+  return url === '' ? null : url;
 }
 
 function push(map: Map<string, string[]>, key: string, value: string): void {

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { type ExtractHtmlInput, extractHtml } from '../../../shared/crawl/extract/extract-html.ts';
+import {
+  type ExtractHtmlInput,
+  extractHtml,
+  refreshTarget,
+} from '../../../shared/crawl/extract/extract-html.ts';
 
 const OPTIONS: ExtractHtmlInput['options'] = {
   removeElements: ['header', 'footer'],
@@ -76,9 +80,44 @@ describe('extractHtml links (seed 002 link detection, seed 004 discovery)', () =
       '<A HREF="/upper">u</A><IFRAME SRC="/frame"></IFRAME>',
       ['https://www.example.com/upper', 'https://www.example.com/frame'],
     ],
+    [
+      'a meta refresh to another URL (relative to the base, any case)',
+      '<head><base href="/b/"><META HTTP-EQUIV="Refresh" CONTENT="0; URL=next.html"></head>',
+      ['https://www.example.com/b/next.html'],
+    ],
+    [
+      'a refresh that only reloads the page, or is not one, adds nothing',
+      '<meta http-equiv="refresh" content="300"><meta http-equiv="refresh" content="soon; url=/x"><meta name="refresh" content="0; url=/y">',
+      [],
+    ],
   ];
   for (const [label, html, links] of cases) {
     it(label, () => assert.deepEqual(extract(html).links, links));
+  }
+  it('a nofollow page follows its refresh no more than its links', () => {
+    const page = extract(
+      '<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/r">',
+    );
+    assert.equal(page.robots.follow, false);
+  });
+});
+
+describe("refreshTarget (the HTML standard's declarative refresh)", () => {
+  const cases: [string, string | null][] = [
+    ['0; url=/a', '/a'],
+    ['0;URL=/a', '/a'],
+    ['5, url = /a b', '/a b'],
+    ["0; url='/q?x=1'", '/q?x=1'],
+    ['0; url="/quoted" trailing', '/quoted'],
+    ['0; /bare', '/bare'],
+    ['0.5 ; url=https://other.example/', 'https://other.example/'],
+    ['  3  ', null],
+    ['0; url=', null],
+    ['now; url=/x', null],
+    ['', null],
+  ];
+  for (const [content, target] of cases) {
+    it(JSON.stringify(content), () => assert.equal(refreshTarget(content), target));
   }
 });
 
