@@ -9,8 +9,7 @@ import { once } from 'node:events';
 import { open, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
-import type { Readable } from 'node:stream';
-import { finished } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
@@ -560,16 +559,45 @@ async function readResponse(
   } as const;
 }
 
-function decodersFor(encoding: string | undefined): Readable[] {
+type Decoder = Readable | ((source: AsyncIterable<Buffer>) => AsyncGenerator<Buffer>);
+
+/**
+ * `deflate` as servers send it: zlib-wrapped as RFC 9110 §8.4.1.2 says, or raw, as some servers
+ * (IIS among them) send it and every browser reads it. The first two bytes tell: a zlib header's
+ * method is 8 and the pair is a multiple of 31 (RFC 1950 §2.2).
+ */
+function inflateEither(options: zlib.ZlibOptions) {
+  return async function* inflate(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    const input = source[Symbol.asyncIterator]();
+    let head = Buffer.alloc(0);
+    while (head.length < 2) {
+      const next = await input.next();
+      if (next.done) break;
+      head = Buffer.concat([head, next.value]);
+    }
+    const b0 = head[0] ?? 0;
+    const wrapped = head.length >= 2 && (b0 & 0x0f) === 8 && ((b0 << 8) | (head[1] ?? 0)) % 31 === 0;
+    const inflater = wrapped ? zlib.createInflate(options) : zlib.createInflateRaw(options);
+    async function* all() {
+      if (head.length > 0) yield head;
+      for (let next = await input.next(); !next.done; next = await input.next()) yield next.value;
+    }
+    // Read as the next stage asks (a bomb inflates no further than it reads); errors either side end it.
+    pipeline(Readable.from(all()), inflater).catch((err) => inflater.destroy(err));
+    yield* inflater as AsyncIterable<Buffer>;
+  };
+}
+
+function decodersFor(encoding: string | undefined): Decoder[] {
   const codings = (encoding ?? '').toLowerCase().split(',');
   // RFC 9110 §8.4: codings are listed in the order applied, so they are undone in reverse.
   // A sync flush at the end keeps what decodes from a stream cut at maxBytes instead of failing on it.
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };
-  return codings.reverse().flatMap((raw) => {
+  return codings.reverse().flatMap((raw): Decoder | Decoder[] => {
     const coding = raw.trim();
     if (coding === '' || coding === 'identity') return [];
     if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
-    if (coding === 'deflate') return zlib.createInflate(flush); // RFC 9110 §8.4.1.2: zlib-wrapped
+    if (coding === 'deflate') return [inflateEither(flush)];
     if (coding === 'br')
       return zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
     throw new FetchError(`unsupported Content-Encoding: ${coding}`, 'permanent', 'unsupported-encoding');

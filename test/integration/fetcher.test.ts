@@ -197,12 +197,14 @@ describe('fetchUrl: hostile bodies', () => {
     );
   });
 
-  const bombs: [string, () => zlib.Gzip | zlib.BrotliCompress][] = [
-    ['gzip', () => zlib.createGzip({ level: 1 })],
-    ['br', () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } })],
+  const bombs: [string, string, () => zlib.Gzip | zlib.BrotliCompress | zlib.Deflate | zlib.DeflateRaw][] = [
+    ['gzip', 'gzip', () => zlib.createGzip({ level: 1 })],
+    ['br', 'br', () => zlib.createBrotliCompress({ params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } })],
+    ['deflate', 'deflate', () => zlib.createDeflate({ level: 1 })],
+    ['raw deflate', 'deflate', () => zlib.createDeflateRaw({ level: 1 })],
   ];
-  for (const [encoding, compressor] of bombs) {
-    it(`stops a ${encoding} bomb (1 GB of zeros) at maxDecompressedBytes`, async () => {
+  for (const [label, encoding, compressor] of bombs) {
+    it(`stops a ${label} bomb (1 GB of zeros) at maxDecompressedBytes`, async () => {
       const produced = { written: 0 };
       await withSite(
         (_req, res) => {
@@ -224,7 +226,7 @@ describe('fetchUrl: hostile bodies', () => {
           );
           await until(() => produced.written > 0);
           assert.ok(produced.written < 256 * 1024 * 1024, `server produced ${produced.written} bytes`);
-          console.log(`${encoding} bomb: ${ms} ms, server inflated-side bytes ${produced.written}`);
+          console.log(`${label} bomb: ${ms} ms, server inflated-side bytes ${produced.written}`);
         },
       );
     });
@@ -242,6 +244,31 @@ describe('fetchUrl: hostile bodies', () => {
         assert.ok(text.subarray(0, ok.body.length).equals(Buffer.from(ok.body)));
       },
     );
+  });
+
+  it('decodes deflate zlib-wrapped (RFC 9110) and raw (as some servers send it), whole or cut; garbage is content-decoding', async () => {
+    const text = Buffer.from(Array.from({ length: 20_000 }, (_, i) => `line ${i * 7919}\n`).join(''));
+    for (const packed of [zlib.deflateSync(text), zlib.deflateRawSync(text)]) {
+      await withSite(
+        (_req, res) => res.writeHead(200, { 'content-encoding': 'deflate' }).end(packed),
+        async (site) => {
+          const ok = expectKind(await fetchUrl(`${site.base}/d`, options({ maxBytes: 1024 * 1024 })), 'ok');
+          assert.deepEqual([Buffer.from(ok.body).equals(text), ok.truncated], [true, false]);
+          const cut = expectKind(await fetchUrl(`${site.base}/d`, options({ maxBytes: 4096 })), 'ok');
+          assert.equal(cut.truncated, true);
+          assert.ok(cut.body.length > 0 && text.subarray(0, cut.body.length).equals(Buffer.from(cut.body)));
+        },
+      );
+    }
+    for (const coding of ['deflate', 'gzip', 'br']) {
+      await withSite(
+        (_req, res) => res.writeHead(200, { 'content-encoding': coding }).end('not compressed at all'),
+        async (site) => {
+          const err = expectKind(await fetchUrl(`${site.base}/bad`, options()), 'error');
+          assert.deepEqual([coding, err.code, err.errorKind], [coding, 'content-decoding', 'permanent']);
+        },
+      );
+    }
   });
 
   it('decodes a small gzip page completely', async () => {

@@ -198,7 +198,7 @@ describe('keep-alive', () => {
       const turn = async () => ({ sendBy: Date.now() + 1000 });
       for (const path of ['/c', '/d', '/e']) {
         assert.equal((await fetchUrl(`${site.base}${path}`, kept({ turn: notDue }))).kind, 'not-due');
-        const before = site.requests;
+        const before: number = site.requests;
         const res = await fetchUrl(`${site.base}${path}`, kept({ turn }));
         assert.equal(res.kind, 'error', `${path}: an error (a temporary one, counted), not a free late`);
         assert.equal(site.requests - before, 1);

@@ -113,7 +113,9 @@ export function classifyNetworkError(err: unknown, depth = 0): NetworkVerdict {
   // a server sending more header bytes than limits.headerBytes: as permanent as any protocol error
   if (code === 'HPE_HEADER_OVERFLOW') return { kind: 'permanent', code: 'header-overflow' };
   if (code.startsWith('HPE_')) return { kind: 'permanent', code: 'protocol-error' };
-  if (code.startsWith('Z_')) return { kind: 'permanent', code: 'content-decoding' };
+  // zlib's (Z_DATA_ERROR…) and brotli's (ERR__ERROR_FORMAT_…, ERR_BROTLI_…) decoding errors
+  if (code.startsWith('Z_') || code.startsWith('ERR__ERROR_') || code.startsWith('ERR_BROTLI'))
+    return { kind: 'permanent', code: 'content-decoding' };
   if (/CERT|SSL|TLS/.test(code)) return { kind: 'permanent', code: 'tls-error' };
   // Seed 001: "Other connection errors" are permanent.
   return { kind: 'permanent', code: 'connection-error' };
