@@ -39,7 +39,10 @@ async function update<T>(
       // (one conditional write, no read); a failed try reads and swaps as usual.
       const raw = i === 0 && likelyAbsent ? null : await deps.hosts.getValue(key, true);
       const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
-      if (await deps.hosts.swapValue(key, raw, JSON.stringify(entry))) return result;
+      const value = JSON.stringify(entry);
+      // Nothing to write: a duplicate past the entry's bound, or one listed already.
+      if (raw !== null && value === JSON.stringify(JSON.parse(raw))) return result;
+      if (await deps.hosts.swapValue(key, raw, value)) return result;
     }
     throw new Error(`duplicate registry ${key}: too many concurrent writers`);
   });

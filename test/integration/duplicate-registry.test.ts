@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
+import { ENTRY_MAX_BYTES } from '../../shared/crawl/extract/duplicates.ts';
 import type { OutcomePlan } from '../../shared/crawl/state/index-plan.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { foldDuplicates } from '../../shared/stages/duplicates.ts';
@@ -65,5 +66,44 @@ describe('duplicate registry', () => {
     assert.equal(calls.reads, 1, 'the write found d1 taken: read once');
     assert.equal(copy.set.state, 'duplicate');
     assert.equal(copy.set.duplicateOf, 'http://d.test/p0');
+  });
+
+  it('one content under 600 URLs, two batches at once: one keeper, the rest folded, the entry bounded', async () => {
+    const config = parseConfig({ name: uniqueCrawlName('dupmany'), startUrls: ['http://m.test/'] });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const writes = { tried: 0, made: 0 };
+    const { swapValue } = deps.hosts;
+    deps.hosts.swapValue = async (...args) => {
+      writes.tried++;
+      const made = await swapValue(...args);
+      if (made) writes.made++;
+      return made;
+    };
+    const at = new Date().toISOString();
+    const batch = (from: number) =>
+      Array.from({ length: 300 }, (_, i) =>
+        plan(`http://m.test/list?page=${from + i}&session=abcdef`, 'same'),
+      );
+    const [a, b] = [batch(1000), batch(2000)];
+    // Each batch as an index invocation would (16 digests at once), the two side by side.
+    await Promise.all([foldDuplicates(deps, a, new Map(), at), foldDuplicates(deps, b, new Map(), at)]);
+    const plans = [...a, ...b];
+    const keepers = plans.filter((p) => p.set.state === 'indexed');
+    assert.equal(keepers.length, 1, 'one URL keeps the document');
+    const keeper = keepers[0]?.outcome.url;
+    for (const p of plans.filter((p) => p.set.state !== 'indexed')) {
+      assert.equal(p.set.state, 'duplicate');
+      assert.equal(p.set.duplicateOf, keeper);
+    }
+    const raw = await deps.hosts.getValue(`dup#${config.name}#same`, true);
+    assert.ok(raw && Buffer.byteLength(raw) <= ENTRY_MAX_BYTES, `entry of ${raw?.length} bytes`);
+    const listed = (JSON.parse(raw) as { dups: string[] }).dups.length;
+    // Each URL tries once to register the content as new (one conditional write, no read: new
+    // content is the common case), which fails for a duplicate. Only the keeper and the listed
+    // duplicates change the entry, a few tries each as the batches race; the hundreds past the
+    // bound write nothing (before: a write of the growing entry each, 600 in all).
+    assert.ok(writes.made <= listed + 1, `${writes.made} writes made for ${listed} listed`);
+    assert.ok(writes.tried <= plans.length + 3 * (listed + 1), `${writes.tried} writes tried`);
   });
 });

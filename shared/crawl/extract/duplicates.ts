@@ -15,6 +15,33 @@ export interface DupEntry {
   dups: string[];
 }
 
+/**
+ * The most an entry takes (its JSON, in bytes): under one DynamoDB write unit with its key, and
+ * bounded however many URLs share a content. A site can serve one page under thousands of URLs
+ * (a session-expired page, faceted search, a calendar): listing them all made every duplicate's
+ * write as large as the list (a write unit a KB) and the item past DynamoDB's 400 KB at a few
+ * thousand. Duplicates past the bound are still folded (state `duplicate`, `duplicateOf` the
+ * keeper) and cost a read, no write; they are only not in line to take over when the keeper's
+ * content goes: that one finds its content again when it is refreshed (refresh.maxAge).
+ */
+export const ENTRY_MAX_BYTES = 900;
+
+const entryBytes = (entry: DupEntry) => Buffer.byteLength(JSON.stringify(entry));
+
+/** The entry with as many of its duplicates as fit ENTRY_MAX_BYTES, the first listed kept first. */
+function bounded(entry: DupEntry): DupEntry {
+  if (entryBytes(entry) <= ENTRY_MAX_BYTES) return entry;
+  const fitted: DupEntry = { ...entry, dups: [] };
+  for (const url of entry.dups) {
+    fitted.dups.push(url);
+    if (entryBytes(fitted) > ENTRY_MAX_BYTES) {
+      fitted.dups.pop();
+      break;
+    }
+  }
+  return fitted;
+}
+
 /** Digest of title and text, whitespace collapsed and lower-cased: markup and spacing do not count. */
 export function textDigest(title: string, content: string): string {
   const norm = `${title}\n${content}`.replace(/\s+/g, ' ').trim().toLowerCase();
@@ -43,14 +70,16 @@ export function admitContent(
 ): DupDecision {
   if (!entry || entry.keeper === '' || entry.keeper === url) {
     const dups = (entry?.dups ?? []).filter((u) => u !== url);
-    return { kind: 'keep', entry: { keeper: url, depth, dups } };
+    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups }) };
   }
-  const dups = [...new Set([...entry.dups, entry.keeper, url])].filter((u) => u !== url);
   if (preferred(url, entry.keeper, canonical) === url) {
-    return { kind: 'keep', entry: { keeper: url, depth, dups }, demoted: entry.keeper };
+    // The demoted keeper first: it is fetched again and would be listed then anyway.
+    const dups = [...new Set([entry.keeper, ...entry.dups])].filter((u) => u !== url);
+    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups }), demoted: entry.keeper };
   }
-  const kept = entry.dups.includes(url) ? entry.dups : [...entry.dups, url];
-  return { kind: 'duplicate', entry: { ...entry, dups: kept }, of: entry.keeper };
+  // Listed while the entry has room; past it the entry is the same (no write: stages/duplicates.ts).
+  const kept = entry.dups.includes(url) ? entry : bounded({ ...entry, dups: [...entry.dups, url] });
+  return { kind: 'duplicate', entry: kept, of: entry.keeper };
 }
 
 /**

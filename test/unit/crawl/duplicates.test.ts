@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   admitContent,
+  ENTRY_MAX_BYTES,
   preferred,
   releaseContent,
   textDigest,
@@ -39,5 +40,33 @@ describe('duplicate content', () => {
     });
     assert.deepEqual(releaseContent(gone.entry, 'http://x/long').entry.keeper, '');
     assert.equal(admitContent({ keeper: '', depth: 0, dups: [] }, 'http://x/z', 0, null).kind, 'keep');
+  });
+
+  it('an entry stays under one write unit however many URLs share the content', () => {
+    let entry = admitContent(null, 'https://shop.example.com/a', 1, null).entry;
+    const listedBefore: number[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const url = `https://shop.example.com/search?color=red&size=${i}&sort=price`;
+      const d = admitContent(entry, url, 2, null);
+      assert.equal(d.kind, 'duplicate', url);
+      assert.equal(d.kind === 'duplicate' && d.of, 'https://shop.example.com/a');
+      listedBefore.push(entry.dups.length);
+      entry = d.entry;
+      assert.ok(Buffer.byteLength(JSON.stringify(entry)) <= ENTRY_MAX_BYTES);
+    }
+    const listed = entry.dups.length;
+    assert.ok(listed >= 10, `${listed} duplicates listed`);
+    // Past the bound the entry is the same: the stage writes nothing for such a duplicate.
+    assert.deepEqual(admitContent(entry, 'https://shop.example.com/search?x=1', 2, null).entry, entry);
+    // A shorter URL still takes the content over, the demoted keeper first in line.
+    const taken = admitContent(entry, 'https://shop.example.com/', 0, null);
+    assert.equal(taken.kind, 'keep');
+    assert.equal(taken.entry.dups[0], 'https://shop.example.com/a');
+    assert.ok(Buffer.byteLength(JSON.stringify(taken.entry)) <= ENTRY_MAX_BYTES);
+    // The keeper's content gone: a listed duplicate takes its place.
+    assert.equal(
+      releaseContent(taken.entry, 'https://shop.example.com/').successor,
+      'https://shop.example.com/a',
+    );
   });
 });
