@@ -1,4 +1,7 @@
-/** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
+/**
+ * Runs `fn` over `items` with at most `limit` in flight; results keep the input order. On a
+ * failure it starts no more items and rejects with the first error once those under way settled.
+ */
 export async function mapLimit<T, R>(
   items: T[],
   limit: number,
@@ -6,13 +9,22 @@ export async function mapLimit<T, R>(
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  const failed: { error?: unknown } = {};
   async function worker(): Promise<void> {
-    while (next < items.length) {
+    while (next < items.length && !('error' in failed)) {
       const i = next++;
-      results[i] = await fn(items[i] as T, i);
+      try {
+        results[i] = await fn(items[i] as T, i);
+      } catch (error) {
+        if (!('error' in failed)) failed.error = error;
+      }
     }
   }
+  // After a failure no item starts, and the call settles only once those under way have: a
+  // handler that fails leaves no work running behind it (a Lambda sandbox would resume it,
+  // frozen, in a later invocation; the local runner would run it past the invocation's end).
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if ('error' in failed) throw failed.error;
   return results;
 }
 
