@@ -91,7 +91,7 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
   const notes = joinNotes(note, doc.note);
-  result.outcomes.push(documentOutcome(page, ctx, { ...doc, size: bytes.length }, notes));
+  result.outcomes.push(documentOutcome(page, ctx, result, { ...doc, size: bytes.length }, notes));
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -171,7 +171,7 @@ function html(
     : undefined;
   if (index) {
     const notes = joinNotes(note, cut);
-    result.outcomes.push(documentOutcome(page, ctx, { extraction: ex, size: bytes.length }, notes));
+    result.outcomes.push(documentOutcome(page, ctx, result, { extraction: ex, size: bytes.length }, notes));
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';
     result.outcomes.push(
@@ -226,7 +226,7 @@ async function compound(
     if (doc === null) skipped++;
     else
       result.outcomes.push({
-        ...documentOutcome(elementPage, ctx, { ...doc, compoundPath: el.compoundPath }, doc.note),
+        ...documentOutcome(elementPage, ctx, result, { ...doc, compoundPath: el.compoundPath }, doc.note),
         element: true,
       });
   }
@@ -271,7 +271,13 @@ interface DocInput {
   compoundPath?: string[];
 }
 
-function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, note?: string): PageOutcome {
+function documentOutcome(
+  page: FetchedPage,
+  ctx: PageContext,
+  result: PageResult,
+  input: DocInput,
+  note?: string,
+): PageOutcome {
   const extraction = input.extraction ?? null;
   const doc: CrawlDocument = buildDocument({
     url: page.url,
@@ -288,6 +294,9 @@ function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, n
     hash: '',
     compoundPath: input.compoundPath,
   });
+  const cut = boundFields(doc, ctx.config.limits);
+  for (const c of cut) count(result.rejected, c.limit);
+  if (cut.length > 0) note = joinNotes(note, cut.map((c) => c.note).join('; '));
   // Seed 003: content attached, so the delta hash is a digest; of what the index receives, so a
   // changed title, metadata or rule action is a change and markup churn is not.
   const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
@@ -296,4 +305,43 @@ function documentOutcome(page: FetchedPage, ctx: PageContext, input: DocInput, n
   const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
   const dup = { digest: textDigest(doc.title, doc.content), canonical };
   return base(page, 'indexed', { doc, dup, ...(note ? { note } : {}) });
+}
+
+/**
+ * Cuts a document's title and each metadata value at limits.titleChars / metaValueChars (a page
+ * can put megabytes in either; the content is bounded by fetch.maxBytes): what was cut, to count
+ * and note.
+ */
+function boundFields(
+  doc: CrawlDocument,
+  limits: PageContext['config']['limits'],
+): { limit: string; note: string }[] {
+  const cut: { limit: string; note: string }[] = [];
+  if (doc.title.length > limits.titleChars) {
+    cut.push({
+      limit: 'limit-title',
+      note: `title of ${doc.title.length} characters cut at limits.titleChars (${limits.titleChars})`,
+    });
+    doc.title = cutAt(doc.title, limits.titleChars);
+  }
+  let values = 0;
+  const bound = (v: string) => {
+    if (v.length <= limits.metaValueChars) return v;
+    values++;
+    return cutAt(v, limits.metaValueChars);
+  };
+  for (const [name, value] of Object.entries(doc.meta))
+    doc.meta[name] = Array.isArray(value) ? value.map(bound) : bound(value);
+  if (values > 0)
+    cut.push({
+      limit: 'limit-meta-value',
+      note: `${values} metadata values cut at limits.metaValueChars (${limits.metaValueChars})`,
+    });
+  return cut;
+}
+
+/** The first `n` UTF-16 units of `s`, one less where the cut would split a surrogate pair. */
+function cutAt(s: string, n: number): string {
+  const code = s.charCodeAt(n - 1);
+  return s.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
 }

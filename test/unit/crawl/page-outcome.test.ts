@@ -236,6 +236,23 @@ const ROWS: Row[] = [
     rejected: { 'limit-links-per-page': 2 },
   },
   {
+    kind: 'a title and metadata past limits.titleChars / metaValueChars: cut, counted, noted',
+    page: {
+      body: `<html><head><title>${'T'.repeat(50)}</title><meta name="description" content="${'d'.repeat(30)}"><meta name="author" content="ok"></head><body>text</body></html>`,
+    },
+    config: {
+      limits: { titleChars: 20, metaValueChars: 10 },
+      extract: { metadataMapping: { description: 'description', author: 'author' } },
+    },
+    states: ['indexed'],
+    note: /title of 50 characters cut at limits\.titleChars \(20\); 1 metadata values cut/,
+    rejected: { 'limit-title': 1, 'limit-meta-value': 1 },
+    check: ([o]) => {
+      assert.equal(o?.doc?.title, 'T'.repeat(20));
+      assert.deepEqual(o?.doc?.meta, { description: 'd'.repeat(10), author: 'ok' });
+    },
+  },
+  {
     kind: "a soft 404: the host's answer to a random path",
     page: { url: '/docs/old-item', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT },
     states: ['error'],
