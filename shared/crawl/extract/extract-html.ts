@@ -166,10 +166,9 @@ class Collector implements Partial<Handler> {
  * or without `url=` and quotes; null for a refresh of the page itself or content that is not one.
  */
 export function refreshTarget(content: string): string | null {
-  const m =
-    /^[\t\n\f\r ]*[0-9.]+[\t\n\f\r ]*[;,]?[\t\n\f\r ]*(?:url[\t\n\f\r ]*=[\t\n\f\r ]*)?(.*)$/is.exec(
-      content,
-    );
+  const m = /^[\t\n\f\r ]*[0-9.]+[\t\n\f\r ]*[;,]?[\t\n\f\r ]*(?:url[\t\n\f\r ]*=[\t\n\f\r ]*)?(.*)$/is.exec(
+    content,
+  );
   let url = m?.[1] ?? '';
   const quote = url[0];
   if (quote === '"' || quote === "'") {
