@@ -4,6 +4,7 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
+import { Parser } from 'htmlparser2';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
 import { elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
 import { buildDocument } from '../extract/build-document.ts';
@@ -107,10 +108,25 @@ async function plainDocument(
   result: PageResult,
 ): Promise<{ text: string; title?: string; note?: string } | string> {
   if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
+  if (mimeType === 'text/xml') return { text: xmlText(decodeBody(bytes, contentType).text) };
   if (mimeType?.startsWith('text/')) {
     return { text: decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim() };
   }
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
+}
+
+/**
+ * The text of an XML document (text/xml: what a site serves as a page, not a sitemap or feed):
+ * its text and CDATA, one space between elements, without the markup that used to be indexed.
+ */
+function xmlText(xml: string): string {
+  const parts: string[] = [];
+  const parser = new Parser(
+    { ontext: (t) => parts.push(t), onopentag: () => parts.push(' '), onclosetag: () => parts.push(' ') },
+    { xmlMode: true },
+  );
+  parser.end(xml);
+  return parts.join('').replace(/\s+/g, ' ').trim();
 }
 
 /** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs / pdfMemoryMb with a note. */

@@ -266,6 +266,19 @@ const ROWS: Row[] = [
     tasks: ['/a', '/b'],
   },
   {
+    kind: 'text/xml served as a page: its text and CDATA, not its markup',
+    page: {
+      url: '/data/items.xml',
+      type: 'text/xml',
+      body: '<?xml version="1.0"?><items><item>first</item><item><![CDATA[second <b>]]></item>&amp;<x>last</x></items>',
+    },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.content, 'first second <b> & last');
+      assert.equal(o?.doc?.title, 'items');
+    },
+  },
+  {
     kind: 'plain text: a document named after its last path segment',
     page: { url: '/notes/readme.txt', type: 'text/plain', body: 'Plain   words\nhere' },
     states: ['indexed'],
