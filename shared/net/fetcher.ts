@@ -597,7 +597,7 @@ function decodersFor(encoding: string | undefined): Decoder[] {
     const coding = raw.trim();
     if (coding === '' || coding === 'identity') return [];
     if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
-    if (coding === 'deflate') return [inflateEither(flush)];
+    if (coding === 'deflate') return inflateEither(flush);
     if (coding === 'br')
       return zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
     throw new FetchError(`unsupported Content-Encoding: ${coding}`, 'permanent', 'unsupported-encoding');

@@ -38,10 +38,11 @@ async function update<T>(
       // Content new to its URL is nearly always new to the crawl: first try writing it as absent
       // (one conditional write, no read); a failed try reads and swaps as usual.
       const raw = i === 0 && likelyAbsent ? null : await deps.hosts.getValue(key, true);
-      const { entry, result } = change(raw === null ? null : (JSON.parse(raw) as DupEntry));
+      const stored = raw === null ? null : (JSON.parse(raw) as DupEntry);
+      const { entry, result } = change(stored);
       const value = JSON.stringify(entry);
       // Nothing to write: a duplicate past the entry's bound, or one listed already.
-      if (raw !== null && value === JSON.stringify(JSON.parse(raw))) return result;
+      if (stored !== null && value === JSON.stringify(stored)) return result;
       if (await deps.hosts.swapValue(key, raw, value)) return result;
     }
     throw new Error(`duplicate registry ${key}: too many concurrent writers`);

@@ -12,7 +12,7 @@ import { decodeBody, parseContentType } from '../extract/decode-body.ts';
 import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
-import { type PdfReader, pdfToText } from '../extract/pdf-text.ts';
+import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
@@ -109,9 +109,7 @@ async function plainDocument(
 ): Promise<{ text: string; title?: string; note?: string } | string> {
   if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
   if (mimeType === 'text/xml') return { text: xmlText(decodeBody(bytes, contentType).text) };
-  if (mimeType?.startsWith('text/')) {
-    return { text: decodeBody(bytes, contentType).text.replace(/\s+/g, ' ').trim() };
-  }
+  if (mimeType?.startsWith('text/')) return { text: collapse(decodeBody(bytes, contentType).text) };
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
 }
 
@@ -126,7 +124,7 @@ function xmlText(xml: string): string {
     { xmlMode: true },
   );
   parser.end(xml);
-  return parts.join('').replace(/\s+/g, ' ').trim();
+  return collapse(parts.join(''));
 }
 
 /** A PDF within limits.pdfBytes, its text cut at limits.pdfPages / pdfTimeMs / pdfMemoryMb with a note. */
