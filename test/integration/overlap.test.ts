@@ -14,14 +14,17 @@ import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
-import { OVERLAP_HOSTS } from '../../shared/stages/politeness/host-turns.ts';
+import { MAX_IN_PROCESS_WAIT_MS, OVERLAP_HOSTS } from '../../shared/stages/politeness/host-turns.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import type { UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 const PAGES = 3;
-const WAIT_MS = 300;
+/** A delay longer than a wait the invocation does alone: a few hosts go back to the queue. */
+const WAIT_MS = 2 * MAX_IN_PROCESS_WAIT_MS;
+/** A delay (with the slot's 100 ms margin) shorter than that: a lone host is waited for. */
+const SHORT_WAIT_MS = MAX_IN_PROCESS_WAIT_MS / 2;
 
 describe('one invocation for many polite hosts, none for a few', () => {
   let emu: TestEmulator;
@@ -39,12 +42,12 @@ describe('one invocation for many polite hosts, none for a few', () => {
     await emu?.stop();
   });
 
-  async function fetchAll(hosts: SiteServer[]) {
+  async function fetchAll(hosts: SiteServer[], waitMs = WAIT_MS) {
     for (const s of hosts) s.requests.length = 0;
     const config = parseConfig({
       name: uniqueCrawlName('overlap'),
       startUrls: hosts.map((s) => `${s.url}/0.html`),
-      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: WAIT_MS },
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: waitMs },
     });
     await openSession(config);
     const deps = depsFromEnv();
@@ -116,5 +119,17 @@ describe('one invocation for many polite hosts, none for a few', () => {
     );
     assert.equal(summary.politeness, few.length * PAGES - summary.fetched);
     assert.ok(summary.wakeAt !== undefined);
+  });
+
+  it(`a lone host with a delay under ${MAX_IN_PROCESS_WAIT_MS} ms: fetched at its pace by one invocation, none put back`, async () => {
+    // SQS delays are whole seconds: putting such a host's URLs back made every page a pass through
+    // the queue, at 40 % of the host's pace and twice the cost (host-turns.ts).
+    const lone = sites.slice(0, 1);
+    const summary = await fetchAll(lone, SHORT_WAIT_MS);
+    assert.equal(summary.fetched, PAGES, `fetched ${summary.fetched}, put back ${summary.politeness}`);
+    assert.equal(summary.politeness, 0);
+    assert.equal(summary.wakeAt, undefined, 'no wake-up call: nothing went back');
+    const gap = minGap(lone[0] as SiteServer);
+    assert.ok(gap >= SHORT_WAIT_MS, `min gap ${gap} ms < ${SHORT_WAIT_MS} ms`);
   });
 });
