@@ -86,6 +86,11 @@ export class RoundFlusher {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
   }
 
+  /** Waits for the writes under way and starts none (the invocation is failing); never throws. */
+  async settle(): Promise<void> {
+    await this.chain;
+  }
+
   /** Writes whatever is pending and waits for every write; throws the first write failure. */
   async flush(): Promise<void> {
     this.schedule();

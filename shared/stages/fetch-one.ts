@@ -36,6 +36,9 @@ function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): Ta
   };
 }
 
+/** A request not sent: the invocation is stopping. */
+const STOPPED = { kind: 'stopped' } as const;
+
 /**
  * Fetches in a politeness slot: the outcome, seconds to put the URL back (0: the invocation is
  * stopping), or null after missed slots.
@@ -60,6 +63,8 @@ async function politeFetch(
       // The pages held for writing must leave room: checked as the request starts, not as its task
       // starts waiting for the host's turn (a round's tasks all wait at once).
       await ctx.room();
+      // The invocation stopped (a round failed, a stop signal) while this task waited for a place.
+      if (ctx.signal?.aborted) return STOPPED;
       const started = deps.now();
       return fetchUrl(task.url, {
         ...siteConnection(config),
@@ -90,6 +95,7 @@ async function politeFetch(
         spool: { afterBytes: ctx.memory.spoolBytes, file: spoolFile },
       });
     });
+    if (res.kind === 'stopped') return 0;
     if (res.kind === 'not-due') return res.requeueSeconds;
     if (res.kind !== 'late') return res;
     // The request missed its slot with its place in hand (a slow slot write, a stall): book

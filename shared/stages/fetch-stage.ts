@@ -64,14 +64,19 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   if (opts.sources?.length) for (const s of SOURCES) if (!opts.sources.includes(s)) exhausted.add(s);
   const memory = fetchMemoryPlan(opts.memoryMb ?? fetchMemoryMb(config.fetch), config.fetch);
   const requests = new Lane(() => config.fetch.concurrency);
+  // The invocation's stop: the caller's signal, or a round that failed (an AWS failure), after which
+  // no task starts and every wait for a turn ends.
+  const stop = new AbortController();
+  if (opts.signal?.aborted) stop.abort();
+  else opts.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const ctx: FetchContext = {
     deps,
     config,
     robots: createRobotsCache(deps.hosts, config, deps.now, (request) => requests.run(request)),
     requests,
-    turns: new HostTurns(deps, config, opts.deadline, opts.signal),
+    turns: new HostTurns(deps, config, opts.deadline, stop.signal),
     deadline: opts.deadline,
-    signal: opts.signal,
+    signal: stop.signal,
     auth: await authSessionsFor(config, deps),
     memory,
     largeBodies: new ByteBudget(() => memory.largeBodyBudget),
@@ -124,7 +129,11 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
-      await fetchMessages(ctx, requests, queueUrl, messages, flusher);
+      await fetchMessages(ctx, requests, queueUrl, messages, flusher, stop).catch(async (err) => {
+        // The writes already under way finish before the invocation fails: none runs behind it.
+        await flusher.settle();
+        throw err;
+      });
       await flusher.flush();
     }
     // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
@@ -236,6 +245,7 @@ async function fetchMessages(
   queueUrl: string,
   messages: ReceivedMessage<FrontierMessage>[],
   flusher: RoundFlusher,
+  stop: AbortController,
 ): Promise<void> {
   // A message received before may have had its pages written already (a crash before its delete):
   // its tasks say so, and the index stage checks their URLs' states instead of trusting the task.
@@ -256,7 +266,7 @@ async function fetchMessages(
   for (const [i, n] of left.entries()) if (n === 0) done(i);
   const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
   ctx.room = () => flusher.room();
-  await fetchRound(ctx, requests, entries, (entry, result) => {
+  await fetchRound(ctx, requests, entries, stop, (entry, result) => {
     // A page is written as soon as a flush is due, whichever message it came from; the message
     // itself is deleted once all its tasks are done (and, the flushes being in order, written).
     if (result.type === 'page') {
@@ -294,11 +304,16 @@ function isTask(t: unknown): t is UrlTask {
  * until the host's politeness delay is known (its robots.txt read by the first), then up to
  * `fetch.connectionsPerHost` when it asks for no delay; with a delay the slots space them anyway.
  * Each task gets its own place in `requests` (the invocation's fetch.concurrency) as its `ctx.requests`.
+ * A task that fails (an AWS failure: fetchOne does not throw for a site) stops the invocation: no
+ * task starts after it, the waits for turns end, and the round rejects with that failure once the
+ * requests under way are done. Rejecting at once would leave them running behind the invocation
+ * (a Lambda sandbox resumes them, frozen, in a later one; the local runner runs them past its end).
  */
 async function fetchRound<T extends { task: UrlTask }>(
   ctx: FetchContext,
   requests: Lane,
   entries: T[],
+  stop: AbortController,
   onResult: (entry: T, result: TaskResult) => void,
 ): Promise<void> {
   const lanes = new Map<string, Lane>();
@@ -319,19 +334,27 @@ async function fetchRound<T extends { task: UrlTask }>(
     // Every task of the round waits in its host's lane (and for its host's turn) at once; only the
     // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts),
     // where they also wait for room to hold their pages.
+    let failure: { error: unknown } | undefined;
     await Promise.all(
       entries.map(async (entry) => {
         const host = hostOf(entry.task.url);
         const place = new TaskPlace(requests);
-        const result = await laneOf(host)
-          .run(() => fetchOne({ ...ctx, requests: place }, entry.task))
-          .finally(() => place.release());
-        const n = (left.get(host) ?? 1) - 1;
-        if (n > 0) left.set(host, n);
-        else left.delete(host);
-        onResult(entry, result);
+        try {
+          const result = await laneOf(host)
+            .run(() => fetchOne({ ...ctx, requests: place }, entry.task))
+            .finally(() => place.release());
+          const n = (left.get(host) ?? 1) - 1;
+          if (n > 0) left.set(host, n);
+          else left.delete(host);
+          onResult(entry, result);
+        } catch (error) {
+          if (failure) return;
+          failure = { error };
+          stop.abort();
+        }
       }),
     );
+    if (failure) throw failure.error;
   } finally {
     ctx.turns.activeHosts = () => 0;
     ctx.turns.tasksLeft = () => 0;
