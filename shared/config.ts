@@ -204,6 +204,12 @@ export const ExtractSchema = z
     removeClasses: z.array(z.string().min(1)).default(['noindex']),
     /** @default true */
     honorMetaRobots: z.boolean().default(true),
+    /**
+     * @default true — a link whose `rel` says `nofollow` (`<a>`, `<area>`) is not followed from that
+     * page (counted as rejected `rel-nofollow`), as Algolia's crawler and mnoGoSearch do; the page itself
+     * is still reached through other links. Ignored in rogue mode (`fetch.respectRobotsTxt: false`).
+     */
+    honorRelNofollow: z.boolean().default(true),
     /** @default {} — "<meta name or property>": "<document field>" */
     metadataMapping: z.record(z.string(), z.string()).default({}),
   })

@@ -8,6 +8,8 @@ import type { CrawlConfig } from '../../config.ts';
 
 export interface HtmlExtraction {
   links: string[];
+  /** links left out because their `rel` says nofollow (extract.honorRelNofollow) */
+  nofollowLinks: number;
   canonical: string | null;
   robots: { index: boolean; follow: boolean; source: string[] };
   title: string;
@@ -66,6 +68,8 @@ class Collector implements Partial<Handler> {
   readonly mapped = new Map<string, string[]>();
   base: string | null = null;
   canonical: string | null = null;
+  /** hrefs left out for rel=nofollow (each href once, and not when the same href is followed elsewhere) */
+  readonly nofollowHrefs = new Set<string>();
   private readonly seenHrefs = new Set<string>();
   private readonly flags: number[] = [];
   private skip = 0;
@@ -78,6 +82,7 @@ class Collector implements Partial<Handler> {
     private readonly removeTags: Set<string>,
     private readonly removeClasses: string[],
     private readonly mapping: Map<string, string>,
+    private readonly honorRelNofollow: boolean,
   ) {}
 
   onopentag(name: string, attribs: Attribs): void {
@@ -113,8 +118,17 @@ class Collector implements Partial<Handler> {
   /** Links (seed 002 patterns), base, canonical and meta. */
   private collect(name: string, a: Attribs): void {
     const attrs = LINK_ATTRS.get(name);
-    if (attrs !== undefined) for (const attr of attrs) this.addHref(a[attr]);
-    else if (name === 'meta') this.addMeta(a);
+    if (attrs !== undefined) {
+      // A link the page asks not to follow (rel=nofollow on a or area) is left out, unless the same
+      // href is followed from elsewhere on the page.
+      if (this.honorRelNofollow && name !== 'frame' && name !== 'iframe' && hasToken(a.rel, 'nofollow')) {
+        const href = a.href;
+        if (href !== undefined && href.trim() !== '' && !this.seenHrefs.has(href))
+          this.nofollowHrefs.add(href);
+        return;
+      }
+      for (const attr of attrs) this.addHref(a[attr]);
+    } else if (name === 'meta') this.addMeta(a);
     else if (name === 'base' && this.base === null) this.base = a.href ?? null;
     else if (name === 'link' && this.canonical === null && a.href && hasToken(a.rel, 'canonical')) {
       this.canonical = a.href;
@@ -125,6 +139,7 @@ class Collector implements Partial<Handler> {
     // Links inside removed elements are still followed (seed 004).
     if (href === undefined || this.seenHrefs.has(href)) return;
     this.seenHrefs.add(href);
+    this.nofollowHrefs.delete(href);
     if (href.trim() !== '') this.hrefs.push(href);
   }
 
@@ -292,17 +307,17 @@ function toMetaRecord(mapped: Map<string, string[]>): Record<string, string | st
   return Object.fromEntries([...mapped].map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
 }
 
-function createCollector(options: CrawlConfig['extract']): Collector {
+function createCollector(options: CrawlConfig['extract'], rogue: boolean): Collector {
   const removeTags = new Set(options.removeElements.map((t) => t.toLowerCase()));
   const removeClasses = options.removeClasses.map((c) => c.toLowerCase());
   const entries = Object.entries(options.metadataMapping);
   const mapping = new Map(entries.map(([k, v]) => [k.trim().toLowerCase(), v]));
-  return new Collector(removeTags, removeClasses, mapping);
+  return new Collector(removeTags, removeClasses, mapping, options.honorRelNofollow && !rogue);
 }
 
 /** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
 export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
-  const c = createCollector(input.options);
+  const c = createCollector(input.options, input.rogue === true);
   const parser = new Parser(c, { decodeEntities: true });
   parser.end(input.html);
   const base = (c.base !== null ? resolveLink(c.base, input.url) : null) ?? input.url;
@@ -310,6 +325,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   const title = collapse(c.title.join(''));
   return {
     links: resolveLinks(c.hrefs, URL.canParse(base) ? base : undefined),
+    nofollowLinks: c.nofollowHrefs.size,
     canonical: c.canonical !== null ? resolveLink(c.canonical, base) : null,
     robots: decideRobots(c.robotsMeta, input.headers, ignoredBy),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),

@@ -180,6 +180,7 @@ function html(
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
   const dropped = follow ? links(ex.links, page, ctx, result) : 0;
+  if (follow && ex.nofollowLinks > 0) count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
   const cut = dropped
     ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
     : undefined;

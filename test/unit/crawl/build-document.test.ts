@@ -9,6 +9,7 @@ import type { HtmlExtraction } from '../../../shared/crawl/extract/extract-html.
 
 const extraction: HtmlExtraction = {
   links: ['https://example.com/b'],
+  nofollowLinks: 0,
   canonical: 'https://example.com/a',
   robots: { index: true, follow: true, source: [] },
   title: 'Page A',

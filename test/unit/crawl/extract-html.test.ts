@@ -11,6 +11,7 @@ const OPTIONS: ExtractHtmlInput['options'] = {
   removeElements: ['header', 'footer'],
   removeClasses: ['noindex'],
   honorMetaRobots: true,
+  honorRelNofollow: true,
   metadataMapping: {},
 };
 const PAGE = 'https://www.example.com/dir/page.html';
@@ -99,6 +100,34 @@ describe('extractHtml links (seed 002 link detection, seed 004 discovery)', () =
       '<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/r">',
     );
     assert.equal(page.robots.follow, false);
+  });
+});
+
+describe('extractHtml rel=nofollow links (extract.honorRelNofollow)', () => {
+  const html =
+    '<a href="/a" rel="nofollow">a</a><a href="/b" REL="Sponsored NOFOLLOW">b</a>' +
+    '<area href="/c" rel="nofollow"><a href="/d" rel="noopener">d</a>' +
+    '<a href="/e" rel="nofollow">e</a><a href="/e">e again</a><iframe src="/f" rel="nofollow"></iframe>';
+  it('leaves out a and area links whose rel says nofollow, case-insensitively, and counts them', () => {
+    const page = extract(html);
+    assert.deepEqual(page.links, [
+      'https://www.example.com/d',
+      'https://www.example.com/e',
+      'https://www.example.com/f',
+    ]);
+    assert.equal(page.nofollowLinks, 3, '/a, /b and /c: /e is followed from its other link');
+  });
+  it('a nofollow link after a followed one to the same href leaves it followed', () => {
+    const page = extract('<a href="/x">x</a><a href="/x" rel="nofollow">x</a>');
+    assert.deepEqual(page.links, ['https://www.example.com/x']);
+    assert.equal(page.nofollowLinks, 0);
+  });
+  it('honorRelNofollow: false and rogue mode follow them all', () => {
+    for (const more of [{ options: { ...OPTIONS, honorRelNofollow: false } }, { rogue: true }]) {
+      const page = extract(html, more);
+      assert.equal(page.links.length, 6);
+      assert.equal(page.nofollowLinks, 0);
+    }
   });
 });
 
