@@ -141,6 +141,77 @@ describe('sitemaps and feeds through the pipeline (issue #5 item 10)', () => {
     }
   });
 
+  it('a feed or sitemap reached as a page (a start URL, a link) is read as one; other XML is a document', async () => {
+    const site = await startSiteServer();
+    const u = (p: string) => `${site.url}${p}`;
+    const routes = {
+      '/': html(
+        'Home',
+        '<a href="/feed">RSS</a> <a href="/data">data</a> <a href="/index-of-sitemaps">all</a>',
+      ),
+      '/feed': {
+        headers: { 'Content-Type': 'application/rss+xml; charset=utf-8' },
+        body: `<?xml version="1.0"?><rss version="2.0"><channel><item><link>${u('/r1.html')}</link></item><item><link>${u('/r2.html')}</link></item></channel></rss>`,
+      },
+      '/news': {
+        headers: { 'Content-Type': 'application/atom+xml' },
+        body: `<!-- Atom --><feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="${u('/n1.html')}"/></entry></feed>`,
+      },
+      '/index-of-sitemaps': {
+        headers: { 'Content-Type': 'text/xml' },
+        body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>${u('/pages-sitemap')}</loc></sitemap></sitemapindex>`,
+      },
+      '/pages-sitemap': {
+        headers: { 'Content-Type': 'application/xml' },
+        body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${u('/s1.html')}</loc></url></urlset>`,
+      },
+      '/data': {
+        headers: { 'Content-Type': 'application/xml' },
+        body: '<?xml version="1.0"?><catalog><book><title>An XML Book</title><author>Someone</author></book></catalog>',
+      },
+      ...Object.fromEntries(['r1', 'r2', 'n1', 's1'].map((p) => [`/${p}.html`, html(`Page ${p}`)])),
+      '/linked-only.html': html('Linked only'),
+    };
+    for (const [path, route] of Object.entries(routes)) site.route(path, route);
+    try {
+      const crawlFrom = async (startUrls: string[], discovery: boolean) => {
+        const config = parseConfig({
+          name: uniqueCrawlName('smpage'),
+          startUrls,
+          discovery,
+          fetch: { allowPrivateNetworks: true },
+        });
+        const session = await openSession(config);
+        await crawl(session);
+        const states = new Map((await collect(urlStates(session))).map((s) => [s.url as string, s]));
+        return { states, docs: await collect(documents(session)) };
+      };
+
+      const { states, docs } = await crawlFrom([u('/'), u('/news')], true);
+      assert.equal(states.get(u('/feed'))?.state, 'followed');
+      assert.equal(states.get(u('/feed'))?.note, 'rss: 2 URLs');
+      assert.equal(states.get(u('/news'))?.note, 'atom: 1 URLs');
+      assert.equal(states.get(u('/index-of-sitemaps'))?.note, 'sitemapindex: 1 sitemaps');
+      assert.equal(states.get(u('/pages-sitemap'))?.note, 'urlset: 1 URLs');
+      const byUrl = new Map(docs.map((d) => [d.url as string, d]));
+      for (const p of ['r1', 'r2', 'n1', 's1'])
+        assert.equal(byUrl.get(u(`/${p}.html`))?.title, `Page ${p}`, p);
+      for (const p of ['/feed', '/news', '/index-of-sitemaps', '/pages-sitemap'])
+        assert.ok(!byUrl.has(u(p)), p);
+      // Other XML is a document of its text, not of its markup.
+      assert.equal(byUrl.get(u('/data'))?.content, 'An XML Book Someone');
+
+      // discovery: false follows no links, but a feed given as a start URL is read.
+      const lone = await crawlFrom([u('/news')], false);
+      assert.deepEqual(
+        lone.docs.map((d) => d.url),
+        [u('/n1.html')],
+      );
+    } finally {
+      await site.close();
+    }
+  });
+
   it("limits.sitemapsPerSite counts a site's sitemaps across the crawl: robots.txt lines and every index's children", async () => {
     const site = await startSiteServer();
     const u = (p: string) => `${site.url}${p}`;

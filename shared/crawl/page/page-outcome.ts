@@ -13,6 +13,7 @@ import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
+import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
@@ -87,6 +88,9 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   // A sitemap task is parsed as one whatever it looks like: a .xml.gz sitemap is no compound.
   if (page.task.kind === 'sitemap') return sitemap(page, bytes, ctx, result);
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
+  // A sitemap or feed fetched as a page (a start URL, a link; one a sitemap index lists as well is
+  // then claimed already) is read as one: its entries are followed, it is not indexed.
+  if (page.task.follow && isSitemapOrFeed(mimeType, bytes)) return sitemap(page, bytes, ctx, result);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result);
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
@@ -108,13 +112,15 @@ async function plainDocument(
   result: PageResult,
 ): Promise<{ text: string; title?: string; note?: string } | string> {
   if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
-  if (mimeType === 'text/xml') return { text: xmlText(decodeBody(bytes, contentType).text) };
+  if (mimeType === 'text/xml' || mimeType === 'application/xml')
+    return { text: xmlText(decodeBody(bytes, contentType).text) };
   if (mimeType?.startsWith('text/')) return { text: collapse(decodeBody(bytes, contentType).text) };
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
 }
 
 /**
- * The text of an XML document (text/xml: what a site serves as a page, not a sitemap or feed):
+ * The text of an XML document (text/xml or application/xml: what a site serves as a page, not a
+ * sitemap or feed):
  * its text and CDATA, one space between elements, without the markup that used to be indexed.
  */
 function xmlText(xml: string): string {

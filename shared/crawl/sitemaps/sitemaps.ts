@@ -50,6 +50,39 @@ const parser = new XMLParser({
   cdataPropName: '#cdata',
 });
 
+/** Media types a sitemap or feed is served with, besides which nothing is sniffed. */
+const XML_TYPES = new Set([
+  'text/xml',
+  'application/xml',
+  'application/rss+xml',
+  'application/atom+xml',
+  'application/rdf+xml',
+]);
+/** The root element of an XML sitemap, sitemap index or feed, after the prolog, with any prefix. */
+const SITEMAP_ROOT = /^<(?:[A-Za-z_][\w.-]*:)?(?:urlset|sitemapindex|rss|feed|RDF)[\s/>]/;
+/** The prolog: XML declaration, processing instructions, comments, a doctype, whitespace. */
+const PROLOG = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)/i;
+
+/**
+ * Whether a page fetched as a page (a start URL, a link) is an XML sitemap or feed: served as XML
+ * (or RSS, Atom, RDF) with such a root element in its first 4 KB. Only the start is read.
+ */
+export function isSitemapOrFeed(mimeType: string | null, bytes: Uint8Array): boolean {
+  if (mimeType === null || !XML_TYPES.has(mimeType)) return false;
+  let head = sniffText(bytes.subarray(0, 4096)).replace(/^\uFEFF/, '');
+  for (let m = PROLOG.exec(head); m !== null && m[0] !== ''; m = PROLOG.exec(head))
+    head = head.slice(m[0].length);
+  return SITEMAP_ROOT.test(head);
+}
+
+function sniffText(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder(sniffEncoding(bytes)).decode(bytes);
+  } catch {
+    return '';
+  }
+}
+
 /** Parses a sitemap, sitemap index, text sitemap, RSS or Atom feed (gzip detected by magic bytes). */
 export function parseSitemap(
   content: Uint8Array | string,

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { MAX_SITEMAP_BYTES, parseSitemap } from '../../../shared/crawl/sitemaps/sitemaps.ts';
+import { isSitemapOrFeed, MAX_SITEMAP_BYTES, parseSitemap } from '../../../shared/crawl/sitemaps/sitemaps.ts';
 
 // crawler-commons sitemap fixtures and expected.json, copied into the repository (see SOURCE.txt
 // beside them); TRAWL_SITEMAPS_CORPUS may point at another copy.
@@ -204,5 +204,43 @@ describe('parseSitemap: feeds', () => {
     const result = parseSitemap(atom, 'https://b.example/feed.atom');
 
     assert.deepEqual(result.urls, [{ loc: 'https://b.example/e/1', lastmod: '2024-01-02T03:04:05+01:00' }]);
+  });
+});
+
+describe('isSitemapOrFeed: a page that turns out to be a sitemap or feed', () => {
+  const bytes = (s: string) => new TextEncoder().encode(s);
+  const yes: [string, string, string][] = [
+    [
+      'RSS with a declaration',
+      'application/rss+xml',
+      '<?xml version="1.0"?>\n<rss version="2.0"><channel/></rss>',
+    ],
+    [
+      'Atom after a comment and a BOM',
+      'application/atom+xml',
+      '\uFEFF<!-- feed -->\n<feed xmlns="http://www.w3.org/2005/Atom"/>',
+    ],
+    ['RSS 1.0 (RDF) with a prefix', 'application/rdf+xml', '<rdf:RDF xmlns:rdf="x"></rdf:RDF>'],
+    [
+      'a urlset served as text/xml',
+      'text/xml',
+      '<?xml-stylesheet href="s.xsl"?><urlset xmlns="x"><url/></urlset>',
+    ],
+    ['a sitemap index as application/xml with a doctype', 'application/xml', '<!DOCTYPE x><sitemapindex>'],
+  ];
+  for (const [label, type, body] of yes)
+    it(label, () => assert.equal(isSitemapOrFeed(type, bytes(body)), true));
+  const no: [string, string | null, string][] = [
+    ['other XML', 'application/xml', '<?xml version="1.0"?><catalog><book/></catalog>'],
+    ['a root that only starts like one', 'application/xml', '<feedback/>'],
+    ['a feed served as HTML', 'text/html', '<rss></rss>'],
+    ['no type at all', null, '<urlset></urlset>'],
+    ['a feed element that is not the root', 'text/xml', '<doc><rss/></doc>'],
+  ];
+  for (const [label, type, body] of no)
+    it(label, () => assert.equal(isSitemapOrFeed(type, bytes(body)), false));
+  it('UTF-16 with its byte order mark', () => {
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<rss version="2.0"/>', 'utf16le')]);
+    assert.equal(isSitemapOrFeed('application/rss+xml', utf16), true);
   });
 });
