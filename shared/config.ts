@@ -93,8 +93,19 @@ export const ScopeSchema = z
     underStartPath: z.boolean().default(false),
     /** @default false — lifts the host restriction */
     followOffsite: z.boolean().default(false),
-    /** @default ["http","https"] */
-    schemes: z.array(z.string().min(1)).default(['http', 'https']),
+    /** @default ["http","https"] — the schemes links may have: http, https or both (Trawl fetches nothing else) */
+    schemes: z
+      .array(
+        z
+          .string()
+          .trim()
+          .toLowerCase()
+          .pipe(
+            z.enum(['http', 'https'], { error: 'must be "http" or "https" (Trawl fetches nothing else)' }),
+          ),
+      )
+      .min(1, { error: 'must name at least one scheme' })
+      .default(['http', 'https']),
     /** @default 2048 */
     maxUrlLength: z.number().int().positive().default(2048),
     /** @default true — FDSE "Follow Query Strings" */

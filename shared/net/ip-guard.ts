@@ -6,6 +6,7 @@ import dns from 'node:dns/promises';
 import { once } from 'node:events';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { normalizeHostname } from '../crawl/url/normalize-url.ts';
 import { FetchError } from '../errors.ts';
 
 /** IPv6 ranges that embed an IPv4 address the packet may end up at (RFC 4291 §2.5.5, RFC 6052, RFC 3056). */
@@ -56,19 +57,19 @@ function unbracket(host: string): string {
 /**
  * `fetch.allowPrivateNetworks`: false refuses every non-public address, true allows them all, a
  * list allows only the private addresses inside its CIDRs / equal to its IPs, or those a listed
- * host name resolves to (names compared case-insensitively, without a trailing dot).
+ * host name resolves to (names compared case-insensitively, without a trailing dot, IDN as punycode).
  */
 export type PrivateAllow = boolean | readonly string[];
 
 /** Whether the guard lets `host`, resolved to the private `address`, through. */
 export function privateAllowed(host: string, address: string, allow: PrivateAllow): boolean {
   if (typeof allow === 'boolean') return allow;
-  const name = unbracket(host).toLowerCase().replace(/\.$/, '');
+  const name = normalizeHostname(unbracket(host));
   return allow.some((entry) => {
     const text = unbracket(entry);
     if (text.includes('/')) return inCidr(address, text);
     if (net.isIP(text)) return sameAddress(text, address);
-    return text.toLowerCase().replace(/\.$/, '') === name;
+    return normalizeHostname(text) === name;
   });
 }
 
@@ -95,16 +96,18 @@ export function allowEntryProblem(entry: string): string | null {
   const text = unbracket(entry);
   if (text.includes('/')) return ipaddr.isValidCIDR(text) ? null : 'not a valid CIDR (e.g. "10.0.0.0/8")';
   if (net.isIP(text)) return null;
-  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(text)
+  // A Unicode (IDN) name is checked as the punycode host it stands for.
+  return /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*\.?$/i.test(normalizeHostname(text))
     ? null
     : 'neither a CIDR, an IP address nor a host name';
 }
 
-/** The `resolve` override for a host (keys compared case-insensitively, trailing dot ignored). */
+/** The `resolve` override for a host (keys compared case-insensitively, trailing dot ignored, IDN as punycode). */
 export function overrideFor(host: string, overrides: Record<string, string>): string | undefined {
-  const want = host.toLowerCase().replace(/\.$/, '');
+  const want = normalizeHostname(host);
   for (const [key, ip] of Object.entries(overrides)) {
-    if (key.toLowerCase().replace(/\.$/, '') === want) return ip;
+    // A key written as people write host names ("bücher.test") names the punycode host URLs carry.
+    if (normalizeHostname(key) === want) return ip;
   }
   return undefined;
 }

@@ -64,6 +64,16 @@ describe('parseConfig', () => {
       /refresh\.orphanGrace: .*\(72h\)/,
     ],
     [
+      'a scheme Trawl cannot fetch',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { schemes: ['http', 'ftp'] } },
+      /scope\.schemes\.1: must be "http" or "https"/,
+    ],
+    [
+      'no scheme at all',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { schemes: [] } },
+      /scope\.schemes: must name at least one scheme/,
+    ],
+    [
       'orphan grace of two cycles',
       { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 2 } },
       /refresh\.orphanGrace/,
@@ -82,6 +92,13 @@ describe('parseConfig', () => {
       );
     });
   }
+});
+
+describe('scope.schemes', () => {
+  it('takes them in any case', () => {
+    const c = parseConfig({ name: 'a', startUrls: ['http://x.y/'], scope: { schemes: [' HTTPS'] } });
+    assert.deepEqual(c.scope.schemes, ['https']);
+  });
 });
 
 describe('fetch.caCertificates', () => {

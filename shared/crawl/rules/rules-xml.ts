@@ -110,10 +110,11 @@ function convertAction(node: XmlNode, path: string): unknown {
     return { addMeta: { name: attrs.name, value: attrs.value ?? attrs.val ?? '' } };
   }
   if (tag === 'priority') {
-    const shift = Number(attrs.shift ?? attrs.value ?? attrs.val);
-    if (!Number.isInteger(shift))
-      fail(`${path}.priority`, `<Priority shift> must be -2..2, got "${attrs.shift}"`);
-    return { priority: shift };
+    // Written as a whole number only: Number() would take "", " ", "0x2", "1e0" and "+1".
+    const text = (attrs.shift ?? attrs.value ?? attrs.val ?? '').trim();
+    if (!/^-?\d+$/.test(text))
+      fail(`${path}.priority`, `<Priority shift> must be a whole number -2..2, got "${text}"`);
+    return { priority: Number(text) };
   }
   return fail(path, `unknown rule element or action <${tagOf(node)}>`);
 }

@@ -15,7 +15,7 @@ import type { Rule } from '../../config-rules.ts';
 import { ConfigError } from '../../errors.ts';
 import type { MetaValue } from '../../types.ts';
 import { parseDuration } from '../state/duration.ts';
-import { normalizeUrl } from '../url/normalize-url.ts';
+import { normalizeHostname, normalizeUrl, normalizeUrlPiece } from '../url/normalize-url.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
@@ -155,11 +155,27 @@ function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matche
   if (typeof value !== 'string') fail(at, 'must be a string');
   const [field, kind] = SHORTCUTS[key];
   const text = unescapeLiteral(value);
-  // rules see normalized URLs, so a Url value is compared in its normalized form ("http://A.b" = "http://a.b/")
-  const literal = escapeRegExp(key === 'url' ? (normalizeUrl(text) ?? text) : text);
+  // Rules see normalized URLs, so a value is compared in its normalized form: a Url value whole
+  // ("http://A.b" = "http://a.b/"), a host as punycode ("bücher.de"), a path or query with the
+  // escapes the URL has ("/café", "q=a b").
+  const literal = escapeRegExp(normalizedValue(key, text));
   // Seed 001: Domain "foo.com" matches foo.com and bar.foo.com, not barfoo.com.
   const source = key === 'domain' ? `(?:^|\\.)${literal.replace(/^\\\./, '')}` : literal;
   return compileAtom({ field, kind, value: source }, at);
+}
+
+function normalizedValue(key: ShortcutKey, text: string): string {
+  switch (SHORTCUTS[key][0]) {
+    case 'url':
+      return normalizeUrl(text) ?? text;
+    case 'host':
+      return normalizeHostname(text);
+    case 'path':
+    case 'query':
+      return normalizeUrlPiece(text);
+    default:
+      return text;
+  }
 }
 
 function compileAtom(atom: unknown, path: string): Matcher {

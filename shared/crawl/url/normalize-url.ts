@@ -117,3 +117,33 @@ export function stripFragment(url: string): string {
   const hash = url.indexOf('#');
   return hash === -1 ? url : url.slice(0, hash);
 }
+
+/**
+ * A host name as normalized URLs carry it: IDN to punycode, lower case, no trailing dot
+ * ("BÜCHER.test." → "xn--bcher-kva.test"); a leading dot is kept (a domain suffix). Text that is no
+ * host name is returned as it is.
+ */
+export function normalizeHostname(text: string): string {
+  const lead = text.startsWith('.') ? '.' : '';
+  const host = URL.parse(`http://${text.slice(lead.length)}/`)?.hostname;
+  return host ? lead + host.replace(/\.$/, '') : text;
+}
+
+/**
+ * A piece of a URL's path or query as normalized URLs carry it: non-ASCII characters as their
+ * UTF-8 escapes and the rest through {@link normalizePercentEncoding} ("/café" → "/caf%C3%A9",
+ * "a b" → "a%20b"), so a rule written as a person types it matches the normalized URL.
+ */
+export function normalizeUrlPiece(text: string): string {
+  let ascii = '';
+  for (const ch of text) {
+    if (ch.charCodeAt(0) <= 0x7e) ascii += ch;
+    else
+      try {
+        ascii += encodeURIComponent(ch);
+      } catch {
+        ascii += ch; // a lone surrogate: no URL holds one
+      }
+  }
+  return normalizePercentEncoding(ascii);
+}

@@ -35,7 +35,11 @@ const BAD: [string, unknown, RegExp][] = [
   ['XML: two match elements', '<Rules><Rule><Path val="/"/><Ext val=".x"/><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 2/],
   ['XML: rule without match', '<Rules><Rule><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 0/],
   ['XML: bad atom field (path)', '<Rules><Rule><Atom field="port" kind="exact" value="1"/><Index/></Rule></Rules>', /^rules\.0\.match\.atom\.field: unknown field "port"/],
-  ['XML: bad priority', '<Rules><Rule><Path val="/"/><Priority shift="high"/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be -2\.\.2/],
+  ['XML: bad priority', '<Rules><Rule><Path val="/"/><Priority shift="high"/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got "high"/],
+  ['XML: empty priority', '<Rules><Rule><Path val="/"/><Priority shift=" "/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got ""/],
+  ['XML: priority without shift', '<Rules><Rule><Path val="/"/><Priority/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got ""/],
+  ['XML: priority in hex', '<Rules><Rule><Path val="/"/><Priority shift="0x2"/></Rule></Rules>', /must be a whole number -2\.\.2, got "0x2"/],
+  ['XML: priority out of range', '<Rules><Rule><Path val="/"/><Priority shift="3"/></Rule></Rules>', /^rules\.0\.actions\.0/],
   ['XML: bad regex', '<Rules><Rule><Or><Path val="/"/><Atom field="url" kind="inside" value="("/></Or><Index/></Rule></Rules>', /^rules\.0\.match\.or\.1\.atom\.value: invalid regular expression/],
 ];
 

@@ -203,6 +203,41 @@ const MATCH_CASES: [string, RuleMatch, string, string[], string[]][] = [
     ['https://a.b/'],
     ['http://a.b/'],
   ],
+  [
+    'Domain written in Unicode matches the punycode host URLs carry (IDN)',
+    { domain: 'bücher.test' },
+    '<Domain val="bücher.test" />',
+    ['http://bücher.test/', 'http://www.BÜCHER.test/x', 'http://xn--bcher-kva.test/'],
+    ['http://bucher.test/', 'http://xbücher.test/'],
+  ],
+  [
+    'Host in Unicode and upper case (IDN)',
+    { host: 'BÜCHER.test' },
+    '<Host val="BÜCHER.test" />',
+    ['http://bücher.test/a'],
+    ['http://www.bücher.test/'],
+  ],
+  [
+    'Path with non-ASCII characters and a space, as typed or escaped',
+    { path: '/café/a b' },
+    '<Path val="/café/a b" />',
+    ['http://h.com/café/a b/x', 'http://h.com/caf%c3%a9/a%20b'],
+    ['http://h.com/cafe/a b', 'http://h.com/café/ab'],
+  ],
+  [
+    'Path already escaped',
+    { path: '/caf%c3%a9' },
+    '<Path val="/caf%c3%a9" />',
+    ['http://h.com/café/x'],
+    ['http://h.com/cafe/x'],
+  ],
+  [
+    'InQuery with a space',
+    { inQuery: 'q=a b' },
+    '<InQuery val="q=a b" />',
+    ['http://h.com/s?x=1&q=a b&z', 'http://h.com/s?q=a%20b'],
+    ['http://h.com/s?q=ab'],
+  ],
 ];
 
 describe('crawl rules: seed 001 matches (JSON and XML)', () => {

@@ -73,6 +73,11 @@ describe('resolveGuarded', () => {
       '10.0.0.5',
     ]);
   });
+  it('takes a key written in Unicode for the punycode host URLs carry (IDN)', async () => {
+    assert.deepEqual(await resolveGuarded('xn--bcher-kva.test', { 'Bücher.test': '10.0.0.5' }, true), [
+      '10.0.0.5',
+    ]);
+  });
   it('rejects an override that is not an IP', async () => {
     await assert.rejects(resolveGuarded('a.test', { 'a.test': 'b.test' }, true), { code: 'bad-resolve' });
   });
@@ -82,7 +87,7 @@ describe('resolveGuarded', () => {
 });
 
 describe('allowPrivateNetworks as a list of CIDRs, IPs and host names', () => {
-  const allow = ['10.1.0.0/16', 'fd00:1::/32', '127.0.0.1', 'Intranet.Test.'];
+  const allow = ['10.1.0.0/16', 'fd00:1::/32', '127.0.0.1', 'Intranet.Test.', 'bücher.test'];
   // biome-ignore format: one case per line
   const cases: [string, string, boolean][] = [
     ['a.test', '10.1.2.3', true], // inside a listed CIDR
@@ -95,6 +100,7 @@ describe('allowPrivateNetworks as a list of CIDRs, IPs and host names', () => {
     ['intranet.test', '192.168.1.1', true], // a listed host name, whatever it resolves to
     ['other.test', '192.168.1.1', false],
     ['a.test', '169.254.169.254', false], // cloud metadata: only if listed
+    ['xn--bcher-kva.test', '192.168.1.1', true], // listed in Unicode (below), carried as punycode
   ];
   for (const [host, address, allowed] of cases) {
     it(`${host} at ${address}: ${allowed ? 'allowed' : 'refused'}`, () => {
