@@ -59,8 +59,10 @@ function serialize(url: URL, keepQueryParams: string[] | null): string {
   // user info never identifies a different document; keep credentials out of the frontier and index
   url.username = '';
   url.password = '';
-  // "www.example.org." and "www.example.org" are the same host (crawler-commons)
-  if (url.hostname.endsWith('.') && !url.hostname.startsWith('[')) url.hostname = url.hostname.slice(0, -1);
+  // "www.example.org." and "www.example.org" are the same host (crawler-commons); every trailing dot
+  // goes, so normalizing a normalized URL changes nothing ("a.test.." once gave "a.test.", then "a.test")
+  if (url.hostname.endsWith('.') && !url.hostname.startsWith('['))
+    url.hostname = url.hostname.replace(/\.+$/, '');
   url.pathname = normalizePercentEncoding(url.pathname);
   const query = filterQuery(url.search.slice(1), keepQueryParams);
   url.search = query === '' ? '' : `?${normalizePercentEncoding(query)}`;

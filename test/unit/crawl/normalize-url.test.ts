@@ -91,6 +91,7 @@ const CORPUS: [string, string | null][] = [
   ["HTTP://foo.com/", "http://foo.com/"],
   ["ftp://foo.com/index.html", "ftp://foo.com/index.html"],
   ["https://www.example.org./", "https://www.example.org/"],
+  ["http://a.test..//", "http://a.test//"],
   ["http://foo.com/index?a=1&b=2", "http://foo.com/index?a=1&b=2"],
   ["https://foo.com/search?q=tl;dr", "https://foo.com/search?q=tl;dr"],
   ["http://foo.com/index?a=1&b", "http://foo.com/index?a=1&b"],
@@ -221,6 +222,10 @@ describe('normalizeUrl: seed 003 rules', () => {
     for (const [input] of CORPUS) {
       const once = normalizeUrl(input);
       if (once !== null) assert.equal(normalizeUrl(once), once);
+    }
+    for (const input of ['http://a.test..//', 'http://A.test.../x?', 'http://bücher.test.:80/a b']) {
+      const once = normalizeUrl(input);
+      assert.equal(normalizeUrl(once ?? ''), once, input);
     }
   });
 });
