@@ -93,7 +93,7 @@ export const ScopeSchema = z
     underStartPath: z.boolean().default(false),
     /** @default false — lifts the host restriction */
     followOffsite: z.boolean().default(false),
-    /** @default ["http","https"] — the schemes links may have: http, https or both (Trawl fetches nothing else) */
+    /** @default ["http","https"] — the schemes links may have: http, https or both (Trawl fetches nothing else); start URLs are exempt */
     schemes: z
       .array(
         z
@@ -106,7 +106,7 @@ export const ScopeSchema = z
       )
       .min(1, { error: 'must name at least one scheme' })
       .default(['http', 'https']),
-    /** @default 2048 */
+    /** @default 2048 — the longest normalized URL a link may have; start URLs are exempt */
     maxUrlLength: z.number().int().positive().default(2048),
     /** @default true — FDSE "Follow Query Strings" */
     followQueryStrings: z.boolean().default(true),
