@@ -73,17 +73,29 @@ function certificateProblem(pem: string): string | null {
   }
 }
 
-const httpUrl = z.string().refine(
-  (s) => {
-    try {
-      const u = new URL(s);
-      return u.protocol === 'http:' || u.protocol === 'https:';
-    } catch {
-      return false;
-    }
-  },
-  { message: 'must be an absolute http(s) URL' },
-);
+const httpUrl = z
+  .string()
+  .refine(
+    (s) => {
+      try {
+        const u = new URL(s);
+        return u.protocol === 'http:' || u.protocol === 'https:';
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be an absolute http(s) URL' },
+  )
+  .refine(
+    (s) => {
+      const u = URL.parse(s);
+      return u === null || (u.username === '' && u.password === '');
+    },
+    {
+      // The URL's user info is never sent (a normalized URL has none) and the config is stored as written.
+      message: 'holds a user name or password (user:password@): give credentials in fetch.auth',
+    },
+  );
 
 export const ScopeSchema = z
   .strictObject({

@@ -2,8 +2,10 @@
 
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
+import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { loadConfigFile } from '../config-file.ts';
@@ -59,6 +61,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     for (const k of Object.keys(stageStats)) delete stageStats[k];
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
+    await checkSecrets(config, opts.config);
     const signals = onStopSignal(session.runner);
     if (kind === 'crawl') await reportResume(session);
     const work = (async () => {
@@ -146,5 +149,20 @@ async function dryRun(opts: RunOptions): Promise<void> {
     );
   } finally {
     await close();
+  }
+}
+
+/**
+ * Every `fetch.auth` secret resolves before the pipeline starts (an unset variable, a Secrets
+ * Manager secret without the key): exit 2 naming the field. Found by the fetch function instead,
+ * the error failed every fetch invocation and the crawl never ended.
+ */
+async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
+  if (config.fetch.auth.length === 0) return;
+  try {
+    await resolveAuth(config.fetch.auth, createSecretResolver());
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
+    throw err;
   }
 }

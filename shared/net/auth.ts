@@ -1,6 +1,6 @@
 /**
  * Credentials per URL prefix (`fetch.auth`): which entry covers a URL, the request headers it adds,
- * and form-login sessions kept per origin in the container's memory (a cold start logs in again).
+ * and form-login sessions kept per entry in the container's memory (a cold start logs in again).
  * Credentials go only to URLs of the prefix's origin under its path: the fetcher never follows a
  * redirect itself, so a redirect to another origin is a new URL that gets that URL's credentials.
  */
@@ -113,13 +113,36 @@ export type LoginFetch = (
 ) => Promise<FetchOutcome>;
 
 interface Session {
-  cookies: Promise<Record<string, string> | null>;
+  /** the session cookies, or why the login failed */
+  cookies: Promise<{ jar: Record<string, string> } | { failed: string }>;
   generation: number;
 }
 
-/** Form-login sessions per origin, one login at a time per origin (concurrent fetches share it). */
+/**
+ * After a failed login an entry's URLs fail at once, with no new login, for this long; it doubles
+ * with every failure in a row, up to LOGIN_RETRY_MAX_MS. A login that fails for every URL of a
+ * crawl (a wrong password, a login page that answers 500) was sent again for each of them, ten
+ * within 40 ms: on an intranet whose directory locks an account after a few wrong passwords, that
+ * locks the crawler's account.
+ */
+export const LOGIN_RETRY_MS = 60_000;
+const LOGIN_RETRY_MAX_MS = 15 * 60_000;
+
+/** Request headers for a URL, or why the login of its entry failed. */
+export type AuthHeaders =
+  | { headers: HeaderRecord; entry: ResolvedAuth | null; generation: number }
+  | { failed: string };
+
+/**
+ * Form-login sessions per entry (two accounts on one site are two sessions), one login at a time per
+ * entry (concurrent fetches share it), failed logins remembered for a while.
+ */
 export class AuthSessions {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<ResolvedAuth, Session>();
+  /** entries whose login failed: until when no new login is tried, the next wait, and why */
+  private readonly failures = new Map<ResolvedAuth, { until: number; nextMs: number; reason: string }>();
+  /** entries whose login has let a page through: a logged-out answer then means the session ended */
+  private readonly proven = new Set<ResolvedAuth>();
   private generation = 0;
   /** logins sent (the tests count re-logins) */
   logins = 0;
@@ -127,41 +150,81 @@ export class AuthSessions {
   constructor(
     readonly entries: ResolvedAuth[],
     private readonly send: LoginFetch,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** Request headers for `url` (none outside every prefix); null when the login failed. */
-  async headersFor(
-    url: string,
-  ): Promise<{ headers: HeaderRecord; entry: ResolvedAuth | null; generation: number } | null> {
+  /** Request headers for `url` (none outside every prefix), or why its entry's login failed. */
+  async headersFor(url: string): Promise<AuthHeaders> {
     const entry = authFor(url, this.entries);
     if (!entry) return { headers: {}, entry: null, generation: 0 };
-    const session = entry.form ? this.session(entry) : null;
-    const sessionCookies = session ? await session.cookies : {};
-    if (sessionCookies === null) return null;
+    let generation = 0;
+    let sessionCookies: Record<string, string> = {};
+    if (entry.form) {
+      const failure = this.failures.get(entry);
+      if (failure && failure.until > this.now()) return { failed: failure.reason };
+      const session = this.session(entry);
+      const login = await session.cookies;
+      if ('failed' in login) return login;
+      sessionCookies = login.jar;
+      generation = session.generation;
+    }
     const cookies = { ...entry.cookies, ...sessionCookies };
     const headers = { ...entry.headers };
     if (Object.keys(cookies).length > 0) headers.cookie = cookieHeader(cookies);
-    return { headers, entry, generation: session?.generation ?? 0 };
+    return { headers, entry, generation };
   }
 
   /** The session of `generation` ended: the next request logs in again (once, whoever asks first). */
   expire(entry: ResolvedAuth, generation: number): void {
-    if (this.sessions.get(entry.origin)?.generation === generation) this.sessions.delete(entry.origin);
+    if (this.sessions.get(entry)?.generation === generation) this.sessions.delete(entry);
+  }
+
+  /** A page came through under the entry's login: it works. */
+  accepted(entry: ResolvedAuth): void {
+    this.proven.add(entry);
+    this.failures.delete(entry);
+  }
+
+  /** Whether a page has come through under the entry's login since the container started. */
+  works(entry: ResolvedAuth): boolean {
+    return this.proven.has(entry);
+  }
+
+  /**
+   * The login of `generation` was answered but did not let the next page through (the site sets a
+   * cookie on a failed login too): it counts as a failed login.
+   */
+  rejected(entry: ResolvedAuth, generation: number, reason: string): void {
+    this.expire(entry, generation);
+    this.failed(entry, reason);
+  }
+
+  private failed(entry: ResolvedAuth, reason: string): void {
+    const waitMs = this.failures.get(entry)?.nextMs ?? LOGIN_RETRY_MS;
+    this.failures.set(entry, {
+      until: this.now() + waitMs,
+      nextMs: Math.min(LOGIN_RETRY_MAX_MS, waitMs * 2),
+      reason,
+    });
   }
 
   private session(entry: ResolvedAuth): Session {
-    let s = this.sessions.get(entry.origin);
+    let s = this.sessions.get(entry);
     if (!s) {
       const created: Session = { cookies: this.login(entry), generation: ++this.generation };
-      this.sessions.set(entry.origin, created);
-      // A failed login is not kept: the next URL tries again.
-      void created.cookies.then((c) => c === null && this.expire(entry, created.generation));
+      this.sessions.set(entry, created);
+      // A failed login is remembered (LOGIN_RETRY_MS) instead of being tried by the next URL.
+      void created.cookies.then((c) => {
+        if (!('failed' in c)) return;
+        this.expire(entry, created.generation);
+        this.failed(entry, c.failed);
+      });
       s = created;
     }
     return s;
   }
 
-  private async login(entry: ResolvedAuth): Promise<Record<string, string> | null> {
+  private async login(entry: ResolvedAuth): Promise<{ jar: Record<string, string> } | { failed: string }> {
     const form = entry.form!;
     const jar: Record<string, string> = {};
     this.logins++;
@@ -170,11 +233,17 @@ export class AuthSessions {
       body: new URLSearchParams(form.fields).toString(),
       onSetCookie: (v) => Object.assign(jar, parseSetCookies(v)),
     });
-    if (res.kind === 'error' || res.kind === 'late' || res.kind === 'not-due') return null;
+    if (res.kind === 'late' || res.kind === 'not-due') return { failed: 'the login form was not sent' };
+    if (res.kind === 'error')
+      return { failed: `the login answered ${res.status ? `HTTP ${res.status}` : res.code}: ${res.message}` };
     const status = 'status' in res ? res.status : 200;
-    if (form.successStatus && !form.successStatus.includes(status)) return null;
+    if (form.successStatus && !form.successStatus.includes(status))
+      return { failed: `the login answered HTTP ${status}, not one of successWhen.status` };
     const ok = form.successCookie ? form.successCookie in jar : Object.keys(jar).length > 0;
-    return ok ? jar : null;
+    if (ok) return { jar };
+    return {
+      failed: `the login set no ${form.successCookie ? `${form.successCookie} cookie` : 'cookie'} (successWhen)`,
+    };
   }
 }
 

@@ -26,20 +26,23 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
     });
   const sessions = resolveAuth(config.fetch.auth, createSecretResolver()).then(
     (resolved) =>
-      new AuthSessions(resolved, (url, init) =>
-        fetchUrl(url, {
-          ...siteConnection(config),
-          keepAliveMs: 0, // one login a session: its connection is not kept
-          timeoutMs: config.fetch.timeoutMs,
-          maxBytes: 64 * 1024, // a login answer is not a page: its body is never needed
-          ignoredMimeTypes: [],
-          metadataFirst: false,
-          now: deps.now,
-          method: 'POST',
-          headers: init.headers,
-          body: { contentType: 'application/x-www-form-urlencoded', data: init.body },
-          onSetCookie: init.onSetCookie,
-        }),
+      new AuthSessions(
+        resolved,
+        (url, init) =>
+          fetchUrl(url, {
+            ...siteConnection(config),
+            keepAliveMs: 0, // one login a session: its connection is not kept
+            timeoutMs: config.fetch.timeoutMs,
+            maxBytes: 64 * 1024, // a login answer is not a page: its body is never needed
+            ignoredMimeTypes: [],
+            metadataFirst: false,
+            now: deps.now,
+            method: 'POST',
+            headers: init.headers,
+            body: { contentType: 'application/x-www-form-urlencoded', data: init.body },
+            onSetCookie: init.onSetCookie,
+          }),
+        deps.now,
       ),
   );
   // A failed resolution (a missing variable, Secrets Manager down) is tried again next time.
@@ -57,12 +60,12 @@ export function resetAuthSessions(): void {
 
 type Attempt = FetchOutcome | number | null;
 
-const loginFailed: FetchOutcome = {
+const loginFailed = (why: string): FetchOutcome => ({
   kind: 'error',
   errorKind: 'temporary',
   code: 'login-failed',
-  message: 'fetch.auth form login did not succeed (successWhen not met)',
-};
+  message: `fetch.auth form login did not succeed: ${why}`,
+});
 
 const loggedOut: FetchOutcome = {
   kind: 'error',
@@ -71,7 +74,11 @@ const loggedOut: FetchOutcome = {
   message: 'fetch.auth: the session ended again right after a new login',
 };
 
-/** Fetches with the URL's credentials; a logged-out answer ends the session and is fetched once more. */
+/**
+ * Fetches with the URL's credentials. A logged-out answer under a login that has let pages through
+ * ends the session and the page is fetched once more after a new login; under a login that never
+ * has, the login failed (the site set a cookie all the same) and is not tried again for a while.
+ */
 export async function fetchWithAuth(
   auth: AuthSessions | null | undefined,
   url: string,
@@ -80,13 +87,35 @@ export async function fetchWithAuth(
   if (!auth) return fetch(undefined);
   for (let attempt = 0; ; attempt++) {
     const creds = await auth.headersFor(url);
-    if (creds === null) return loginFailed;
+    if ('failed' in creds) return loginFailed(creds.failed);
     const res = await fetch(creds.headers);
     if (!creds.entry || res === null || typeof res === 'number') return res;
-    if (!isLoggedOut(creds.entry, res)) return res;
+    if (!isLoggedOut(creds.entry, res)) {
+      if (creds.entry.form && res.kind !== 'error') auth.accepted(creds.entry);
+      return res;
+    }
+    if (!auth.works(creds.entry)) {
+      // Not one page has come through under this login. A redirect to the login page (or its text)
+      // says it does not work (a wrong password on a site that sets a cookie anyway): no new login
+      // for a while. Before, every pass logged in again, and with a politeness delay the page went
+      // back to its queue after each login, for ever. A 401/403 may be this page's own answer: the
+      // session stays for the other pages, this one is retried as a temporary error.
+      const why = `the site answered as logged out right after the login (${outcomeText(res)})`;
+      if (res.kind !== 'error') auth.rejected(creds.entry, creds.generation, why);
+      return loginFailed(why);
+    }
+    if (attempt > 0) {
+      // Refused again right after a new login that works for other pages: a 401/403 is this page's
+      // own answer (recorded as such, not retried as a session problem with a login each time);
+      // a redirect to the login page is retried later as a temporary error.
+      return res.kind === 'error' ? res : loggedOut;
+    }
     auth.expire(creds.entry, creds.generation);
-    // Logged out again right after a new login: retried later as a temporary error, not recorded as the
-    // login page's redirect.
-    if (attempt > 0) return loggedOut;
   }
+}
+
+function outcomeText(res: FetchOutcome): string {
+  if (res.kind === 'redirect') return `a redirect to ${res.location ?? 'nowhere'}`;
+  if (res.kind === 'error') return res.status ? `HTTP ${res.status}` : res.code;
+  return 'the logged-out text in the page';
 }

@@ -119,4 +119,32 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.match(missing.err, /nope\.json: cannot read/);
     assert.equal(trawl(cwd, 'crawl', '--bogus').code, 2);
   });
+
+  it('a fetch.auth secret that does not resolve exits 2 before the crawl starts, naming the field', () => {
+    // The fetch function found it instead, failed every invocation, and the crawl never ended.
+    const config = join(cwd, 'secret.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        name: 'secret-check',
+        startUrls: ['http://127.0.0.1:9/'],
+        fetch: {
+          allowPrivateNetworks: true,
+          auth: [
+            {
+              urlPrefix: 'http://127.0.0.1:9/',
+              basic: { username: 'u', password: { env: 'TRAWL_NOT_SET' } },
+            },
+          ],
+        },
+      }),
+    );
+    const r = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(r.code, 2, r.err);
+    assert.match(
+      r.err,
+      /secret\.json: fetch\.auth\.0\.basic\.password: environment variable TRAWL_NOT_SET is not set/,
+    );
+    assert.doesNotMatch(r.err, /^\s+at /m);
+  });
 });

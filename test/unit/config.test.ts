@@ -69,6 +69,11 @@ describe('parseConfig', () => {
       /scope\.schemes\.1: must be "http" or "https"/,
     ],
     [
+      'a start URL with a password in it',
+      { name: 'a', startUrls: ['http://crawler:S3cret@x.y/'] },
+      /startUrls\.0: holds a user name or password \(user:password@\): give credentials in fetch\.auth/,
+    ],
+    [
       'no scheme at all',
       { name: 'a', startUrls: ['http://x.y/'], scope: { schemes: [] } },
       /scope\.schemes: must name at least one scheme/,
