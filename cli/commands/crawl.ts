@@ -76,11 +76,11 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     const stop = await signals.settle(work);
     progress.stop();
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
-    printSummary({ ...summary, stats: stageStats, counts: requestCounts });
+    printSummary({ ...summary, stats: stageStats, counts: requestCounts, stoppedBy: stop?.signal });
     await recordRun(session, kind, started, Boolean(stop));
-    if (stop) await finishInterrupted(session, stop, opts);
+    if (stop) await finishInterrupted(session, stop, opts, kind, signals);
     signals.dispose();
-    await persistEmbeddedState();
+    await persistEmbeddedState(undefined, config.name);
     if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
   } finally {
     progress.stop();
@@ -112,12 +112,25 @@ async function recordRun(
 }
 
 /** After Ctrl-C: what was held is given back, the state saved, and the exit code is 130 / 143. */
-async function finishInterrupted(session: CrawlSession, stop: StopRequest, opts: RunOptions): Promise<never> {
+async function finishInterrupted(
+  session: CrawlSession,
+  stop: StopRequest,
+  opts: RunOptions,
+  kind: 'crawl' | 'refresh',
+  signals: { saving(): void },
+): Promise<never> {
   await session.runner.giveBack();
-  process.stdout.write(
-    `trawl: interrupted (${stop.signal}); nothing is lost. Resume with: trawl crawl -c ${opts.config}\n`,
-  );
-  await persistEmbeddedState().catch(() => undefined);
+  const again =
+    kind === 'crawl'
+      ? `trawl crawl -c ${opts.config}`
+      : `trawl refresh -c ${opts.config}${opts.now ? ` --now ${opts.now}` : ''}`;
+  process.stdout.write(`trawl: interrupted (${stop.signal}); nothing is lost. Resume with: ${again}\n`);
+  // The emulator keeps the state in memory; the save under .trawl/ is for a reboot or a crash of
+  // the emulator. It used to be cut short by the forced exit (4.5 s), every time on a larger crawl.
+  signals.saving();
+  const announce = () =>
+    process.stderr.write("trawl: saving the emulator's state under .trawl/ (Ctrl-C again to skip)\n");
+  await persistEmbeddedState(undefined, session.config.name, announce).catch(() => undefined);
   process.exit(stop.exitCode);
 }
 

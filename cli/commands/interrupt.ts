@@ -22,6 +22,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Installs the handlers; `settle(work)` resolves when the work ends or a signal's grace is over. */
 export function onStopSignal(runner: LocalRunner) {
   let request: StopRequest | null = null;
+  let forced: NodeJS.Timeout | undefined;
   let wake = () => {};
   const signalled = new Promise<void>((r) => {
     wake = r;
@@ -36,7 +37,8 @@ export function onStopSignal(runner: LocalRunner) {
       `trawl: ${signal}: stopping, giving back held work (Ctrl-C again to exit at once)\n`,
     );
     const code = request.exitCode;
-    setTimeout(() => process.exit(code), FORCE_EXIT_MS).unref();
+    forced = setTimeout(() => process.exit(code), FORCE_EXIT_MS);
+    forced.unref();
     runner.stop().catch(() => undefined);
     wake();
   };
@@ -50,6 +52,13 @@ export function onStopSignal(runner: LocalRunner) {
       });
       await Promise.race([guarded, signalled.then(() => Promise.race([guarded, sleep(GRACE_MS)]))]);
       return request;
+    },
+    /**
+     * The work is handed back and the summary printed: what is left is saving the emulator's state,
+     * which a second signal skips; the forced exit no longer applies.
+     */
+    saving(): void {
+      clearTimeout(forced);
     },
     dispose() {
       process.off('SIGINT', handler);

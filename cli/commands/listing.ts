@@ -48,6 +48,6 @@ export async function changesCommand(opts: { config: string; since?: string }): 
 export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
   const s = await listingSession(opts.config);
   const n = await clearErrors(s);
-  await persistEmbeddedState();
+  await persistEmbeddedState(undefined, s.config.name);
   process.stdout.write(`forgot ${n} URL(s) in error state\n`);
 }

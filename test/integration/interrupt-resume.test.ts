@@ -4,8 +4,8 @@
  * again (requests counted at the server), and the resumed run finishing (its duration printed).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -36,8 +36,23 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function trawlAsync(cwd: string, ...args: string[]): Run {
-  const child = spawn(NODE, [BIN, ...args], { cwd, env: cliEnv(cwd) });
+/** A Node older than 22 on the PATH (the system's), whose `trawl` re-runs itself under Node 24. */
+function systemNode(): string | null {
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    try {
+      const major = Number(
+        execFileSync(candidate, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }),
+      );
+      if (major < 22) return candidate;
+    } catch {}
+  }
+  return null;
+}
+
+function trawlAsync(cwd: string, ...args: (string | { node: string })[]): Run {
+  const node = args.find((a) => typeof a === 'object')?.node ?? NODE;
+  const argv = args.filter((a): a is string => typeof a === 'string');
+  const child = spawn(node, [BIN, ...argv], { cwd, env: cliEnv(cwd) });
   const run: Run = {
     child,
     out: '',
@@ -117,7 +132,7 @@ async function interruptAndResume(site: SiteServer, cwd: string, name: string, s
   assertComplete(cwd, config);
   // The start URL is read again by design: every `trawl crawl` is a discovery cycle (seed 002).
   const again = [...requestsPerPath(site, mid).keys()].filter((p) => done.has(p) && p !== '/');
-  return { first, exit, done, again };
+  return { first, exit, done, again, signalled };
 }
 
 describe('interrupting and resuming a real trawl crawl', () => {
@@ -135,8 +150,15 @@ describe('interrupting and resuming a real trawl crawl', () => {
   it('Ctrl-C: exit 130 with the summary and how to resume; the next run fetches no completed page again', async () => {
     const r = await interruptAndResume(site, cwd, 'sigint', 'SIGINT');
     assert.equal(r.exit.code, 130, r.first.err);
-    assert.match(r.first.out, /Trawl crawl "sigint" finished in/);
+    assert.match(r.first.out, /Trawl crawl "sigint" stopped \(SIGINT\) after/);
     assert.match(r.first.out, /Resume with: trawl crawl -c /);
+    // The interrupted run's state is saved for a reboot: the forced exit (4.5 s) used to cut the save short.
+    assert.match(r.first.err, /saving the emulator's state under \.trawl\//);
+    const saved = join(cwd, '.trawl', 'snapshot', 'dynamodb', 'trawl-sigint-urls.json');
+    assert.ok(
+      existsSync(saved) && statSync(saved).mtimeMs >= r.signalled,
+      'the snapshot holds the interrupted run',
+    );
     assert.ok(r.done.size > 0, 'some pages completed before the signal');
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
@@ -145,6 +167,28 @@ describe('interrupting and resuming a real trawl crawl', () => {
     const r = await interruptAndResume(site, cwd, 'sigterm', 'SIGTERM');
     assert.equal(r.exit.code, 143, r.first.err);
     assert.deepEqual(r.again, [], 'completed pages fetched again');
+  });
+
+  it('through the re-run under Node 24 from an older system Node: SIGTERM to the command stops the crawl (exit 143)', async (t) => {
+    // bin/trawl.mjs re-runs itself with node_modules' Node 24 on Node < 22. It died at the signal
+    // and left the crawl running on its own, or never passed SIGTERM on.
+    const system = systemNode();
+    if (!system) return t.skip('no Node older than 22 on this machine: the re-run is not used');
+    const config = join(cwd, 'wrapper.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'wrapper', startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+    );
+    const from = site.requests.length;
+    const run = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress', { node: system });
+    await waitFor(() => requestsPerPath(site, from).size >= 10, '10 pages fetched');
+    run.child.kill('SIGTERM');
+    const exit = await run.exited;
+    assert.equal(exit.code, 143, run.err);
+    assert.match(run.err, /SIGTERM: stopping/);
+    const at = site.requests.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(site.requests.length, at, 'no request after the command exited: nothing left running');
   });
 
   it('kill -9: the next run finishes with every page once, fetching no completed page again', async () => {

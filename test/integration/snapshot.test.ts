@@ -2,7 +2,7 @@
 // and queues are rebuilt from the URLs still pending — only those: a URL whose state after its
 // fetch is kept in a manifest line (its table item is just the claim) is not pending.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -63,5 +63,42 @@ describe('emulator snapshot: save, restore, re-queue what was pending', () => {
     assert.equal(after.get(lost)?.state, 'error');
     assert.equal(after.get(lost)?.httpStatus, 404);
     assert.equal([...after.values()].filter((s) => s.state === 'pending').length, 0);
+  });
+
+  it("a crawl's save carries the other crawls over unread; a save cut between its renames leaves one whole snapshot", async () => {
+    const emu = await startTestEmulator();
+    emulators.push(emu);
+    const one = parseConfig({
+      name: uniqueCrawlName('snap-a'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    const two = parseConfig({
+      name: uniqueCrawlName('snap-b'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    const a = await openSession(one);
+    await crawl(a);
+    const b = await openSession(two);
+    await crawl(b);
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-snap-'));
+    await saveSnapshot(emu.endpoint, dir);
+    const bFile = join(dir, 'dynamodb', `${b.resources.urlsTable}.json`);
+    // Stand-in content: a save for crawl A must carry B's file as it is, not read B again.
+    writeFileSync(bFile, readFileSync(bFile, 'utf8').replace('"items":[', '"marker":1,"items":['));
+    await a.urls.claim(
+      [{ url: `${site.url}/new.html`, depth: 1, queue: 'follow', index: true, follow: true, priority: 0 }],
+      'test',
+      new Date().toISOString(),
+    );
+    await saveSnapshot(emu.endpoint, dir, one.name);
+    assert.match(readFileSync(bFile, 'utf8'), /"marker":1/, "B's file carried over unread");
+    assert.match(readFileSync(join(dir, 'dynamodb', `${a.resources.urlsTable}.json`), 'utf8'), /new\.html/);
+    // A save killed after moving the old snapshot aside and before putting the new one in place.
+    renameSync(dir, `${dir}.old`);
+    const fresh = await startTestEmulator();
+    emulators.push(fresh);
+    assert.equal(await restoreSnapshot(fresh.endpoint, dir), 1, "A's claimed URL re-queued from .old");
   });
 });
