@@ -180,6 +180,16 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`trawl: ${maskUserInfo((err as Error).message)}\n`);
       return code;
     }
+    // The emulator (or LocalStack) went away under the command: say what that means, not a stack.
+    const conn = err as { code?: string; port?: number };
+    const endpoint = process.env.AWS_ENDPOINT_URL;
+    if (conn.code === 'ECONNREFUSED' && endpoint && URL.parse(endpoint)?.port === String(conn.port)) {
+      process.stderr.write(
+        `trawl: the AWS endpoint ${endpoint} stopped answering (${(err as Error).message}): the emulator ` +
+          'was stopped or crashed. The embedded one keeps its last saved state under .trawl/; run the same command again\n',
+      );
+      return 1;
+    }
     process.stderr.write(`trawl: ${maskUserInfo(String((err as Error).stack ?? err))}\n`);
     return 1;
   }
