@@ -159,6 +159,12 @@ export class LocalRunner {
   private stopTimers: (() => void) | null = null;
   /** raised by `stop()`: no new work is taken, held leases are given back */
   private readonly halt = new AbortController();
+  /**
+   * A handler that failed on the config (a secret that no longer resolves, a stored config of
+   * another schema that does not validate): every invocation would fail the same way, and the
+   * drain would go on invoking for ever. The run stops with it (the command exits 2).
+   */
+  configFailure: Error | null = null;
   /** leases held by the event-source pollers: queue URL → receipt handles */
   private readonly held = new Map<string, Set<string>>();
   /** Scheduled invocations the timers started, per stage. */
@@ -338,9 +344,17 @@ export class LocalRunner {
   }
 
   private startFetch(): void {
-    this.invoke('fetch', scheduledEvent('Fetch Kick')).catch((err) =>
-      process.stderr.write(`fetch invocation failed: ${(err as Error).message}\n`),
-    );
+    this.invoke('fetch', scheduledEvent('Fetch Kick')).catch((err) => {
+      process.stderr.write(`fetch invocation failed: ${(err as Error).message}\n`);
+      this.failedOnConfig(err);
+    });
+  }
+
+  /** Stops the run when a handler failed on the config (see `configFailure`). */
+  private failedOnConfig(err: unknown): void {
+    if ((err as Error)?.name !== 'ConfigError' || this.configFailure) return;
+    this.configFailure = err as Error;
+    void this.stop();
   }
 
   /** Every queue's depth (an uncounted client). */
@@ -424,6 +438,7 @@ export class LocalRunner {
     } catch (err) {
       // A thrown handler fails the whole batch, as on Lambda.
       process.stderr.write(`${queue} invocation failed: ${(err as Error).message}\n`);
+      this.failedOnConfig(err);
       return new Set(batch.map((m) => m.id));
     } finally {
       clearInterval(beat);

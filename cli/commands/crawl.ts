@@ -75,6 +75,10 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     })();
     const stop = await signals.settle(work);
     progress.stop();
+    // A handler that failed on the config stopped the run: the config's error, exit 2.
+    const failure = session.runner.configFailure;
+    if (failure)
+      throw new ConfigError(`${opts.config}: ${failure.message} (the run stopped; nothing is lost)`);
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
     printSummary({ ...summary, stats: stageStats, counts: requestCounts, stoppedBy: stop?.signal });
     await recordRun(session, kind, started, Boolean(stop));

@@ -169,4 +169,28 @@ describe('form logins that fail, and two accounts on one site', () => {
     assert.deepEqual([forbidden?.errorKind, forbidden?.errorCode], ['permanent', 'http-403']);
     assert.ok((posts.get('/login') ?? 0) <= 2, `${posts.get('/login')} logins`);
   });
+
+  it('a secret that stops resolving during the run stops the local run with its error', {
+    timeout: 120_000,
+  }, async () => {
+    // The fetch function failed on it at every invocation and the drain invoked it for ever.
+    process.env.TRAWL_TEST_GONE_PASS = 'right';
+    const config = parseConfig({
+      name: uniqueCrawlName('logins'),
+      startUrls: [`${site.url}/app/p0`],
+      discovery: false,
+      fetch: {
+        allowPrivateNetworks: true,
+        auth: [{ urlPrefix: `${site.url}/app/`, form: form('/login', 'ann', 'TRAWL_TEST_GONE_PASS') }],
+      },
+    });
+    const session = await openSession(config);
+    delete process.env.TRAWL_TEST_GONE_PASS;
+    await crawl(session);
+    assert.match(
+      String(session.runner.configFailure?.message),
+      /fetch\.auth\.0\.form\.fields\.pass: environment variable TRAWL_TEST_GONE_PASS is not set/,
+    );
+    assert.equal(posts.get('/login'), undefined, 'no login without the password');
+  });
 });
