@@ -15,7 +15,7 @@ import type { Rule } from '../../config-rules.ts';
 import { ConfigError } from '../../errors.ts';
 import type { MetaValue } from '../../types.ts';
 import { parseDuration } from '../state/duration.ts';
-import { normalizeHostname, normalizeUrl, normalizeUrlPiece } from '../url/normalize-url.ts';
+import { normalizeHostname, normalizePercentEncoding, normalizeUrl } from '../url/normalize-url.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
@@ -172,7 +172,7 @@ function normalizedValue(key: ShortcutKey, text: string): string {
       return normalizeHostname(text);
     case 'path':
     case 'query':
-      return normalizeUrlPiece(text);
+      return normalizePercentEncoding(text);
     default:
       return text;
   }

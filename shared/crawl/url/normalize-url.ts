@@ -72,7 +72,9 @@ function serialize(url: URL, keepQueryParams: string[] | null): string {
 
 /**
  * crawler-commons BasicURLNormalizer: decode escapes of unreserved characters, upper-case the hex
- * of the others, escape a `%` that starts no valid escape, and escape characters RFC 3986 forbids.
+ * of the others, escape a `%` that starts no valid escape, and escape characters RFC 3986 forbids,
+ * non-ASCII ones as their UTF-8 bytes: a path or query as a person types it ("/café", "q=a b")
+ * comes out as the normalized URL carries it ("/caf%C3%A9", "q=a%20b"), so rule values match.
  */
 export function normalizePercentEncoding(text: string): string {
   let out = '';
@@ -90,7 +92,14 @@ export function normalizePercentEncoding(text: string): string {
     } else if (ALLOWED.test(ch)) {
       out += ch;
     } else {
-      out += encodeURIComponent(ch).toUpperCase();
+      // A character outside ASCII is taken whole: a surrogate pair is one character.
+      const whole = String.fromCodePoint(text.codePointAt(i)!);
+      i += whole.length - 1;
+      try {
+        out += encodeURIComponent(whole).toUpperCase();
+      } catch {
+        out += whole; // a lone surrogate: no URL holds one
+      }
     }
   }
   return out;
@@ -121,31 +130,12 @@ export function stripFragment(url: string): string {
 }
 
 /**
- * A host name as normalized URLs carry it: IDN to punycode, lower case, no trailing dot
+ * A host name as normalized URLs carry it: IDN to punycode, lower case, no trailing dots
  * ("BÜCHER.test." → "xn--bcher-kva.test"); a leading dot is kept (a domain suffix). Text that is no
  * host name is returned as it is.
  */
 export function normalizeHostname(text: string): string {
   const lead = text.startsWith('.') ? '.' : '';
   const host = URL.parse(`http://${text.slice(lead.length)}/`)?.hostname;
-  return host ? lead + host.replace(/\.$/, '') : text;
-}
-
-/**
- * A piece of a URL's path or query as normalized URLs carry it: non-ASCII characters as their
- * UTF-8 escapes and the rest through {@link normalizePercentEncoding} ("/café" → "/caf%C3%A9",
- * "a b" → "a%20b"), so a rule written as a person types it matches the normalized URL.
- */
-export function normalizeUrlPiece(text: string): string {
-  let ascii = '';
-  for (const ch of text) {
-    if (ch.charCodeAt(0) <= 0x7e) ascii += ch;
-    else
-      try {
-        ascii += encodeURIComponent(ch);
-      } catch {
-        ascii += ch; // a lone surrogate: no URL holds one
-      }
-  }
-  return normalizePercentEncoding(ascii);
+  return host ? lead + host.replace(/\.+$/, '') : text;
 }
