@@ -84,17 +84,8 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts, kind, signals);
     signals.dispose();
-    await persistEmbeddedState(undefined, config.name).catch((err: Error) => {
-      // The emulator stopped under the run (`trawl emulator stop`, a crash): the run's work is in
-      // what that stop saved, or lost with the emulator; say so rather than fail with a bare error.
-      throw Object.assign(
-        new Error(
-          `the embedded emulator went away before this ${kind}'s state was saved (${err.message}); ` +
-            `what the run did since the emulator's last save is not in .trawl/: run the same command again`,
-        ),
-        { exitCode: 1 },
-      );
-    });
+    // An emulator that went away meanwhile fails the save with ECONNREFUSED: main.ts says what it means.
+    await persistEmbeddedState(undefined, config.name);
     if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
   } finally {
     progress.stop();
