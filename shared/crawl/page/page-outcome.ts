@@ -120,8 +120,8 @@ async function plainDocument(
 
 /**
  * The text of an XML document (text/xml or application/xml: what a site serves as a page, not a
- * sitemap or feed):
- * its text and CDATA, one space between elements, without the markup that used to be indexed.
+ * sitemap or feed): its text and CDATA, one space between elements, without the markup that used
+ * to be indexed.
  */
 function xmlText(xml: string): string {
   const parts: string[] = [];
