@@ -30,8 +30,13 @@ export interface RefreshSummary {
 }
 
 const CURSOR_KEY = 'refresh-cursor';
-/** With no cursor yet (or one ahead of the clock), look this far back. */
+/** With no cursor yet (or one far ahead of the clock), look this far back. */
 const FIRST_LOOKBACK_MS = 90 * 86_400_000;
+/**
+ * A cursor at most this far ahead of the clock was written by an earlier run of the same cycle:
+ * `trawl refresh --now T` interrupted and run again starts its clock at T a few seconds later.
+ */
+const RESUMED_AHEAD_MS = 3_600_000;
 /** Parallel manifest reads and deletions: the days are independent. */
 const QUERY_CONCURRENCY = 16;
 
@@ -68,9 +73,9 @@ async function findDue(deps: StageDeps) {
   const now = deps.now();
   const until = new Date(now).toISOString();
   const cursor = await deps.hosts.getValue(CURSOR_KEY);
-  // A cursor ahead of the clock (a `refresh --now` in the future, then the real schedule) is ignored.
-  const from = cursor && cursor <= until ? cursor : new Date(now - FIRST_LOOKBACK_MS).toISOString();
-  const buckets = refreshBuckets(Date.parse(from), now);
+  const from = windowStart(cursor, now);
+  // From a cursor still ahead (a resumed cycle), nothing is due: the earlier run queued it all.
+  const buckets = from <= until ? refreshBuckets(Date.parse(from), now) : [];
   const lines = (
     await mapLimit(buckets, QUERY_CONCURRENCY, (b) => dueLines(deps.store, b, from, until))
   ).flat();
@@ -82,12 +87,26 @@ async function findDue(deps: StageDeps) {
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
   const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore };
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from };
+}
+
+/**
+ * Where the cycle's window starts: the cursor (the end of the last cycle's window). A cursor a
+ * little ahead of the clock is a resumed cycle's and is kept: starting from the lookback instead
+ * found every URL the interrupted run had already refreshed due again, by its older line (kill -9
+ * of `trawl refresh --now T`, then the same command: 400 pages fetched 2–3 times). One far ahead
+ * (a `refresh --now` days in the future, then the real schedule) is ignored.
+ */
+function windowStart(cursor: string | null, now: number): string {
+  const ahead = cursor ? Date.parse(cursor) - now : Number.NaN;
+  if (cursor && ahead <= RESUMED_AHEAD_MS) return cursor;
+  return new Date(now - FIRST_LOOKBACK_MS).toISOString();
 }
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore } = await findDue(deps);
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from } =
+    await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
   const out = { changes, docRemoved, at: until, orphanBefore, linksBefore };
@@ -105,7 +124,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
     await sinkChanges(deps.store, config, changes);
   }
-  await deps.hosts.putValue(CURSOR_KEY, until);
+  // A resumed cycle leaves the cursor where it is: the window's end never moves back.
+  await deps.hosts.putValue(CURSOR_KEY, from > until ? from : until);
   if (tasks.length > 0) await deps.kickFetch();
   return {
     due: due.length,

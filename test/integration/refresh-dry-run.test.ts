@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
+import { scheduledEvent } from '../../cli/runner.ts';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
@@ -70,6 +71,37 @@ describe('refresh --dry-run', () => {
     assert.deepEqual(
       deletes.map((d) => [d.url, d.reason]),
       [[byPath['/private/c']?.url, byPath['/private/c']?.reason]],
+    );
+  });
+
+  it('a cycle run again with its clock a few seconds behind the cursor (a resumed `refresh --now T`) queues nothing again', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('resumed'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '48h' },
+    });
+    await crawl(await openSession(config));
+    const now = Date.now() + 3 * 86_400_000;
+    // The killed run's cycle: its clock had started at T some seconds before the stage ran.
+    const killed = await openSession(config, { now: new Date(now + 5_000) });
+    const first = (await killed.runner.invoke('refresh', scheduledEvent())) as { requeued: number };
+    assert.equal(first.requeued, 4, 'every page due at T');
+    const from = site.requests.length;
+    // The same command again: its clock is at T as its cycle runs, behind the cursor the first left.
+    // That cursor was ignored as "ahead of the clock", and the whole cycle was queued again.
+    const resumed = await openSession(config, { now: new Date(now) });
+    assert.deepEqual(await planRefresh(resumed), [], 'nothing due again');
+    const second = (await resumed.runner.invoke('refresh', scheduledEvent())) as { requeued: number };
+    assert.equal(second.requeued, 0, 'nothing queued again');
+    await resumed.runner.drain();
+    const perPath = new Map<string, number>();
+    for (const r of site.requests.slice(from))
+      if (r.path !== '/robots.txt') perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
+    assert.deepEqual(
+      Object.fromEntries([...perPath].sort()),
+      { '/': 1, '/a': 1, '/b': 1, '/private/c': 1 },
+      'the first cycle\'s tasks fetched once each',
     );
   });
 });
