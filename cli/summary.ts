@@ -55,6 +55,9 @@ export function printSummary({
   const traps = TRAP_STOPS.filter((k) => stats[`rejected:${k}`]).map((k) => `${k} ${stats[`rejected:${k}`]}`);
   out(`  traps stopped (scope.traps): ${traps.length ? traps.join(', ') : 'none'}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
+  // A frontier message delivered again (its invocation died) holds URLs recorded since it was queued.
+  if (stats['skipped:fetched-since-queued'])
+    out(`  redelivered URLs already fetched, not fetched again: ${stats['skipped:fetched-since-queued']}`);
   out(`  AWS requests: ${total} (${(total / Math.max(fetched, 1)).toFixed(2)} per fetched page)`);
   for (const [op, v] of calls) out(`    ${op.padEnd(34)} ${String(v).padStart(7)}`);
   out(

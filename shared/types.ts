@@ -169,6 +169,8 @@ export interface WakeMessage {
 /** A frontier message: a bulk of URL tasks for one source. */
 export interface FrontierMessage {
   tasks: UrlTask[];
+  /** when the tasks were sent (the stages' clock): a redelivery skips URLs fetched since (fetch-redelivered.ts) */
+  queuedAt?: string;
 }
 
 /**

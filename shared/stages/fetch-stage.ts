@@ -15,6 +15,7 @@ import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
+import { fetchedSinceQueued } from './fetch-redelivered.ts';
 import { bump } from './logger.ts';
 import { HostTurns, OVERLAP_HOSTS } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
@@ -248,11 +249,19 @@ async function fetchMessages(
   stop: AbortController,
 ): Promise<void> {
   // A message received before may have had its pages written already (a crash before its delete):
-  // its tasks say so, and the index stage checks their URLs' states instead of trusting the task.
-  const perMessage = messages.map((m) => {
-    const tasks = Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [];
-    return m.receiveCount > 1 ? tasks.map((t) => ({ ...t, redelivered: true })) : tasks;
-  });
+  // its URLs fetched and recorded since it was queued are done; the others' tasks say so, and the
+  // index stage checks their URLs' states instead of trusting the task.
+  const received = messages.map((message) => ({
+    message,
+    tasks: Array.isArray(message.body?.tasks) ? message.body.tasks.filter(isTask) : [],
+  }));
+  const fetchedBefore = await fetchedSinceQueued(ctx.deps, ctx.config, received);
+  if (fetchedBefore.size > 0) bump('skipped:fetched-since-queued', fetchedBefore.size);
+  const perMessage = received.map(({ message, tasks }) =>
+    message.receiveCount > 1
+      ? tasks.filter((t) => !fetchedBefore.has(t.url)).map((t) => ({ ...t, redelivered: true }))
+      : tasks,
+  );
   const requeued: Requeued[][] = messages.map(() => []);
   const pages = messages.map(() => 0);
   const left = perMessage.map((t) => t.length);

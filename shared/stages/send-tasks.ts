@@ -15,10 +15,11 @@ export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds 
     list.push(t);
     bySource.set(t.queue, list);
   }
+  const queuedAt = new Date(deps.now()).toISOString();
   await Promise.all(
     [...bySource].map(([source, list]) => {
       const messages = chunkBySize(list, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
-        body: { tasks: chunk } satisfies FrontierMessage,
+        body: { tasks: chunk, queuedAt } satisfies FrontierMessage,
         delaySeconds,
       }));
       return deps.queues.send(deps.queueUrls.frontier[source], messages);

@@ -24,6 +24,7 @@ import * as seed from '../../functions/seed/handler.ts';
 import { createWorkQueues } from '../../shared/aws/work-queues.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { containerDeps, resetContainerDeps } from '../../shared/stages/deps.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -122,7 +123,12 @@ describe('redelivery', () => {
 
     assert.ok(seen.redelivered > 0 && lostDeletes > 0, 'batches were redelivered, deletes lost');
     const pageGets = site.requests.filter((r) => r.path.endsWith('.html'));
-    assert.ok(new Set(pageGets.map((r) => r.path)).size < pageGets.length, 'pages were fetched twice');
+    // A message that comes back after its URLs' states were written skips them (the next test).
+    assert.ok(
+      new Set(pageGets.map((r) => r.path)).size < pageGets.length ||
+        stageStats['skipped:fetched-since-queued'],
+      'pages were fetched twice, or found done',
+    );
     const docs: string[] = [];
     for await (const d of documents(session)) docs.push(d.url as string);
     assert.equal(docs.length, expected);
@@ -145,5 +151,64 @@ describe('redelivery', () => {
     );
     await session.runner.drain();
     assert.deepEqual(await upserts(session), once, 'the copies changed nothing in the feed');
+  });
+
+  it('a frontier message delivered again skips the URLs fetched and recorded since it was queued', async () => {
+    // A message holds up to 50 URLs; when the invocation holding it dies (kill -9, a crash), it
+    // comes back whole, and the URLs the dead invocation had already fetched and recorded were
+    // fetched again. Here the crawl before the message stands in for the dead invocation's work.
+    resetContainerDeps();
+    const config = parseConfig({
+      name: uniqueCrawlName('skipdone'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    const session = await openSession(config, { logLevel: 'SILENT' });
+    const queuedBefore = new Date().toISOString();
+    await session.runner.invoke('seed', scheduledEvent('Start Crawl'));
+    await session.runner.drain();
+    const queuedAfter = new Date().toISOString();
+    const pages = [...new Set(site.requests.map((r) => r.path).filter((p) => p.endsWith('.html')))];
+    assert.ok(pages.length >= 3);
+    const [a, b, c] = pages.map((p) => `${site.url}${p}`);
+    const task = (url: string) => ({
+      url,
+      depth: 1,
+      queue: 'index_follow' as const,
+      index: true,
+      follow: true,
+      priority: 0,
+    });
+    const queues = createWorkQueues({ client: session.monitor.sqs });
+    const frontier = session.resources.queueUrls.frontier.index_follow;
+    /** Sends a message as queued at `queuedAt`; delivered twice when `again` (taken once, given back). */
+    const deliver = async (urls: string[], queuedAt: string, again: boolean) => {
+      await queues.send(frontier, [{ body: { tasks: urls.map(task), queuedAt } }]);
+      if (!again) return;
+      const [m] = await queues.receive(frontier, 10, 1, 30);
+      assert.ok(m, 'the message was received');
+      await queues.changeVisibility(frontier, [{ receiptHandle: m.receiptHandle, seconds: 0 }]);
+    };
+    const fetchedSince = async (from: number) => {
+      await session.runner.drain();
+      return site.requests
+        .slice(from)
+        .map((r) => `${site.url}${r.path}`)
+        .filter((u) => u !== `${site.url}/robots.txt`);
+    };
+
+    // Queued before the crawl fetched a and b, delivered again: both done, only the new URL is fetched.
+    const fresh = `${site.url}/never-linked.html`;
+    let from = site.requests.length;
+    await deliver([a as string, b as string, fresh], queuedBefore, true);
+    assert.deepEqual(await fetchedSince(from), [fresh]);
+    // Queued after their fetch: fetched again (a refresh, a discovery cycle's start URL).
+    from = site.requests.length;
+    await deliver([c as string], queuedAfter, true);
+    assert.deepEqual(await fetchedSince(from), [c]);
+    // A first delivery is never checked: it costs nothing when nothing died.
+    from = site.requests.length;
+    await deliver([a as string], queuedBefore, false);
+    assert.deepEqual(await fetchedSince(from), [a]);
   });
 });

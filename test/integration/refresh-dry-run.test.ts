@@ -101,7 +101,7 @@ describe('refresh --dry-run', () => {
     assert.deepEqual(
       Object.fromEntries([...perPath].sort()),
       { '/': 1, '/a': 1, '/b': 1, '/private/c': 1 },
-      'the first cycle\'s tasks fetched once each',
+      "the first cycle's tasks fetched once each",
     );
   });
 });
