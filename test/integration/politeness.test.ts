@@ -10,6 +10,7 @@ import { parseConfig } from '../../shared/config.ts';
 import type { UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type RequestLog, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { type StaticRoute, startWorkerSite, type WorkerSite } from '../helpers/site-worker.ts';
 
 const WAIT_MS = 250;
 const CRAWL_DELAY_S = 0.5;
@@ -43,32 +44,38 @@ function busyRoutes(site: SiteServer): void {
 
 // Each host's pages say which host they are on: the same text on two hosts would be one document
 // (index.foldDuplicates), and every page here must be indexed.
-function pageRoutes(site: SiteServer, host: number): void {
+function pageRoutes(host: number): Record<string, StaticRoute> {
+  const routes: Record<string, StaticRoute> = {};
   for (let i = 0; i < PAGES_PER_HOST; i++)
-    site.route(`/p/${i}`, { body: `<title>page ${i}</title><p>polite ${i} on host ${host}</p>` });
+    routes[`/p/${i}`] = { body: `<title>page ${i}</title><p>polite ${i} on host ${host}</p>` };
+  return routes;
 }
 
 describe('politeness per host across concurrent fetch workers', () => {
   let emu: TestEmulator;
   let busy: SiteServer;
-  const sites: SiteServer[] = [];
+  /** The polite hosts: served from worker threads, so a request's time is when it came (site-worker.ts). */
+  const sites: WorkerSite[] = [];
+  const others: SiteServer[] = [];
 
   before(async () => {
     emu = await startTestEmulator();
-    for (let i = 0; i < 4; i++) sites.push(await startSiteServer({}));
-    sites.forEach((site, i) => {
-      pageRoutes(site, i);
-    });
+    for (let i = 0; i < 4; i++) {
+      const routes = pageRoutes(i);
+      // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).
+      if (i === 3)
+        routes['/robots.txt'] = {
+          headers: { 'content-type': 'text/plain' },
+          body: `User-agent: trawl\nCrawl-delay: ${CRAWL_DELAY_S}\nAllow: /\n`,
+        };
+      sites.push(await startWorkerSite(routes));
+    }
     busy = await startSiteServer({});
+    others.push(busy);
     busyRoutes(busy);
-    // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).
-    sites[3]!.route('/robots.txt', {
-      headers: { 'content-type': 'text/plain' },
-      body: `User-agent: trawl\nCrawl-delay: ${CRAWL_DELAY_S}\nAllow: /\n`,
-    });
   });
   after(async () => {
-    for (const s of [...sites, busy]) await s?.close();
+    for (const s of [...sites, ...others]) await s?.close();
     await emu?.stop();
   });
 
@@ -123,18 +130,19 @@ describe('politeness per host across concurrent fetch workers', () => {
     assert.ok(byWorkers >= 1, `the workers fetched ${spans.map((x) => x.fetched)}`);
 
     const delays = [WAIT_MS, WAIT_MS, WAIT_MS, CRAWL_DELAY_S * 1000];
-    sites.forEach((site, i) => {
-      const gap = minGap(site.requests);
-      t.diagnostic(`host ${i}: ${site.requests.length} requests, min gap ${gap} ms (delay ${delays[i]} ms)`);
-      const t0 = site.requests[0]?.at ?? 0;
-      const timeline = site.requests.map((r) => `${r.at - t0}:${r.path}`).join(' ');
+    for (const [i, site] of sites.entries()) {
+      const requests = await site.requests();
+      const gap = minGap(requests);
+      t.diagnostic(`host ${i}: ${requests.length} requests, min gap ${gap} ms (delay ${delays[i]} ms)`);
+      const t0 = requests[0]?.at ?? 0;
+      const timeline = requests.map((r) => `${r.at - t0}:${r.path}`).join(' ');
       assert.ok(gap >= delays[i]!, `host ${i}: min gap ${gap} ms < ${delays[i]} ms (${timeline})`);
-      const pages = site.requests.filter((r) => r.path.startsWith('/p/'));
+      const pages = requests.filter((r) => r.path.startsWith('/p/'));
       assert.equal(new Set(pages.map((r) => r.path)).size, PAGES_PER_HOST, 'every page fetched');
       // One worker fetches robots.txt under a lease in the hosts table; the others read its answer.
-      const robots = site.requests.filter((r) => r.path === '/robots.txt').length;
+      const robots = requests.filter((r) => r.path === '/robots.txt').length;
       assert.equal(robots, 1, `host ${i}: robots.txt fetched ${robots} times by ${WORKERS} workers`);
-    });
+    }
     const states = [];
     for await (const u of urlStates(session)) states.push(u);
     const pageStates = states.filter((u) => (u.url as string).includes('/p/'));
@@ -180,7 +188,7 @@ describe('politeness per host across concurrent fetch workers', () => {
 
   it('a Crawl-delay of a day and a Retry-After of a day are capped at limits.crawlDelayMs / retryAfterMs', async () => {
     const site = await startSiteServer({});
-    sites.push(site); // closed with the others
+    others.push(site); // closed with the others
     site.route('/robots.txt', {
       headers: { 'content-type': 'text/plain' },
       body: 'User-agent: *\nCrawl-delay: 86400\n',
