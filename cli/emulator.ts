@@ -61,7 +61,9 @@ function responds(endpoint: string): Promise<boolean> {
 }
 
 /** Starts a moto server; `detached` leaves it running after this process exits. */
-export async function startEmulator(opts: { logFile?: string; detached?: boolean } = {}): Promise<Emulator> {
+export async function startEmulator(
+  opts: { logFile?: string; detached?: boolean; onSpawn?: (pid: number) => void } = {},
+): Promise<Emulator> {
   if (!existsSync(MOTO_BIN)) {
     throw new ConfigError(`the embedded emulator is not installed (${MOTO_BIN}): run "npm run setup" first`);
   }
@@ -75,6 +77,7 @@ export async function startEmulator(opts: { logFile?: string; detached?: boolean
   });
   if (opts.detached) child.unref();
   const pid = child.pid as number;
+  opts.onSpawn?.(pid);
   for (let i = 0; i < 200; i++) {
     if (await responds(endpoint)) {
       return {
@@ -116,7 +119,37 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
   const running = await emulatorStatus(cwd);
   if (running) return running;
   mkdirSync(stateDir(cwd), { recursive: true });
-  const emu = await startEmulator({ logFile: join(stateDir(cwd), 'emulator.log'), detached: true });
+  // A signal while the emulator starts or its state is restored stops it: left running detached and
+  // half-restored, it would be an orphan no command knows of (its state file is written last). The
+  // snapshot on disk is untouched; the next command restores it again.
+  let pid: number | undefined;
+  const abandon = (signal: NodeJS.Signals) => {
+    process.stderr.write(
+      'trawl: stopping the emulator this command was starting (its saved state is untouched)\n',
+    );
+    if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGTERM');
+    // The command's own handler, when it has one, says the rest and exits.
+    if (process.listenerCount(signal) <= 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.prependListener('SIGINT', abandon);
+  process.prependListener('SIGTERM', abandon);
+  try {
+    const emu = await startEmulator({
+      logFile: join(stateDir(cwd), 'emulator.log'),
+      detached: true,
+      onSpawn: (p) => {
+        pid = p;
+      },
+    });
+    return await restoreInto(emu, cwd);
+  } finally {
+    process.off('SIGINT', abandon);
+    process.off('SIGTERM', abandon);
+  }
+}
+
+/** Restores the saved state into a just-started emulator and records it as this folder's. */
+async function restoreInto(emu: Emulator, cwd?: string): Promise<EmulatorState> {
   const state = {
     pid: emu.pid,
     port: Number(new URL(emu.endpoint).port),

@@ -15,7 +15,7 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
-import { onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
+import { onEarlySignal, onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
 import { runDeployed } from './status.ts';
 
@@ -53,7 +53,11 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     now = new Date(opts.now);
     if (Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
   }
-  const { config, close } = await prepare(opts);
+  const early = onEarlySignal(kind);
+  const { config, close } = await prepare(opts).catch((err) => {
+    early.dispose();
+    throw err;
+  });
   const progress = createProgress(opts.progress !== false && Boolean(process.stderr.isTTY));
   const started = Date.now();
   try {
@@ -63,6 +67,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
     await checkSecrets(config, opts.config);
     const signals = onStopSignal(session.runner);
+    early.dispose();
     if (kind === 'crawl') await reportResume(session);
     const work = (async () => {
       if (kind === 'crawl') await crawl(session);
@@ -88,6 +93,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     await persistEmbeddedState(undefined, config.name);
     if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
   } finally {
+    early.dispose();
     progress.stop();
     await close();
   }

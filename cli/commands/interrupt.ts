@@ -19,6 +19,26 @@ const FORCE_EXIT_MS = 4500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Until the run's own handlers are installed (starting the emulator, restoring its state, creating
+ * the crawl's resources): a signal exits at once with its code, saying so. Node's default exit
+ * said nothing.
+ */
+export function onEarlySignal(kind: 'crawl' | 'refresh'): { dispose(): void } {
+  const handler = (signal: 'SIGINT' | 'SIGTERM') => {
+    process.stderr.write(`trawl: ${signal} before the ${kind} started: exiting; nothing was fetched\n`);
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    dispose() {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
 /** Installs the handlers; `settle(work)` resolves when the work ends or a signal's grace is over. */
 export function onStopSignal(runner: LocalRunner) {
   let request: StopRequest | null = null;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -189,6 +189,38 @@ describe('interrupting and resuming a real trawl crawl', () => {
     const at = site.requests.length;
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(site.requests.length, at, 'no request after the command exited: nothing left running');
+  });
+
+  it('Ctrl-C while the command starts its emulator: exit 130, says so, and leaves no emulator running', async () => {
+    // Before the run's own handlers, Node's default exit said nothing, and the detached emulator
+    // it was starting (or restoring) kept running unknown to any command.
+    const fresh = mkdtempSync(join(tmpdir(), 'trawl-early-'));
+    const config = join(fresh, 'early.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'early', startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+    );
+    const from = site.requests.length;
+    const run = trawlAsync(fresh, 'crawl', '-c', config, '--no-progress');
+    // The command makes .trawl/ just before it starts the emulator.
+    await waitFor(() => existsSync(join(fresh, '.trawl')), 'the emulator starting');
+    run.child.kill('SIGINT');
+    const exit = await run.exited;
+    assert.equal(exit.code, 130, run.err);
+    assert.match(run.err, /SIGINT before the crawl started/);
+    assert.match(run.err, /stopping the emulator this command was starting/);
+    assert.equal(site.requests.length, from, 'nothing fetched');
+    await new Promise((r) => setTimeout(r, 1000));
+    const left = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readlinkSync(`/proc/${p}/cwd`) === fresh;
+        } catch {
+          return false;
+        }
+      });
+    assert.deepEqual(left, [], "a process left running in the command's folder");
   });
 
   it('kill -9: the next run finishes with every page once, fetching no completed page again', async () => {
