@@ -5,7 +5,7 @@ import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
-import { resolveAuth } from '../../shared/net/auth.ts';
+import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { loadConfigFile } from '../config-file.ts';
@@ -183,6 +183,8 @@ async function dryRun(opts: RunOptions): Promise<void> {
  */
 async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
   if (config.fetch.auth.length === 0) return;
+  for (const entry of cleartextAuthPaths(config.fetch.auth))
+    process.stderr.write(`trawl: warning: ${file}: ${entry} sends its credentials over plain http\n`);
   try {
     await resolveAuth(config.fetch.auth, createSecretResolver());
   } catch (err) {

@@ -271,6 +271,20 @@ export function plainSecretPaths(entries: AuthEntry[]): string[] {
   return [...secretFields(entries)].filter((f) => !f.name && typeof f.ref === 'string').map((f) => f.path);
 }
 
+/**
+ * Entries whose credentials travel unencrypted: an `http:` prefix, or a form login posted to an
+ * `http:` URL (for the warning; many intranets have no TLS, so it is not refused).
+ */
+export function cleartextAuthPaths(entries: AuthEntry[]): string[] {
+  const out: string[] = [];
+  entries.forEach((e, i) => {
+    if (e.urlPrefix.startsWith('http:')) out.push(`fetch.auth.${i} (${e.urlPrefix})`);
+    else if (e.form?.loginUrl.startsWith('http:'))
+      out.push(`fetch.auth.${i}.form.loginUrl (${e.form.loginUrl})`);
+  });
+  return out;
+}
+
 /** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
 export function secretArns(entries: AuthEntry[]): string[] {
   const arns = new Set<string>();

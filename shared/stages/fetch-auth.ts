@@ -6,7 +6,7 @@
  */
 import { createSecretResolver } from '../aws/secrets.ts';
 import type { CrawlConfig } from '../config.ts';
-import { AuthSessions, isLoggedOut, plainSecretPaths, resolveAuth } from '../net/auth.ts';
+import { AuthSessions, cleartextAuthPaths, isLoggedOut, plainSecretPaths, resolveAuth } from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import type { StageDeps } from './deps.ts';
 import { siteConnection } from './fetch-context.ts';
@@ -24,6 +24,9 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
     deps.log.warn('fetch.auth: plain-string secrets are stored in the config; use {"env"} or {"secretArn"}', {
       fields: plain,
     });
+  const cleartext = cleartextAuthPaths(config.fetch.auth);
+  if (cleartext.length > 0)
+    deps.log.warn('fetch.auth: credentials sent over plain http', { entries: cleartext });
   const sessions = resolveAuth(config.fetch.auth, createSecretResolver()).then(
     (resolved) =>
       new AuthSessions(

@@ -5,6 +5,7 @@ import { createSecretResolver } from '../../../shared/aws/secrets.ts';
 import { parseConfig } from '../../../shared/config.ts';
 import {
   authFor,
+  cleartextAuthPaths,
   isLoggedOut,
   parseSetCookies,
   plainSecretPaths,
@@ -50,6 +51,19 @@ describe('fetch.auth', () => {
     ]);
     assert.deepEqual(plainSecretPaths(c.fetch.auth), ['fetch.auth.0.basic.password']);
     assert.deepEqual(secretArns(c.fetch.auth), [arn]);
+    // Both entries send their credentials in clear text; an https prefix with an http login form too.
+    const form = { loginUrl: 'http://sso.test/login', fields: { user: 'u' } };
+    const tls = config([
+      { urlPrefix: 'https://a.test/', bearer: 't' },
+      { urlPrefix: 'https://b.test/', form },
+    ]);
+    assert.deepEqual(cleartextAuthPaths(c.fetch.auth), [
+      'fetch.auth.0 (http://intranet.test/)',
+      'fetch.auth.1 (http://intranet.test/b/)',
+    ]);
+    assert.deepEqual(cleartextAuthPaths(tls.fetch.auth), [
+      'fetch.auth.1.form.loginUrl (http://sso.test/login)',
+    ]);
     assert.throws(() => config([{ urlPrefix: 'http://intranet.test/' }]), /at least one of basic/);
     assert.throws(() => config([{ urlPrefix: 'ftp://x/', bearer: 'x' }]), /urlPrefix/);
   });
