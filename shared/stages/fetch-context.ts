@@ -26,6 +26,8 @@ export interface FetchContext {
   turns: HostTurns;
   /** a clean stop: tasks not started go back */
   signal?: AbortSignal;
+  /** stops the invocation after a task failed (an AWS failure): `signal` aborts, no task starts */
+  stop: () => void;
   /** what the invocation may hold, sized from its memory (fetch-memory.ts) */
   memory: FetchMemoryPlan;
   /**

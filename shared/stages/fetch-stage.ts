@@ -78,6 +78,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     turns: new HostTurns(deps, config, opts.deadline, stop.signal),
     deadline: opts.deadline,
     signal: stop.signal,
+    stop: () => stop.abort(),
     auth: await authSessionsFor(config, deps),
     memory,
     largeBodies: new ByteBudget(() => memory.largeBodyBudget),
@@ -130,7 +131,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
-      await fetchMessages(ctx, requests, queueUrl, messages, flusher, stop).catch(async (err) => {
+      await fetchMessages(ctx, requests, queueUrl, messages, flusher).catch(async (err) => {
         // The writes already under way finish before the invocation fails: none runs behind it.
         await flusher.settle();
         throw err;
@@ -246,7 +247,6 @@ async function fetchMessages(
   queueUrl: string,
   messages: ReceivedMessage<FrontierMessage>[],
   flusher: RoundFlusher,
-  stop: AbortController,
 ): Promise<void> {
   // A message received before may have had its pages written already (a crash before its delete):
   // its URLs fetched and recorded since it was queued are done; the others' tasks say so, and the
@@ -275,7 +275,7 @@ async function fetchMessages(
   for (const [i, n] of left.entries()) if (n === 0) done(i);
   const entries = interleaveByHost(perMessage.flatMap((tasks, msg) => tasks.map((task) => ({ task, msg }))));
   ctx.room = () => flusher.room();
-  await fetchRound(ctx, requests, entries, stop, (entry, result) => {
+  await fetchRound(ctx, requests, entries, (entry, result) => {
     // A page is written as soon as a flush is due, whichever message it came from; the message
     // itself is deleted once all its tasks are done (and, the flushes being in order, written).
     if (result.type === 'page') {
@@ -322,7 +322,6 @@ async function fetchRound<T extends { task: UrlTask }>(
   ctx: FetchContext,
   requests: Lane,
   entries: T[],
-  stop: AbortController,
   onResult: (entry: T, result: TaskResult) => void,
 ): Promise<void> {
   const lanes = new Map<string, Lane>();
@@ -359,7 +358,7 @@ async function fetchRound<T extends { task: UrlTask }>(
         } catch (error) {
           if (failure) return;
           failure = { error };
-          stop.abort();
+          ctx.stop();
         }
       }),
     );
