@@ -124,6 +124,14 @@ export const ScopeSchema = z
     followQueryStrings: z.boolean().default(true),
     /** @default null — null keeps every query parameter; a list keeps only those */
     keepQueryParams: z.array(z.string().min(1)).nullable().default(null),
+    /**
+     * @default true — session ids are dropped from URLs as they are normalized: path parameters
+     * `;jsessionid=`, `;phpsessid=`, `;sessionid=`, `;sid=`, `;aspsessionid…=`, and the query
+     * parameters `jsessionid`, `phpsessid`, `sessionid`, `aspsessionid…`, `cfid`, `cftoken` (and
+     * `sid` with a value of 16+ letters and digits): a site that puts a new one in every link is
+     * otherwise an endless crawl of copies
+     */
+    stripSessionIds: z.boolean().default(true),
     /** @default [] */
     mustContain: z.array(z.string().min(1)).default([]),
     /** @default [] */

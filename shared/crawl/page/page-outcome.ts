@@ -322,7 +322,7 @@ function documentOutcome(
   // changed title, metadata or rule action is a change and markup churn is not.
   const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
   doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
-  const keep = { keepQueryParams: ctx.config.scope.keepQueryParams };
+  const keep = ctx.config.scope;
   const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
   const dup = { digest: textDigest(doc.title, doc.content), canonical };
   return base(page, 'indexed', { doc, dup, ...(note ? { note } : {}) });

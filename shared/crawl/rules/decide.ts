@@ -79,7 +79,7 @@ function decide(
   url: string,
   ctx: DecideContext,
 ): UrlDecision {
-  const result = normalizeUrlDetailed(url, ctx.base, { keepQueryParams: config.scope.keepQueryParams });
+  const result = normalizeUrlDetailed(url, ctx.base, config.scope);
   if (!('url' in result)) return rejected(null, null, result.reason);
   const normalized = result.url;
   const parsed = new URL(normalized);
@@ -159,7 +159,7 @@ export function shiftQueue(queue: SourceName, shift: number): SourceName {
 
 /** `trawl explain`: the decision for `url` as a link found at depth 1, or depth 0 if it is a start URL. */
 export function explainUrl(config: CrawlConfig, url: string): Record<string, unknown> {
-  const keep = { keepQueryParams: config.scope.keepQueryParams };
+  const keep = config.scope;
   const normalized = normalizeUrl(url, undefined, keep);
   const isStart =
     normalized !== null && config.startUrls.some((s) => normalizeUrl(s, undefined, keep) === normalized);

@@ -12,6 +12,8 @@ export type UnnormalizableReason = 'malformed-url' | 'opaque-url';
 export interface NormalizeUrlOptions {
   /** seed 004 calendar-trap filter: null keeps every query parameter, a list keeps only those */
   keepQueryParams?: string[] | null;
+  /** drop session ids from paths (`;jsessionid=…`) and queries (`PHPSESSID=…`); @default true */
+  stripSessionIds?: boolean;
 }
 
 export type NormalizeResult = { url: string } | { reason: UnnormalizableReason };
@@ -48,13 +50,13 @@ export function normalizeUrlDetailed(
   // A path that does not start with "/" is an opaque path (WHATWG): not hierarchical, not crawlable.
   if (!url.pathname.startsWith('/')) return { reason: 'opaque-url' };
   try {
-    return { url: serialize(url, opts.keepQueryParams ?? null) };
+    return { url: serialize(url, opts.keepQueryParams ?? null, opts.stripSessionIds ?? true) };
   } catch {
     return { reason: 'malformed-url' };
   }
 }
 
-function serialize(url: URL, keepQueryParams: string[] | null): string {
+function serialize(url: URL, keepQueryParams: string[] | null, stripSessionIds: boolean): string {
   url.hash = '';
   // user info never identifies a different document; keep credentials out of the frontier and index
   url.username = '';
@@ -63,8 +65,10 @@ function serialize(url: URL, keepQueryParams: string[] | null): string {
   // goes, so normalizing a normalized URL changes nothing ("a.test.." once gave "a.test.", then "a.test")
   if (url.hostname.endsWith('.') && !url.hostname.startsWith('['))
     url.hostname = url.hostname.replace(/\.+$/, '');
-  url.pathname = normalizePercentEncoding(url.pathname);
-  const query = filterQuery(url.search.slice(1), keepQueryParams);
+  const path = stripSessionIds ? url.pathname.replace(PATH_SESSION_ID, '') : url.pathname;
+  url.pathname = normalizePercentEncoding(path);
+  let query = filterQuery(url.search.slice(1), keepQueryParams);
+  if (stripSessionIds) query = dropSessionParams(query);
   url.search = query === '' ? '' : `?${normalizePercentEncoding(query)}`;
   // WHATWG keeps a lone "?" when search is set to ""; the href without it is the normalized form.
   return url.href.endsWith('?') ? url.href.slice(0, -1) : url.href;
@@ -103,6 +107,29 @@ export function normalizePercentEncoding(text: string): string {
     }
   }
   return out;
+}
+
+/**
+ * Session ids (Heritrix's StripSessionIDs, Nutch's regex-normalize): a server that tracks sessions
+ * in URLs gives every visit new links to the same pages, an endless crawl of copies. A path
+ * parameter (`/cart.html;jsessionid=…`) of these names goes whatever its value; in a query,
+ * `jsessionid`, `phpsessid`, `sessionid`, `aspsessionid…`, `cfid` and `cftoken` go, and `sid`
+ * when its value looks like one (16 or more letters and digits).
+ */
+const PATH_SESSION_ID = /;(?:jsessionid|phpsessid|sessionid|sid|aspsessionid[a-z]*)=[^/;]*/gi;
+const SESSION_PARAM = /^(?:jsessionid|phpsessid|sessionid|aspsessionid[a-z]{0,8}|cfid|cftoken)$/i;
+
+function dropSessionParams(query: string): string {
+  if (query === '') return query;
+  return query
+    .split('&')
+    .filter((pair) => {
+      const eq = pair.indexOf('=');
+      const name = safeDecode(eq < 0 ? pair : pair.slice(0, eq));
+      if (SESSION_PARAM.test(name)) return false;
+      return !(name.toLowerCase() === 'sid' && /^[0-9A-Za-z]{16,}$/.test(eq < 0 ? '' : pair.slice(eq + 1)));
+    })
+    .join('&');
 }
 
 /** Seed 004: keep only the listed query parameters (by name), in their original order. */

@@ -49,7 +49,7 @@ export interface ScopeFilters {
 /** Builds the filter chains of a scope config for the given start URLs. */
 export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): ScopeFilters {
   const starts = startUrls
-    .map((u) => normalizeUrl(u, undefined, { keepQueryParams: scope.keepQueryParams }))
+    .map((u) => normalizeUrl(u, undefined, scope))
     .filter((u): u is string => u !== null)
     .map((u) => new URL(u));
   const chain: UrlFilter[] = [];

@@ -260,3 +260,27 @@ describe('stripFragment', () => {
   for (const [url, expected] of cases)
     it(`${url} -> ${expected}`, () => assert.equal(stripFragment(url), expected));
 });
+
+describe('normalizeUrl: session ids (scope.stripSessionIds)', () => {
+  const cases: [string, string][] = [
+    ['http://a.b/cart.html;jsessionid=0A1B2C3D4E5F60718293A4B5C6D7E8F9', 'http://a.b/cart.html'],
+    ['http://a.b/cart.html;JSESSIONID=abc.node0?item=3', 'http://a.b/cart.html?item=3'],
+    ['http://a.b/shop;jsessionid=x/list.html', 'http://a.b/shop/list.html'],
+    ['http://a.b/p;sid=1;lang=en', 'http://a.b/p;lang=en'],
+    ['http://a.b/p?PHPSESSID=9f8e7d6c5b4a39281706f5e4d3c2b1a0&page=2', 'http://a.b/p?page=2'],
+    ['http://a.b/p?page=2&jsessionid=x', 'http://a.b/p?page=2'],
+    ['http://a.b/p?ASPSESSIONIDQSCTDRTA=ABCDEFGHIJKLMNOPQRSTUVWX', 'http://a.b/p'],
+    ['http://a.b/p?CFID=12&CFTOKEN=34&x=1', 'http://a.b/p?x=1'],
+    ['http://a.b/p?sid=a1b2c3d4e5f6a7b8c9d0', 'http://a.b/p'],
+    // Not session ids: a short `sid` (a site id), names that only contain one, other path parameters.
+    ['http://a.b/p?sid=42', 'http://a.b/p?sid=42'],
+    ['http://a.b/p?mysessionid=1&sidebar=on', 'http://a.b/p?mysessionid=1&sidebar=on'],
+    ['http://a.b/matrix;color=red', 'http://a.b/matrix;color=red'],
+  ];
+  for (const [url, expected] of cases) it(`${url} -> ${expected}`, () => assert.equal(normalizeUrl(url), expected));
+
+  it('keeps them with stripSessionIds: false', () => {
+    const url = 'http://a.b/cart.html;jsessionid=abc?PHPSESSID=def';
+    assert.equal(normalizeUrl(url, undefined, { stripSessionIds: false }), url);
+  });
+});
