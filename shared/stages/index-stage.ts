@@ -218,6 +218,8 @@ function planWrites(
         type: 'upsert',
         url: outcome.url,
         at,
+        // docs/documents.md: why — a page new to the index, or a changed one
+        reason: plan.stat === 'reindexed' ? 'changed' : 'new',
         bulk,
         line,
         hash: plan.set.hash ?? undefined,

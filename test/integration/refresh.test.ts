@@ -124,8 +124,16 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     assert.match(deletes['/a.html'] as string, /^permanent-error: .*404/);
     assert.match(deletes['/d.html'] as string, /^out-of-scope: rule 0: ignore/);
     assert.match(deletes['/e.html'] as string, /^temporary-errors: .*503/);
-    const upserts = feed.filter((c) => c.type === 'upsert').map((c) => new URL(c.url).pathname);
-    assert.deepEqual(upserts, ['/b.html']);
+    const upserts = feed.filter((c) => c.type === 'upsert').map((c) => [new URL(c.url).pathname, c.reason]);
+    assert.deepEqual(upserts, [['/b.html', 'changed']]);
+    // The first crawl's upserts said why too (docs/documents.md): every page was new then.
+    const initial = (await readChanges(second)).filter(
+      (c) => c.type === 'upsert' && c.at < now.toISOString(),
+    );
+    assert.ok(
+      initial.length > 0 && initial.every((c) => c.reason === 'new'),
+      JSON.stringify(initial.slice(0, 2)),
+    );
 
     // URL states: removed URLs are forgotten, the others indexed at the shifted time.
     const states = await collect(urlStates(second));

@@ -16,6 +16,8 @@ export interface BuildDocumentInput {
   /** overrides the extraction's title */
   title?: string;
   headers: Record<string, string>;
+  /** the charset the text was decoded with (decodeBody); null for a binary document (PDF) */
+  charset?: string | null;
   size: number;
   depth: number;
   source: string | null;
@@ -60,7 +62,10 @@ function mergeMeta(
 /** Assembles a CrawlDocument from an extraction (or plain text), the headers and crawl bookkeeping. */
 export function buildDocument(input: BuildDocumentInput): CrawlDocument {
   const contentType = headerValue(input.headers, 'content-type');
-  const { mimeType, charset } = parseContentType(contentType);
+  const declared = parseContentType(contentType);
+  const mimeType = declared.mimeType;
+  // The charset the text was decoded with (BOM, header, <meta>), else the header's label.
+  const charset = input.charset !== undefined ? input.charset : declared.charset;
   const doc: CrawlDocument = {
     url: input.url,
     title: input.title ?? input.extraction?.title ?? '',

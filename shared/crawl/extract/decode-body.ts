@@ -1,14 +1,19 @@
 /**
  * Body decoding: the charset comes from the BOM, then the Content-Type header, then a
- * `<meta charset>` / `<meta http-equiv=Content-Type>` in the first 4 KiB (the WHATWG
+ * `<meta charset>` / `<meta http-equiv=Content-Type>` in the first 64 KiB (the WHATWG
  * "encoding sniffing" order), else UTF-8. Never throws: unknown charsets fall back to UTF-8.
  */
 import iconv from 'iconv-lite';
 
-/** Bytes scanned for a meta charset declaration (WHATWG prescan reads 1024; we allow 4 KiB). */
-const META_SCAN_BYTES = 4096;
-/** Matches both `<meta charset="x">` and `<meta http-equiv=Content-Type content="text/html; charset=x">`. */
-const META_CHARSET = /<meta\s[^>]*?charset\s*=\s*["']?\s*([a-z0-9_:.+-]+)/i;
+/**
+ * Bytes scanned for a meta charset declaration. The WHATWG prescan reads 1024; a browser also
+ * changes the encoding when its parser meets a later `<meta>` (a long inline script first), so
+ * more is read here: a windows-1252 page declaring itself after 5 KB was decoded as UTF-8.
+ */
+const META_SCAN_BYTES = 64 * 1024;
+const META_TAG = /<meta(?=[\s/])([^>]*)>/gi;
+const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
+const CONTENT_CHARSET = /charset\s*=\s*["']?\s*([^"'\s;]+)/i;
 /** Browser label aliases (WHATWG Encoding): Latin-1 and ASCII labels decode as windows-1252. */
 const ALIASES: Record<string, string> = {
   'iso-8859-1': 'windows-1252',
@@ -55,12 +60,33 @@ function usableCharset(label: string | null): string | null {
   return name !== '' && iconv.encodingExists(name) ? name : null;
 }
 
+/**
+ * The WHATWG prescan, on the tags it reads: comments are skipped, and a `<meta>` declares a charset
+ * with its `charset` attribute, or with `content` when its `http-equiv` is `content-type`. A
+ * `charset=` anywhere in a meta (a description's text, a commented-out old declaration) used to
+ * win, and decoded the page wrongly without a word.
+ */
 function metaCharset(bytes: Uint8Array): string | null {
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, META_SCAN_BYTES));
-  const label = META_CHARSET.exec(head.toString('latin1'))?.[1] ?? null;
-  const charset = usableCharset(label);
-  // WHATWG prescan: a meta declaring UTF-16 in an ASCII-compatible byte stream means UTF-8.
-  return charset?.startsWith('utf-16') || charset?.startsWith('utf16') ? 'utf-8' : charset;
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, META_SCAN_BYTES))
+    .toString('latin1')
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, '');
+  for (const [, attributes = ''] of head.matchAll(META_TAG)) {
+    const attrs = new Map<string, string>();
+    for (const [, name = '', ...values] of attributes.matchAll(ATTRIBUTE)) {
+      const key = name.toLowerCase();
+      if (!attrs.has(key)) attrs.set(key, values.find((v) => v !== undefined) ?? '');
+    }
+    const declared = attrs.has('charset')
+      ? attrs.get('charset')
+      : attrs.get('http-equiv')?.trim().toLowerCase() === 'content-type'
+        ? CONTENT_CHARSET.exec(attrs.get('content') ?? '')?.[1]
+        : undefined;
+    const charset = usableCharset(declared ?? null);
+    if (!charset) continue;
+    // A meta declaring UTF-16 in an ASCII-compatible byte stream means UTF-8.
+    return charset.startsWith('utf-16') || charset.startsWith('utf16') ? 'utf-8' : charset;
+  }
+  return null;
 }
 
 /** Decodes a response body to text, reporting the charset actually used. */

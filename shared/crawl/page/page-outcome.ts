@@ -110,11 +110,19 @@ async function plainDocument(
   contentType: string | null,
   ctx: PageContext,
   result: PageResult,
-): Promise<{ text: string; title?: string; note?: string } | string> {
-  if (mimeType === 'application/pdf') return pdfDocument(bytes, ctx, result);
-  if (mimeType === 'text/xml' || mimeType === 'application/xml')
-    return { text: xmlText(decodeBody(bytes, contentType).text) };
-  if (mimeType?.startsWith('text/')) return { text: collapse(decodeBody(bytes, contentType).text) };
+): Promise<{ text: string; title?: string; note?: string; charset?: string | null } | string> {
+  if (mimeType === 'application/pdf') {
+    const pdf = await pdfDocument(bytes, ctx, result);
+    return typeof pdf === 'string' ? pdf : { ...pdf, charset: null };
+  }
+  if (mimeType === 'text/xml' || mimeType === 'application/xml') {
+    const { text, charset } = decodeBody(bytes, contentType);
+    return { text: xmlText(text), charset };
+  }
+  if (mimeType?.startsWith('text/')) {
+    const { text, charset } = decodeBody(bytes, contentType);
+    return { text: collapse(text), charset };
+  }
   return `unsupported mime type ${mimeType ?? 'unknown'}`;
 }
 
@@ -166,7 +174,7 @@ function html(
   result: PageResult,
   note?: string,
 ): void {
-  const { text } = decodeBody(bytes, contentType);
+  const { text, charset } = decodeBody(bytes, contentType);
   const rogue = !ctx.config.fetch.respectRobotsTxt;
   const ex = extractHtml({
     url: page.url,
@@ -192,7 +200,9 @@ function html(
     : undefined;
   if (index) {
     const notes = joinNotes(note, cut);
-    result.outcomes.push(documentOutcome(page, ctx, result, { extraction: ex, size: bytes.length }, notes));
+    result.outcomes.push(
+      documentOutcome(page, ctx, result, { extraction: ex, size: bytes.length, charset }, notes),
+    );
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';
     result.outcomes.push(
@@ -274,10 +284,10 @@ async function elementDocument(
   result: PageResult,
 ): Promise<(DocInput & { note?: string }) | null> {
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
-    const html = decodeBody(bytes, null).text;
+    const { text: html, charset } = decodeBody(bytes, null);
     // Links inside an archive are not followed: they are relative to where the files came from.
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
-    return { extraction, size: bytes.length };
+    return { extraction, size: bytes.length, charset };
   }
   // a PDF element cut by a limit is counted like a PDF page, and says so in its own note
   const doc = await plainDocument(bytes, mimeType, null, ctx, result);
@@ -289,6 +299,8 @@ interface DocInput {
   text?: string;
   title?: string;
   size: number;
+  /** the charset the text was decoded with; null for a binary document */
+  charset?: string | null;
   compoundPath?: string[];
 }
 
@@ -307,6 +319,7 @@ function documentOutcome(
     // Seed 004: a document without a title of its own is named after its last URL segment.
     title: extraction ? undefined : input.title || titleFromUrl(page.url),
     headers: page.headers,
+    charset: input.charset,
     size: input.size,
     depth: page.task.depth,
     source: page.task.source ?? null,

@@ -74,9 +74,36 @@ describe('decodeBody', () => {
     const bytes = concat(ascii('<meta charset="shift_jis">'), new Uint8Array(Buffer.from('ä')));
     assert.equal(decodeBody(bytes, 'text/html; charset=utf-8').text, '<meta charset="shift_jis">ä');
   });
-  it('a meta past the first 4 KiB is not read', () => {
-    const bytes = concat(ascii(' '.repeat(4096)), ascii('<meta charset="shift_jis">'));
-    assert.equal(decodeBody(bytes, null).charset, 'utf-8');
+  it('a meta after a long inline script is read (a browser changes the encoding there too); past 64 KiB it is not', () => {
+    const late = concat(
+      ascii(`<script>${'x'.repeat(5600)}</script><meta charset="windows-1252">`),
+      ascii('caf\u00e9'),
+    );
+    assert.deepEqual(decodeBody(late, 'text/html'), {
+      text: `<script>${'x'.repeat(5600)}</script><meta charset="windows-1252">café`,
+      charset: 'windows-1252',
+    });
+    const beyond = concat(ascii(' '.repeat(64 * 1024)), ascii('<meta charset="shift_jis">'));
+    assert.equal(decodeBody(beyond, null).charset, 'utf-8');
+  });
+  it('reads the meta as the WHATWG prescan does: not in a comment, not a charset= in some content', () => {
+    const page = (head: string) => concat(ascii(head), new Uint8Array(Buffer.from('déjà vu ü')));
+    const cases = [
+      '<!-- old: <meta charset="shift_jis"> --><meta charset="utf-8">',
+      '<meta name="description" content="Convert text; charset=koi8-r is supported"><meta charset="utf-8">',
+      '<meta content="x; charset=koi8-r"><meta charset=utf-8>',
+    ];
+    for (const head of cases) assert.equal(decodeBody(page(head), 'text/html').charset, 'utf-8', head);
+    // http-equiv, in any case and attribute order, with single quotes or none.
+    const equiv = concat(ascii(`<META CONTENT='text/html; Charset=Shift_JIS' HTTP-EQUIV=Content-Type>`));
+    assert.equal(decodeBody(equiv, 'text/html').charset, 'shift_jis');
+    // An unknown label is passed over: the next declaration counts.
+    assert.equal(
+      decodeBody(ascii('<meta charset="x-klingon"><meta charset="koi8-r">'), null).charset,
+      'koi8-r',
+    );
+    // An unterminated comment hides the rest.
+    assert.equal(decodeBody(ascii('<!-- <meta charset="koi8-r">'), null).charset, 'utf-8');
   });
   it('a meta declaring utf-16 in ASCII bytes means utf-8', () => {
     assert.equal(decodeBody(ascii('<meta charset="utf-16">'), null).charset, 'utf-8');

@@ -277,7 +277,8 @@ describe('normalizeUrl: session ids (scope.stripSessionIds)', () => {
     ['http://a.b/p?mysessionid=1&sidebar=on', 'http://a.b/p?mysessionid=1&sidebar=on'],
     ['http://a.b/matrix;color=red', 'http://a.b/matrix;color=red'],
   ];
-  for (const [url, expected] of cases) it(`${url} -> ${expected}`, () => assert.equal(normalizeUrl(url), expected));
+  for (const [url, expected] of cases)
+    it(`${url} -> ${expected}`, () => assert.equal(normalizeUrl(url), expected));
 
   it('keeps them with stripSessionIds: false', () => {
     const url = 'http://a.b/cart.html;jsessionid=abc?PHPSESSID=def';

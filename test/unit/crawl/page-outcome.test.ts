@@ -285,6 +285,36 @@ const ROWS: Row[] = [
     check: ([o]) => {
       assert.equal(o?.doc?.content, 'Plain words here');
       assert.equal(o?.doc?.title, 'readme');
+      assert.equal(o?.doc?.charset, 'utf-8', 'none declared: the charset the text was decoded with');
+    },
+  },
+  {
+    // The document's charset is the one the text was decoded with: it was the header's label, null
+    // for a charset from <meta>, and the header's even where a BOM or <meta> overruled it.
+    kind: 'HTML whose charset is declared in <meta> only: decoded with it, and says so',
+    page: {
+      type: 'text/html',
+      body: new Uint8Array(Buffer.from(HTML('<p>caf\u00e9</p>', '<meta charset="windows-1252">'), 'latin1')),
+    },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.content, 'café');
+      assert.equal(o?.doc?.charset, 'windows-1252');
+      assert.equal(o?.doc?.contentType, 'text/html');
+    },
+  },
+  {
+    kind: 'HTML with a UTF-8 BOM under a latin-1 header: decoded as UTF-8, and says so',
+    page: {
+      type: 'text/html; charset=iso-8859-1',
+      body: new Uint8Array(
+        Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(HTML('<p>über</p>'))]),
+      ),
+    },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.content, 'über');
+      assert.equal(o?.doc?.charset, 'utf-8');
     },
   },
   {
@@ -298,6 +328,7 @@ const ROWS: Row[] = [
     check: ([o]) => {
       assert.equal(o?.doc?.title, 'The Report');
       assert.match(o?.doc?.content ?? '', /Quarterly figures/);
+      assert.equal(o?.doc?.charset, null);
     },
   },
   {
