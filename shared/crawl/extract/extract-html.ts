@@ -25,6 +25,12 @@ export interface ExtractHtmlInput {
   options: CrawlConfig['extract'];
   /** seed 002 "Crawler: Rogue": ignore the robots exclusion standard (meta robots, X-Robots-Tag) */
   rogue?: boolean;
+  /**
+   * The crawler's robots token (fetch.userAgent's product token, as robots.txt groups are matched):
+   * `<meta name="TOKEN">` and `X-Robots-Tag: TOKEN: …` apply to it as the robots ones do (as
+   * Google's `googlebot` ones do); those naming another crawler never apply
+   */
+  agent?: string;
 }
 
 /** Text of these never counts as content (title is collected on its own). */
@@ -63,7 +69,8 @@ class Collector implements Partial<Handler> {
   readonly hrefs: string[] = [];
   readonly text: string[] = [];
   readonly title: string[] = [];
-  readonly robotsMeta: string[] = [];
+  /** the contents of `<meta name="robots">` and of a meta named after the crawler, with that name */
+  readonly robotsMeta: { name: string; content: string }[] = [];
   readonly rawMeta = new Map<string, string[]>();
   readonly mapped = new Map<string, string[]>();
   base: string | null = null;
@@ -83,6 +90,8 @@ class Collector implements Partial<Handler> {
     private readonly removeClasses: string[],
     private readonly mapping: Map<string, string>,
     private readonly honorRelNofollow: boolean,
+    /** the crawler's robots token, lower-case: a meta of that name is a robots meta for it */
+    private readonly agent: string | null,
   ) {}
 
   onopentag(name: string, attribs: Attribs): void {
@@ -153,7 +162,8 @@ class Collector implements Partial<Handler> {
     const value = a.content.trim();
     const name = a.name?.trim().toLowerCase();
     const property = a.property?.trim().toLowerCase();
-    if (name === 'robots') this.robotsMeta.push(value);
+    if (name === 'robots' || (name !== undefined && name === this.agent))
+      this.robotsMeta.push({ name, content: value });
     // A meta whose name and property map to one field counts once.
     let mappedTo: string | undefined;
     for (const key of property !== name ? [name, property] : [name]) {
@@ -256,8 +266,11 @@ function safeDecode(text: string): string {
   }
 }
 
-/** Splits an X-Robots-Tag value into directives that apply to every crawler (user-agent prefixed ones are skipped). */
-function headerDirectives(value: string): string[] {
+/**
+ * Splits an X-Robots-Tag value into the directives that apply to this crawler: those for every
+ * crawler, and those after its own token (`trawl: nofollow`); other crawlers' are skipped.
+ */
+function headerDirectives(value: string, self: string | null): string[] {
   const out: string[] = [];
   let agent: string | null = null;
   for (const part of value.toLowerCase().split(',')) {
@@ -267,7 +280,7 @@ function headerDirectives(value: string): string[] {
       agent = token.slice(0, colon).trim();
       token = token.slice(colon + 1).trim();
     }
-    if (agent === null || agent === '*') out.push(token);
+    if (agent === null || agent === '*' || agent === self) out.push(token);
   }
   return out;
 }
@@ -284,19 +297,20 @@ function applyDirectives(directives: string[], robots: { index: boolean; follow:
 }
 
 function decideRobots(
-  metas: string[],
+  metas: { name: string; content: string }[],
   headers: Record<string, string> | undefined,
   ignoredBy: string | null,
+  agent: string | null,
 ): HtmlExtraction['robots'] {
   const decision = { index: true, follow: true };
   const source: string[] = [];
-  for (const content of metas) {
+  for (const { name, content } of metas) {
     const directives = content.toLowerCase().split(/[\s,]+/);
-    if (applyDirectives(directives, decision)) source.push(`meta robots: ${content}`);
+    if (applyDirectives(directives, decision)) source.push(`meta ${name}: ${content}`);
   }
   for (const [key, value] of Object.entries(headers ?? {})) {
     if (key.toLowerCase() !== 'x-robots-tag') continue;
-    if (applyDirectives(headerDirectives(value), decision)) source.push(`X-Robots-Tag: ${value}`);
+    if (applyDirectives(headerDirectives(value, agent), decision)) source.push(`X-Robots-Tag: ${value}`);
   }
   // Seed 002 Rogue (or honorMetaRobots: false) ignores the exclusion standard: both stay true.
   if (ignoredBy !== null) return { index: true, follow: true, source: source.length > 0 ? [ignoredBy] : [] };
@@ -307,17 +321,19 @@ function toMetaRecord(mapped: Map<string, string[]>): Record<string, string | st
   return Object.fromEntries([...mapped].map(([k, v]) => [k, v.length === 1 ? v[0]! : v]));
 }
 
-function createCollector(options: CrawlConfig['extract'], rogue: boolean): Collector {
+function createCollector(options: CrawlConfig['extract'], rogue: boolean, agent: string | null): Collector {
   const removeTags = new Set(options.removeElements.map((t) => t.toLowerCase()));
   const removeClasses = options.removeClasses.map((c) => c.toLowerCase());
   const entries = Object.entries(options.metadataMapping);
   const mapping = new Map(entries.map(([k, v]) => [k.trim().toLowerCase(), v]));
-  return new Collector(removeTags, removeClasses, mapping, options.honorRelNofollow && !rogue);
+  return new Collector(removeTags, removeClasses, mapping, options.honorRelNofollow && !rogue, agent);
 }
 
 /** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
 export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
-  const c = createCollector(input.options, input.rogue === true);
+  // `robots` itself is no crawler's token: a user agent "robots/1.0" adds nothing to it.
+  const agent = input.agent?.trim().toLowerCase() || null;
+  const c = createCollector(input.options, input.rogue === true, agent === 'robots' ? null : agent);
   const parser = new Parser(c, { decodeEntities: true });
   parser.end(input.html);
   const base = (c.base !== null ? resolveLink(c.base, input.url) : null) ?? input.url;
@@ -327,7 +343,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
     links: resolveLinks(c.hrefs, URL.canParse(base) ? base : undefined),
     nofollowLinks: c.nofollowHrefs.size,
     canonical: c.canonical !== null ? resolveLink(c.canonical, base) : null,
-    robots: decideRobots(c.robotsMeta, input.headers, ignoredBy),
+    robots: decideRobots(c.robotsMeta, input.headers, ignoredBy, agent),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
     content: collapse(c.text.join('')),
     meta: toMetaRecord(c.mapped),

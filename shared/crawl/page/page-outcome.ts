@@ -13,6 +13,7 @@ import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
+import { userAgentToken } from '../robots/robots-match.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
@@ -182,6 +183,7 @@ function html(
     headers: page.headers,
     options: ctx.config.extract,
     rogue,
+    agent: userAgentToken(ctx.config.fetch.userAgent),
   });
   if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
     // The host answers unknown paths with this page: not found, and its links are not followed.

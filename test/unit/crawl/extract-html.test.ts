@@ -225,6 +225,23 @@ describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () =>
     });
   }
 
+  it("a meta and an X-Robots-Tag naming the crawler's own token apply to it; other crawlers' do not", () => {
+    const agent = 'trawl';
+    const own = extract('<meta name="Trawl" content="noindex, nofollow">', { agent });
+    assert.deepEqual(own.robots, { index: false, follow: false, source: ['meta trawl: noindex, nofollow'] });
+    const header = extract('', { agent, headers: { 'X-Robots-Tag': 'Trawl: nofollow' } });
+    assert.deepEqual([header.robots.index, header.robots.follow], [true, false]);
+    // "googlebot: noindex, trawl: nofollow": a token names the crawler for the directives after it.
+    const mixed = extract('', { agent, headers: { 'x-robots-tag': 'googlebot: noindex, trawl: nofollow' } });
+    assert.deepEqual([mixed.robots.index, mixed.robots.follow], [true, false]);
+    const other = extract('<meta name="googlebot" content="noindex">', {
+      agent,
+      headers: { 'x-robots-tag': 'bingbot: none' },
+    });
+    assert.deepEqual([other.robots.index, other.robots.follow], [true, true]);
+    // Without a token (or with "robots" as one) only the robots ones count, as before.
+    assert.deepEqual(extract('<meta name="trawl" content="noindex">').robots.index, true);
+  });
   it('source names what decided', () => {
     const { robots } = extract(meta('NOINDEX, follow'), { headers: { 'X-Robots-Tag': 'nofollow' } });
     assert.deepEqual(robots.source, ['meta robots: NOINDEX, follow', 'X-Robots-Tag: nofollow']);

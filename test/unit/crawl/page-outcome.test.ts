@@ -201,6 +201,14 @@ const ROWS: Row[] = [
     tasks: ['/a', '/b'],
   },
   {
+    kind: 'HTML with a meta for this crawler (fetch.userAgent "Acme-Bot/2.0"): noindex applies',
+    page: { body: HTML(LINKS, '<meta name="acme-bot" content="noindex">') },
+    config: { fetch: { userAgent: 'Acme-Bot/2.0 (+https://acme.example/bot)' } },
+    states: ['followed'],
+    note: /noindex \(meta acme-bot: noindex\)/,
+    tasks: ['/a', '/b'],
+  },
+  {
     kind: 'HTML with meta robots nofollow: a document, no links',
     page: { body: HTML(LINKS, '<meta name="robots" content="nofollow">') },
     states: ['indexed'],
