@@ -4,6 +4,7 @@ import { requestCounts, resetRequestCounts } from '../../shared/aws/request-coun
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
+import { createUrlDecider } from '../../shared/crawl/rules/decide.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
@@ -86,6 +87,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       throw new ConfigError(`${opts.config}: ${failure.message} (the run stopped; nothing is lost)`);
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
     printSummary({ ...summary, stats: stageStats, counts: requestCounts, stoppedBy: stop?.signal });
+    if (!stop && kind === 'crawl') await warnStartUrls(session);
     await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts, kind, signals);
     signals.dispose();
@@ -173,6 +175,25 @@ async function dryRun(opts: RunOptions): Promise<void> {
     );
   } finally {
     await close();
+  }
+}
+
+/**
+ * A start URL that led nowhere — an error, a redirect whose target the scope rejects (http → https,
+ * apex → www on another host), robots.txt — is said on stderr: the crawl otherwise ends "finished",
+ * exit 0, with nothing in it and no word why.
+ */
+async function warnStartUrls(session: CrawlSession): Promise<void> {
+  const decider = createUrlDecider(session.config);
+  const urls = session.config.startUrls
+    .map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized)
+    .filter((u): u is string => u !== null);
+  const items = await session.urls.getMany(urls);
+  for (const url of urls) {
+    const item = items.get(url);
+    if (item?.state !== 'error' && item?.state !== 'ignored') continue;
+    const why = [item.errorCode, item.note].filter(Boolean).join(': ') || item.state;
+    process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${item.state}: ${why})\n`);
   }
 }
 

@@ -147,4 +147,18 @@ describe('trawl CLI on the embedded emulator', () => {
     );
     assert.doesNotMatch(r.err, /^\s+at /m);
   });
+
+  it('a start URL that leads nowhere is named in a warning, though the crawl finishes', () => {
+    // An empty crawl used to end "finished", exit 0, with no word why (a start URL that redirects
+    // out of scope says `ignored: redirect target rejected (offsite): …` the same way).
+    const config = join(cwd, 'nowhere.json');
+    writeFileSync(config, JSON.stringify({ name: 'nowhere', startUrls: ['http://no-such-host.invalid/'] }));
+    const r = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /finished in/);
+    assert.match(
+      r.err,
+      /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
+    );
+  });
 });
