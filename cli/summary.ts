@@ -18,9 +18,9 @@ const n = (v: number | undefined) => v ?? 0;
 /** The crawler-trap stops (issue 17), also among the rejected reasons above them. */
 const TRAP_STOPS = ['repeating-segments', 'path-too-deep', 'host-cap', 'query-variants', 'soft-404'];
 
-function byPrefix(stats: Record<string, number>, prefix: string): string {
+function byPrefix(stats: Record<string, number>, prefix: string, except?: string): string {
   const parts = Object.entries(stats)
-    .filter(([k]) => k.startsWith(prefix))
+    .filter(([k]) => k.startsWith(prefix) && !(except && k.startsWith(except)))
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k.slice(prefix.length)} ${v}`);
   return parts.length ? parts.join(', ') : 'none';
@@ -51,7 +51,11 @@ export function printSummary({
   out(
     `  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`,
   );
-  out(`  links discovered: ${n(stats.discovered)}; rejected: ${byPrefix(stats, 'rejected:')}`);
+  out(
+    `  links discovered: ${n(stats.discovered)}; rejected: ${byPrefix(stats, 'rejected:', 'rejected:limit-')}`,
+  );
+  // A title cut at limits.titleChars is no rejected link: the limits that cut something have a line.
+  out(`  limits applied (limits.*): ${byPrefix(stats, 'rejected:limit-')}`);
   const traps = TRAP_STOPS.filter((k) => stats[`rejected:${k}`]).map((k) => `${k} ${stats[`rejected:${k}`]}`);
   out(`  traps stopped (scope.traps): ${traps.length ? traps.join(', ') : 'none'}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
