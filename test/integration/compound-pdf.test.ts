@@ -80,7 +80,8 @@ describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)
       content,
       contentType: mimeType,
       mimeType,
-      charset: null,
+      // The charset the text was decoded with: none declared, so UTF-8; none for a PDF.
+      charset: mimeType === 'application/pdf' ? null : 'utf-8',
       lastModified: null,
       size,
       depth: 1,
