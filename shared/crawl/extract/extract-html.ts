@@ -227,6 +227,23 @@ function resolveLink(href: string, base: string | undefined): string | null {
   return u.href;
 }
 
+/**
+ * The canonical URL a `Link: <…>; rel="canonical"` header names (RFC 8288; how a PDF or any other
+ * non-HTML document names its canonical, as Google reads it), resolved against `url`; else null.
+ */
+export function headerCanonical(headers: Record<string, string> | undefined, url: string): string | null {
+  for (const [key, value] of Object.entries(headers ?? {})) {
+    if (key.toLowerCase() !== 'link') continue;
+    // Several links, comma-separated: `<a>; rel="canonical", <b>; rel="alternate"; hreflang="de"`.
+    for (const [, target = '', params = ''] of value.matchAll(/<([^>]*)>([^<]*)/g)) {
+      const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(params);
+      const rels = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
+      if (rels.includes('canonical')) return resolveLink(target.trim(), url);
+    }
+  }
+  return null;
+}
+
 function resolveLinks(hrefs: string[], base: string | undefined): string[] {
   const out = new Set<string>();
   for (const href of hrefs) {
@@ -342,7 +359,8 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   return {
     links: resolveLinks(c.hrefs, URL.canParse(base) ? base : undefined),
     nofollowLinks: c.nofollowHrefs.size,
-    canonical: c.canonical !== null ? resolveLink(c.canonical, base) : null,
+    canonical:
+      c.canonical !== null ? resolveLink(c.canonical, base) : headerCanonical(input.headers, input.url),
     robots: decideRobots(c.robotsMeta, input.headers, ignoredBy, agent),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
     content: collapse(c.text.join('')),

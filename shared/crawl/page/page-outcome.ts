@@ -11,7 +11,7 @@ import { buildDocument } from '../extract/build-document.ts';
 import { decodeBody, parseContentType } from '../extract/decode-body.ts';
 import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
-import { extractHtml, type HtmlExtraction, titleFromUrl } from '../extract/extract-html.ts';
+import { extractHtml, type HtmlExtraction, headerCanonical, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
@@ -330,6 +330,11 @@ function documentOutcome(
     hash: '',
     compoundPath: input.compoundPath,
   });
+  // A PDF or text document names its canonical in a Link header (an archive's elements have none).
+  if (!extraction && input.compoundPath === undefined) {
+    const canonical = headerCanonical(page.headers, page.url);
+    if (canonical) doc.canonical = canonical;
+  }
   const cut = boundFields(doc, ctx.config.limits);
   for (const c of cut) count(result.rejected, c.limit);
   if (cut.length > 0) note = joinNotes(note, cut.map((c) => c.note).join('; '));

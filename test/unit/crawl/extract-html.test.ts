@@ -348,6 +348,17 @@ describe('extractHtml canonical', () => {
   for (const [label, html, canonical] of cases) {
     it(label, () => assert.equal(extract(html).canonical, canonical));
   }
+  it("a Link header names one when the page does not (RFC 8288); the page's own wins", () => {
+    const link = { Link: '</print.html>; rel="alternate", </c/canonical?x=1>; rel="canonical"' };
+    assert.equal(extract('<p>x</p>', { headers: link }).canonical, 'https://www.example.com/c/canonical?x=1');
+    assert.equal(
+      extract('<link rel="canonical" href="/own">', { headers: link }).canonical,
+      'https://www.example.com/own',
+    );
+    const unquoted = { link: '<https://other.example/doc>; REL=Canonical' };
+    assert.equal(extract('', { headers: unquoted }).canonical, 'https://other.example/doc');
+    assert.equal(extract('', { headers: { Link: '</a>; rel="next"' } }).canonical, null);
+  });
 });
 
 describe('extractHtml on a full page (fixture)', () => {

@@ -337,6 +337,21 @@ const ROWS: Row[] = [
       assert.equal(o?.doc?.title, 'The Report');
       assert.match(o?.doc?.content ?? '', /Quarterly figures/);
       assert.equal(o?.doc?.charset, null);
+      assert.equal(o?.doc?.canonical, undefined, 'no Link header: no canonical');
+    },
+  },
+  {
+    kind: 'a PDF whose Link header names its canonical: recorded, and folding keeps that URL',
+    page: {
+      url: '/report-print.pdf',
+      type: 'application/pdf',
+      headers: { 'content-type': 'application/pdf', link: '</report.pdf>; rel="canonical"' },
+      body: minimalPdf('Quarterly figures', 'The Report'),
+    },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.canonical, `${SITE}/report.pdf`);
+      assert.equal(o?.dup?.canonical, `${SITE}/report.pdf`);
     },
   },
   {
