@@ -11,6 +11,8 @@ export interface HtmlExtraction {
   /** links left out because their `rel` says nofollow (extract.honorRelNofollow) */
   nofollowLinks: number;
   canonical: string | null;
+  /** the first `<meta http-equiv="refresh">` that names a URL: its delay and its target, absolute */
+  refresh: { seconds: number; target: string } | null;
   robots: { index: boolean; follow: boolean; source: string[] };
   title: string;
   content: string;
@@ -75,6 +77,7 @@ class Collector implements Partial<Handler> {
   readonly mapped = new Map<string, string[]>();
   base: string | null = null;
   canonical: string | null = null;
+  refresh: { seconds: number; target: string } | null = null;
   /** hrefs left out for rel=nofollow (each href once, and not when the same href is followed elsewhere) */
   readonly nofollowHrefs = new Set<string>();
   private readonly seenHrefs = new Set<string>();
@@ -157,8 +160,11 @@ class Collector implements Partial<Handler> {
     if (a.content === undefined) return;
     // A refresh to another URL is how many sites (intranets above all) redirect without a 3xx:
     // its target is a link of the page, as crawlers from Heritrix to StormCrawler take it.
-    if (a['http-equiv']?.trim().toLowerCase() === 'refresh')
-      this.addHref(refreshTarget(a.content) ?? undefined);
+    if (a['http-equiv']?.trim().toLowerCase() === 'refresh') {
+      const target = refreshTarget(a.content);
+      this.addHref(target ?? undefined);
+      if (target && !this.refresh) this.refresh = { seconds: Number.parseFloat(a.content), target };
+    }
     const value = a.content.trim();
     const name = a.name?.trim().toLowerCase();
     const property = a.property?.trim().toLowerCase();
@@ -242,6 +248,14 @@ export function headerCanonical(headers: Record<string, string> | undefined, url
     }
   }
   return null;
+}
+
+function refreshOf(
+  refresh: { seconds: number; target: string } | null,
+  base: string,
+): HtmlExtraction['refresh'] {
+  const target = refresh ? resolveLink(refresh.target, URL.canParse(base) ? base : undefined) : null;
+  return refresh && target ? { seconds: refresh.seconds, target } : null;
 }
 
 function resolveLinks(hrefs: string[], base: string | undefined): string[] {
@@ -361,6 +375,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
     nofollowLinks: c.nofollowHrefs.size,
     canonical:
       c.canonical !== null ? resolveLink(c.canonical, base) : headerCanonical(input.headers, input.url),
+    refresh: refreshOf(c.refresh, base),
     robots: decideRobots(c.robotsMeta, input.headers, ignoredBy, agent),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
     content: collapse(c.text.join('')),

@@ -200,7 +200,15 @@ function html(
   const cut = dropped
     ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
     : undefined;
-  if (index) {
+  // An instant refresh to another URL is a redirect (Google reads it as a permanent one): the page
+  // is a "moved" stub, not a document; its target is followed as a link. A page whose links are not
+  // followed keeps its document, so its content is not lost.
+  const moved = follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
+  if (index && moved) {
+    result.outcomes.push(
+      base(page, 'followed', { note: joinNotes(`redirected to ${moved} (meta refresh)`, cut) }),
+    );
+  } else if (index) {
     const notes = joinNotes(note, cut);
     result.outcomes.push(
       documentOutcome(page, ctx, result, { extraction: ex, size: bytes.length, charset }, notes),
@@ -213,6 +221,12 @@ function html(
       }),
     );
   }
+}
+
+/** The normalized target of an instant meta refresh, when it is another URL the crawl accepts. */
+function movedTo(target: string, page: FetchedPage, ctx: PageContext): string | null {
+  const d = ctx.decider.decide(target, { depth: page.task.depth + 1, base: page.url });
+  return d.accepted && d.normalized && d.normalized !== page.url ? d.normalized : null;
 }
 
 /** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */

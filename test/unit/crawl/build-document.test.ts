@@ -11,6 +11,7 @@ const extraction: HtmlExtraction = {
   links: ['https://example.com/b'],
   nofollowLinks: 0,
   canonical: 'https://example.com/a',
+  refresh: null,
   robots: { index: true, follow: true, source: [] },
   title: 'Page A',
   content: 'Hello world',

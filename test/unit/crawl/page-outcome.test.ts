@@ -209,6 +209,31 @@ const ROWS: Row[] = [
     tasks: ['/a', '/b'],
   },
   {
+    // A redirect without a 3xx (intranets above all): the stub was indexed beside its target.
+    kind: 'HTML with an instant meta refresh to another page: a redirect, no document, the target followed',
+    page: { body: HTML('<p>Moved, redirecting…</p>', '<meta http-equiv="refresh" content="0; url=/new">') },
+    states: ['followed'],
+    note: /^redirected to http:\/\/site\.test\/new \(meta refresh\)$/,
+    tasks: ['/new'],
+  },
+  {
+    kind: 'HTML with a delayed meta refresh: a document of its own, the target a link',
+    page: { body: HTML('<p>Read this first.</p>', '<meta http-equiv="refresh" content="5; url=/new">') },
+    states: ['indexed'],
+    tasks: ['/new'],
+  },
+  {
+    kind: 'HTML with an instant meta refresh and meta robots nofollow: the document is kept',
+    page: {
+      body: HTML(
+        '<p>Moved.</p>',
+        '<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/new">',
+      ),
+    },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
     kind: 'HTML with meta robots nofollow: a document, no links',
     page: { body: HTML(LINKS, '<meta name="robots" content="nofollow">') },
     states: ['indexed'],
