@@ -183,7 +183,7 @@ function html(
     headers: page.headers,
     options: ctx.config.extract,
     rogue,
-    agent: userAgentToken(ctx.config.fetch.userAgent),
+    agent: agentToken(ctx.config.fetch.userAgent),
   });
   if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
     // The host answers unknown paths with this page: not found, and its links are not followed.
@@ -221,6 +221,14 @@ function html(
       }),
     );
   }
+}
+
+let lastAgent: { userAgent: string; token: string } | null = null;
+
+/** fetch.userAgent's robots token, worked out once per user agent, not once per page. */
+function agentToken(userAgent: string): string {
+  if (lastAgent?.userAgent !== userAgent) lastAgent = { userAgent, token: userAgentToken(userAgent) };
+  return lastAgent.token;
 }
 
 /** The normalized target of an instant meta refresh, when it is another URL the crawl accepts. */

@@ -65,10 +65,12 @@ function serialize(url: URL, keepQueryParams: string[] | null, stripSessionIds: 
   // goes, so normalizing a normalized URL changes nothing ("a.test.." once gave "a.test.", then "a.test")
   if (url.hostname.endsWith('.') && !url.hostname.startsWith('['))
     url.hostname = url.hostname.replace(/\.+$/, '');
-  const path = stripSessionIds ? url.pathname.replace(PATH_SESSION_ID, '') : url.pathname;
+  // Checked cheaply first: this runs for every link of every page.
+  const path =
+    stripSessionIds && url.pathname.includes(';') ? url.pathname.replace(PATH_SESSION_ID, '') : url.pathname;
   url.pathname = normalizePercentEncoding(path);
   let query = filterQuery(url.search.slice(1), keepQueryParams);
-  if (stripSessionIds) query = dropSessionParams(query);
+  if (stripSessionIds && SESSION_HINT.test(query)) query = dropSessionParams(query);
   url.search = query === '' ? '' : `?${normalizePercentEncoding(query)}`;
   // WHATWG keeps a lone "?" when search is set to ""; the href without it is the normalized form.
   return url.href.endsWith('?') ? url.href.slice(0, -1) : url.href;
@@ -118,6 +120,8 @@ export function normalizePercentEncoding(text: string): string {
  */
 const PATH_SESSION_ID = /;(?:jsessionid|phpsessid|sessionid|sid|aspsessionid[a-z]*)=[^/;]*/gi;
 const SESSION_PARAM = /^(?:jsessionid|phpsessid|sessionid|aspsessionid[a-z]{0,8}|cfid|cftoken)$/i;
+/** A query that may hold one (most hold none: the split is skipped). */
+const SESSION_HINT = /sessionid|sessid|sid=|cfid|cftoken/i;
 
 function dropSessionParams(query: string): string {
   if (query === '') return query;
