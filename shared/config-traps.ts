@@ -21,7 +21,7 @@ export const TrapsSchema = z
      */
     maxUrlsPerHost: z.number().int().positive().nullable().default(null),
     /**
-     * @default 1000 — at most this many query-string variants of one path enter the frontier
+     * @default 1000 — at most this many variants of one path (query strings, or path parameters: `/cart;x=1`) enter the frontier
      * (infinite calendars, session ids); the rest are recorded `ignored`, note `trap: query-variants`
      */
     maxQueryVariantsPerPath: z.number().int().positive().nullable().default(1000),

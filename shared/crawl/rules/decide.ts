@@ -27,7 +27,7 @@ import type { MetaValue, SourceName } from '../../types.ts';
 import { domainOf } from '../url/domains.ts';
 import { normalizeUrl, normalizeUrlDetailed } from '../url/normalize-url.ts';
 import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from '../url/scope.ts';
-import { pathTrap } from '../url/traps.ts';
+import { pathTrap, variantPath } from '../url/traps.ts';
 import { type CompiledRule, compileRules, firstMatchingRule, type RuleActions, urlParts } from './rules.ts';
 
 export interface UrlDecision {
@@ -190,9 +190,9 @@ function trapLimits(config: CrawlConfig, normalized: string): Record<string, unk
     maxSegmentRepeats: t.maxSegmentRepeats,
     hostCap: t.maxUrlsPerHost === null ? null : { host: u.host, maxUrlsPerHost: t.maxUrlsPerHost },
     queryVariants:
-      t.maxQueryVariantsPerPath === null || u.search === ''
+      t.maxQueryVariantsPerPath === null || variantPath(u) === null
         ? null
-        : { path: `${u.host}${u.pathname}`, maxQueryVariantsPerPath: t.maxQueryVariantsPerPath },
+        : { path: variantPath(u), maxQueryVariantsPerPath: t.maxQueryVariantsPerPath },
     soft404Probe: t.soft404,
   };
 }

@@ -36,13 +36,25 @@ export function pathTrap(path: string, traps: TrapsConfig): 'repeating-segments'
 
 export type CapReason = 'host-cap' | 'query-variants';
 
-/** The counters a new URL adds to: its host, and its path when it has a query string. */
+/**
+ * The path whose variants a URL is: its host and path without path parameters (`/cart;x=1` and
+ * `/cart;x=2` vary `/cart` as `?x=1` and `?x=2` do); null for a URL with neither a query nor
+ * parameters. Path parameters (random tokens a server puts in every link) made an endless crawl
+ * that the query-variant cap never counted.
+ */
+export function variantPath(u: URL): string | null {
+  const bare = u.pathname.includes(';') ? u.pathname.replace(/;[^/]*/g, '') : u.pathname;
+  return u.search !== '' || bare !== u.pathname ? `${u.host}${bare}` : null;
+}
+
+/** The counters a new URL adds to: its host, and its path when it has a query string or path parameters. */
 export function capKeys(url: string, traps: TrapsConfig): { key: string; reason: CapReason }[] {
   const u = new URL(url);
   const keys: { key: string; reason: CapReason }[] = [];
   if (traps.maxUrlsPerHost !== null) keys.push({ key: `cap#host#${u.host}`, reason: 'host-cap' });
-  if (traps.maxQueryVariantsPerPath !== null && u.search !== '')
-    keys.push({ key: `cap#query#${u.host}${u.pathname}`, reason: 'query-variants' });
+  const variants = variantPath(u);
+  if (traps.maxQueryVariantsPerPath !== null && variants !== null)
+    keys.push({ key: `cap#query#${variants}`, reason: 'query-variants' });
   return keys;
 }
 

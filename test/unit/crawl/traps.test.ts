@@ -79,6 +79,33 @@ describe('crawler traps', () => {
     );
   });
 
+  it('path parameters are variants of their path, counted with its query strings', () => {
+    // `/cart.html;token=<random>` in every link was an endless crawl the cap never counted.
+    const t = traps({ maxQueryVariantsPerPath: 2 });
+    const task = (url: string): UrlTask => ({
+      url,
+      depth: 1,
+      queue: 'index_follow',
+      index: true,
+      follow: true,
+      priority: 0,
+    });
+    const urls = [
+      'http://x.test/cart;t=1',
+      'http://x.test/cart?x=2',
+      'http://x.test/cart;t=3',
+      'http://x.test/shop;v=1/list',
+    ];
+    assert.deepEqual(capKeys(urls[0]!, t), [{ key: 'cap#query#x.test/cart', reason: 'query-variants' }]);
+    assert.deepEqual(capKeys(urls[3]!, t), [{ key: 'cap#query#x.test/shop/list', reason: 'query-variants' }]);
+    assert.deepEqual(capKeys('http://x.test/cart', t), [], 'a bare path is no variant');
+    const r = admitByCaps(urls.map(task), new Map(), t);
+    assert.deepEqual(
+      r.stopped.map((s) => s.task.url),
+      ['http://x.test/cart;t=3'],
+    );
+  });
+
   it('the soft-404 fingerprint ignores the echoed path and numbers, not the words', () => {
     const a = soft404Fingerprint('Not here', 'We could not find /abc. Request 123.', 'http://x.test/abc');
     const b = soft404Fingerprint('Not here', 'We could not find /zzz-9. Request 456.', 'http://x.test/zzz-9');
