@@ -16,6 +16,16 @@ import type { UrlTask } from '../../../shared/types.ts';
 const traps = (t: Record<string, unknown> = {}) =>
   parseConfig({ name: 't', startUrls: ['http://x.test/'], scope: { traps: t } }).scope.traps;
 
+/** A new link's task, as the extract stage passes it to the caps. */
+const task = (url: string): UrlTask => ({
+  url,
+  depth: 1,
+  queue: 'index_follow',
+  index: true,
+  follow: true,
+  priority: 0,
+});
+
 describe('crawler traps', () => {
   const repeats: [string, number, boolean][] = [
     ['/a/b/a/b/a/b/', 2, true],
@@ -40,14 +50,6 @@ describe('crawler traps', () => {
 
   it('admits new URLs up to each cap, counting what earlier batches added', () => {
     const t = traps({ maxUrlsPerHost: 3, maxQueryVariantsPerPath: 2 });
-    const task = (url: string): UrlTask => ({
-      url,
-      depth: 1,
-      queue: 'index_follow',
-      index: true,
-      follow: true,
-      priority: 0,
-    });
     const urls = [
       'http://x.test/c?m=1',
       'http://x.test/c?m=2',
@@ -82,14 +84,6 @@ describe('crawler traps', () => {
   it('path parameters are variants of their path, counted with its query strings', () => {
     // `/cart.html;token=<random>` in every link was an endless crawl the cap never counted.
     const t = traps({ maxQueryVariantsPerPath: 2 });
-    const task = (url: string): UrlTask => ({
-      url,
-      depth: 1,
-      queue: 'index_follow',
-      index: true,
-      follow: true,
-      priority: 0,
-    });
     const urls = [
       'http://x.test/cart;t=1',
       'http://x.test/cart?x=2',
