@@ -9,6 +9,7 @@ import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
+import type { UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
 import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
@@ -188,14 +189,33 @@ async function warnStartUrls(session: CrawlSession): Promise<void> {
   const urls = session.config.startUrls
     .map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized)
     .filter((u): u is string => u !== null);
-  const items = await session.urls.getMany(urls);
+  const lookup = async (url: string) => (await session.urls.getMany([url])).get(url);
   for (const url of urls) {
-    const item = items.get(url);
-    if (item?.state !== 'error' && item?.state !== 'ignored') continue;
-    const why = [item.errorCode, item.note].filter(Boolean).join(': ') || item.state;
-    process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${item.state}: ${why})\n`);
+    const problem = await startUrlProblem(url, lookup);
+    if (problem) process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${problem})\n`);
   }
 }
+
+/**
+ * Why a start URL led nowhere, or null: its state, or that of the URL its redirects in scope end
+ * at (a start URL redirected to https is `ignored: redirected to …`, and its target is the page).
+ */
+export async function startUrlProblem(
+  url: string,
+  lookup: (url: string) => Promise<UrlItem | undefined>,
+): Promise<string | null> {
+  let at = url;
+  let item = await lookup(at);
+  for (let hop = 0; hop < 20 && item?.state === 'ignored' && item.note?.startsWith(REDIRECTED); hop++) {
+    at = item.note.slice(REDIRECTED.length);
+    item = await lookup(at);
+  }
+  if (item?.state !== 'error' && item?.state !== 'ignored') return null;
+  const why = [item.errorCode, item.note].filter(Boolean).join(': ') || item.state;
+  return `${at === url ? '' : `redirected to ${at}, `}${item.state}: ${why}`;
+}
+
+const REDIRECTED = 'redirected to ';
 
 /**
  * Every `fetch.auth` secret resolves before the pipeline starts (an unset variable, a Secrets
