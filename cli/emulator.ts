@@ -12,7 +12,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../shared/errors.ts';
-import { alive } from './processes.ts';
+import { alive, signalExitCode } from './processes.ts';
 import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -129,7 +129,7 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
     );
     if (pid !== undefined && alive(pid)) process.kill(pid, 'SIGTERM');
     // The command's own handler, when it has one, says the rest and exits.
-    if (process.listenerCount(signal) <= 1) process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (process.listenerCount(signal) <= 1) process.exit(signalExitCode(signal));
   };
   process.prependListener('SIGINT', abandon);
   process.prependListener('SIGTERM', abandon);

@@ -4,6 +4,7 @@
  * the command then prints its summary and exits 130 (SIGINT) or 143 (SIGTERM). A second signal,
  * or the deadline, exits at once: nothing is lost either way, since every lease ends by itself.
  */
+import { signalExitCode } from '../processes.ts';
 import type { LocalRunner } from '../runner.ts';
 import { type CrawlSession, eachState } from '../session.ts';
 
@@ -27,7 +28,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function onEarlySignal(kind: 'crawl' | 'refresh'): { dispose(): void } {
   const handler = (signal: 'SIGINT' | 'SIGTERM') => {
     process.stderr.write(`trawl: ${signal} before the ${kind} started: exiting; nothing was fetched\n`);
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+    process.exit(signalExitCode(signal));
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
@@ -52,7 +53,7 @@ export function onStopSignal(runner: LocalRunner) {
       process.stderr.write(`trawl: ${signal} again: exiting now\n`);
       process.exit(request.exitCode);
     }
-    request = { signal, exitCode: signal === 'SIGINT' ? 130 : 143 };
+    request = { signal, exitCode: signalExitCode(signal) };
     process.stderr.write(
       `trawl: ${signal}: stopping, giving back held work (Ctrl-C again to exit at once)\n`,
     );
