@@ -124,25 +124,29 @@ const SESSION_PARAM = /^(?:jsessionid|phpsessid|sessionid|aspsessionid[a-z]{0,8}
 const SESSION_HINT = /sessionid|sessid|sid=|cfid|cftoken/i;
 
 function dropSessionParams(query: string): string {
+  return keepParams(
+    query,
+    (name, value) =>
+      !SESSION_PARAM.test(name) && !(name.toLowerCase() === 'sid' && /^[0-9A-Za-z]{16,}$/.test(value)),
+  );
+}
+
+/** Seed 004: keep only the listed query parameters (by name), in their original order. */
+function filterQuery(query: string, keep: string[] | null): string {
+  if (keep === null) return query;
+  const wanted = new Set(keep);
+  return keepParams(query, (name) => wanted.has(name));
+}
+
+/** The `name=value` pairs of a query for which `keep` says yes (given the decoded name, the raw value). */
+function keepParams(query: string, keep: (name: string, value: string) => boolean): string {
   if (query === '') return query;
   return query
     .split('&')
     .filter((pair) => {
       const eq = pair.indexOf('=');
-      const name = safeDecode(eq < 0 ? pair : pair.slice(0, eq));
-      if (SESSION_PARAM.test(name)) return false;
-      return !(name.toLowerCase() === 'sid' && /^[0-9A-Za-z]{16,}$/.test(eq < 0 ? '' : pair.slice(eq + 1)));
+      return keep(safeDecode(eq < 0 ? pair : pair.slice(0, eq)), eq < 0 ? '' : pair.slice(eq + 1));
     })
-    .join('&');
-}
-
-/** Seed 004: keep only the listed query parameters (by name), in their original order. */
-function filterQuery(query: string, keep: string[] | null): string {
-  if (keep === null || query === '') return query;
-  const wanted = new Set(keep);
-  return query
-    .split('&')
-    .filter((pair) => wanted.has(safeDecode(pair.split('=')[0] ?? '')))
     .join('&');
 }
 
