@@ -171,9 +171,7 @@ async function growRound(
 ): Promise<void> {
   const hosts = new Set<string>();
   const add = (batch: ReceivedMessage<FrontierMessage>[]) => {
-    for (const m of batch)
-      for (const t of Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [])
-        hosts.add(hostOf(t.url));
+    for (const m of batch) for (const t of tasksOf(m)) hosts.add(hostOf(t.url));
   };
   add(messages);
   let last = messages.length;
@@ -253,7 +251,7 @@ async function fetchMessages(
   // index stage checks their URLs' states instead of trusting the task.
   const received = messages.map((message) => ({
     message,
-    tasks: Array.isArray(message.body?.tasks) ? message.body.tasks.filter(isTask) : [],
+    tasks: tasksOf(message),
   }));
   const fetchedBefore = await fetchedSinceQueued(ctx.deps, ctx.config, received);
   if (fetchedBefore.size > 0) bump('skipped:fetched-since-queued', fetchedBefore.size);
@@ -301,6 +299,11 @@ function interleaveByHost<T extends { task: UrlTask }>(entries: T[]): T[] {
   });
   ranked.sort((a, b) => a.rank - b.rank || a.i - b.i);
   return ranked.map((r) => r.e);
+}
+
+/** A frontier message's well-formed tasks (a hand-sent or older message may hold anything). */
+function tasksOf(m: ReceivedMessage<FrontierMessage>): UrlTask[] {
+  return Array.isArray(m.body?.tasks) ? m.body.tasks.filter(isTask) : [];
 }
 
 function isTask(t: unknown): t is UrlTask {
