@@ -203,8 +203,8 @@ function html(
   // An instant refresh to another URL is a redirect (Google reads it as a permanent one): the page
   // is a "moved" stub, not a document; its target is followed as a link. A page whose links are not
   // followed keeps its document, so its content is not lost.
-  const moved = follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
-  if (index && moved) {
+  const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
+  if (moved) {
     result.outcomes.push(
       base(page, 'followed', { note: joinNotes(`redirected to ${moved} (meta refresh)`, cut) }),
     );
