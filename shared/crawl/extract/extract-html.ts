@@ -5,6 +5,7 @@
  */
 import { type Handler, Parser } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
+import { headerValue } from './build-document.ts';
 
 export interface HtmlExtraction {
   links: string[];
@@ -238,14 +239,12 @@ function resolveLink(href: string, base: string | undefined): string | null {
  * non-HTML document names its canonical, as Google reads it), resolved against `url`; else null.
  */
 export function headerCanonical(headers: Record<string, string> | undefined, url: string): string | null {
-  for (const [key, value] of Object.entries(headers ?? {})) {
-    if (key.toLowerCase() !== 'link') continue;
-    // Several links, comma-separated: `<a>; rel="canonical", <b>; rel="alternate"; hreflang="de"`.
-    for (const [, target = '', params = ''] of value.matchAll(/<([^>]*)>([^<]*)/g)) {
-      const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(params);
-      const rels = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
-      if (rels.includes('canonical')) return resolveLink(target.trim(), url);
-    }
+  const value = headerValue(headers ?? {}, 'link') ?? '';
+  // Several links, comma-separated: `<a>; rel="canonical", <b>; rel="alternate"; hreflang="de"`.
+  for (const [, target = '', params = ''] of value.matchAll(/<([^>]*)>([^<]*)/g)) {
+    const rel = /;\s*rel\s*=\s*(?:"([^"]*)"|([^\s;,]+))/i.exec(params);
+    const rels = (rel?.[1] ?? rel?.[2] ?? '').toLowerCase().split(/\s+/);
+    if (rels.includes('canonical')) return resolveLink(target.trim(), url);
   }
   return null;
 }
