@@ -4,7 +4,7 @@ import { requestCounts, resetRequestCounts } from '../../shared/aws/request-coun
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
-import { createUrlDecider } from '../../shared/crawl/rules/decide.ts';
+import { createUrlDecider, startUrlsOf } from '../../shared/crawl/rules/decide.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
@@ -185,10 +185,7 @@ async function dryRun(opts: RunOptions): Promise<void> {
  * exit 0, with nothing in it and no word why.
  */
 async function warnStartUrls(session: CrawlSession): Promise<void> {
-  const decider = createUrlDecider(session.config);
-  const urls = session.config.startUrls
-    .map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized)
-    .filter((u): u is string => u !== null);
+  const urls = startUrlsOf(session.config, createUrlDecider(session.config));
   const lookup = async (url: string) => (await session.urls.getMany([url])).get(url);
   for (const url of urls) {
     const problem = await startUrlProblem(url, lookup);

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
-import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { createUrlDecider, startUrlsOf, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
@@ -81,9 +81,7 @@ async function findDue(deps: StageDeps) {
   ).flat();
   const items = await deps.urls.getMany(lines.map((l) => l.url));
   const due = dueStates(lines, items);
-  const starts = new Set(
-    config.startUrls.map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized),
-  );
+  const starts = new Set(startUrlsOf(config, decider));
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
   const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
@@ -169,7 +167,7 @@ async function refreshOne(
   deps: StageDeps,
   decider: UrlDecider,
   item: UrlItem,
-  starts: Set<string | null>,
+  starts: Set<string>,
   out: RefreshOutput,
 ): Promise<UrlTask | null> {
   const { changes, at } = out;

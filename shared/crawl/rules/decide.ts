@@ -66,6 +66,13 @@ export const QUEUE_ORDER = [
 ] as const satisfies SourceName[];
 
 /** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
+/** The config's start URLs as the crawl keys them (normalized; an unusable one left out). */
+export function startUrlsOf(config: CrawlConfig, decider: UrlDecider): string[] {
+  return config.startUrls
+    .map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized)
+    .filter((u): u is string => u !== null);
+}
+
 export function createUrlDecider(config: CrawlConfig): UrlDecider {
   const rules = compileRules(config.rules, config.limits.ruleCount);
   const filters = createScopeFilters(config.scope, config.startUrls);
