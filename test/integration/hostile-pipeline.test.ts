@@ -109,7 +109,7 @@ function routes(site: SiteServer, bomb: Buffer): void {
     });
   }
   const cp1252 = Buffer.from(
-    '<html><head><title>Caf\xe9</title></head><body><p>Cr\xe8me br\xfbl\xe9e \x80 5</p></body></html>',
+    '<html><head><title>Caf\xe9</title></head><body><p>Cr\xe8me br\xfbl\xe9e \x80 5</p><a href="/menu?dish=cr\xe8me">m</a></body></html>',
     'latin1',
   );
   site.route('/cp1252', {
@@ -167,7 +167,6 @@ describe('hostile servers through the whole pipeline', () => {
     const config = parseConfig({
       name: uniqueCrawlName('hostile'),
       startUrls: paths.map((p) => `${site.url}${p}`),
-      discovery: false,
       fetch: { allowPrivateNetworks: true, timeoutMs: 1500, maxBytes: MAX_BYTES, maxRedirects: 5 },
       refresh: { maxTemporaryErrors: 1 },
     });
@@ -296,6 +295,11 @@ describe('hostile servers through the whole pipeline', () => {
     const meta = docs.get('/cp1252-meta');
     assert.equal(meta?.title, 'Naïve');
     assert.match(String(meta?.content), /“quoted”/);
+  });
+
+  it("a windows-1252 page's link query is asked for in windows-1252, as a browser asks (è = %E8)", () => {
+    const asked = site.requests.filter((r) => r.path.startsWith('/menu')).map((r) => r.path);
+    assert.deepEqual(asked, ['/menu?dish=cr%E8me']);
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { type Handler, Parser } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
+import { queryEncoder } from '../url/query-encoding.ts';
 import { headerValue } from './build-document.ts';
 
 export interface HtmlExtraction {
@@ -34,6 +35,8 @@ export interface ExtractHtmlInput {
    * Google's `googlebot` ones do); those naming another crawler never apply
    */
   agent?: string;
+  /** the charset the page was decoded with: a legacy one encodes the links' queries (query-encoding.ts) */
+  charset?: string | null;
 }
 
 /** Text of these never counts as content (title is collected on its own). */
@@ -366,15 +369,19 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   const c = createCollector(input.options, input.rogue === true, agent === 'robots' ? null : agent);
   const parser = new Parser(c, { decodeEntities: true });
   parser.end(input.html);
-  const base = (c.base !== null ? resolveLink(c.base, input.url) : null) ?? input.url;
+  const encoder = queryEncoder(input.charset);
+  const encode = encoder ?? ((href: string) => href);
+  const base = (c.base !== null ? resolveLink(encode(c.base), input.url) : null) ?? input.url;
   const ignoredBy = input.rogue ? 'rogue' : input.options.honorMetaRobots ? null : 'honorMetaRobots: false';
   const title = collapse(c.title.join(''));
   return {
-    links: resolveLinks(c.hrefs, URL.canParse(base) ? base : undefined),
+    links: resolveLinks(encoder ? c.hrefs.map(encoder) : c.hrefs, URL.canParse(base) ? base : undefined),
     nofollowLinks: c.nofollowHrefs.size,
     canonical:
-      c.canonical !== null ? resolveLink(c.canonical, base) : headerCanonical(input.headers, input.url),
-    refresh: refreshOf(c.refresh, base),
+      c.canonical !== null
+        ? resolveLink(encode(c.canonical), base)
+        : headerCanonical(input.headers, input.url),
+    refresh: refreshOf(c.refresh && { ...c.refresh, target: encode(c.refresh.target) }, base),
     robots: decideRobots(c.robotsMeta, input.headers, ignoredBy, agent),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
     content: collapse(c.text.join('')),

@@ -184,6 +184,7 @@ function html(
     options: ctx.config.extract,
     rogue,
     agent: agentToken(ctx.config.fetch.userAgent),
+    charset,
   });
   if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
     // The host answers unknown paths with this page: not found, and its links are not followed.
@@ -310,7 +311,7 @@ async function elementDocument(
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
     const { text: html, charset } = decodeBody(bytes, null);
     // Links inside an archive are not followed: they are relative to where the files came from.
-    const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true });
+    const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true, charset });
     return { extraction, size: bytes.length, charset };
   }
   // a PDF element cut by a limit is counted like a PDF page, and says so in its own note

@@ -388,3 +388,36 @@ describe('extractHtml on a full page (fixture)', () => {
     assert.deepEqual(result.robots, { index: true, follow: true, source: [] });
   });
 });
+
+describe("extractHtml: a link's query in the page's encoding (URL standard, as browsers send it)", () => {
+  const links = (html: string, charset: string | null) => extract(html, { charset }).links;
+  it('windows-1252: é in a query is %E9, in a path UTF-8', () => {
+    assert.deepEqual(links('<a href="/s?q=café">q</a><a href="/café">p</a>', 'windows-1252'), [
+      'https://www.example.com/s?q=caf%E9',
+      'https://www.example.com/caf%C3%A9',
+    ]);
+  });
+  it('UTF-8, UTF-16 and no charset: the URL parser’s UTF-8', () => {
+    for (const charset of ['utf-8', 'UTF-16LE', null, 'x-no-such-charset'])
+      assert.deepEqual(
+        links('<a href="/s?q=café">q</a>', charset),
+        ['https://www.example.com/s?q=caf%C3%A9'],
+        String(charset),
+      );
+  });
+  it('a character the encoding lacks is sent as its numeric reference; a ? in the fragment is no query', () => {
+    assert.deepEqual(links('<a href="/s?q=日">q</a><a href="/f#a?é">f</a>', 'windows-1251'), [
+      'https://www.example.com/s?q=%26%2326085%3B',
+      'https://www.example.com/f',
+    ]);
+  });
+  it('canonical, <base href> and meta refresh targets too', () => {
+    const ex = extract(
+      '<head><base href="/b/?x=ü"><link rel="canonical" href="/c?q=ü"><meta http-equiv="refresh" content="0; url=/r?q=ü"></head><a href="l">l</a>',
+      { charset: 'iso-8859-1' },
+    );
+    assert.equal(ex.canonical, 'https://www.example.com/c?q=%FC');
+    assert.equal(ex.refresh?.target, 'https://www.example.com/r?q=%FC');
+    assert.deepEqual(ex.links, ['https://www.example.com/r?q=%FC', 'https://www.example.com/b/l']);
+  });
+});

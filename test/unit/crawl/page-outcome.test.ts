@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import iconv from 'iconv-lite';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
 import { processPage } from '../../../shared/crawl/page/page-outcome.ts';
 import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
@@ -335,6 +336,21 @@ const ROWS: Row[] = [
       assert.equal(o?.doc?.charset, 'windows-1252');
       assert.equal(o?.doc?.contentType, 'text/html');
     },
+  },
+  {
+    // What a browser asks for: the query in the page's encoding, the path in UTF-8 (URL standard).
+    kind: "a Shift_JIS page's links: queries encoded in Shift_JIS, paths in UTF-8",
+    page: {
+      type: 'text/html; charset=shift_jis',
+      body: new Uint8Array(
+        iconv.encode(
+          HTML('<a href="/find?q=日本&amp;p=2">f</a><a href="/日本/">d</a><a href="/x?t=&#8364;">e</a>'),
+          'shift_jis',
+        ),
+      ),
+    },
+    states: ['indexed'],
+    tasks: ['/find?q=%93%FA%96%7B&p=2', '/%E6%97%A5%E6%9C%AC/', '/x?t=%26%238364%3B'],
   },
   {
     kind: 'HTML with a UTF-8 BOM under a latin-1 header: decoded as UTF-8, and says so',
