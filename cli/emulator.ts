@@ -5,7 +5,7 @@
  * with AWS credentials and no endpoint, real AWS is used.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
@@ -163,6 +163,9 @@ async function restoreInto(emu: Emulator, cwd?: string): Promise<EmulatorState> 
       cause: err,
     });
   });
+  // The emulator now holds what the snapshot holds: nothing is unsaved (markUnsaved).
+  rmSync(unsavedDir(cwd), { recursive: true, force: true });
+  mkdirSync(unsavedDir(cwd), { recursive: true });
   if (existsSync(snapshotDir(cwd))) {
     process.stderr.write(
       `trawl: restored the emulator's saved state from .trawl/snapshot (${pending} pending URL(s) re-queued)\n`,
@@ -176,6 +179,33 @@ function snapshotDir(cwd?: string): string {
   return join(stateDir(cwd), 'snapshot');
 }
 
+/**
+ * `.trawl/unsaved/`: one empty file per command that changes a crawl, `<crawl>.<pid>`, from before
+ * its first write until its save (`persistEmbeddedState`). `trawl emulator stop` saves only the
+ * crawls named there (a command killed before its save, or one still running): every other crawl
+ * is in the snapshot as the emulator holds it. The folder is made when the emulator starts; an
+ * emulator started without it (an older Trawl) is saved whole.
+ */
+function unsavedDir(cwd?: string): string {
+  return join(stateDir(cwd), 'unsaved');
+}
+
+const markerName = (crawl: string) => `${encodeURIComponent(crawl)}.${process.pid}`;
+
+/** This command is about to change `crawl` in this folder's embedded emulator (see unsavedDir). */
+export async function markUnsaved(crawl: string, cwd?: string): Promise<void> {
+  const state = await emulatorStatus(cwd);
+  if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return;
+  mkdirSync(unsavedDir(cwd), { recursive: true });
+  writeFileSync(join(unsavedDir(cwd), markerName(crawl)), '');
+}
+
+/** The crawls changed since their last save; null when the emulator keeps no record of them. */
+function unsavedCrawls(cwd?: string): Set<string> | null {
+  if (!existsSync(unsavedDir(cwd))) return null;
+  return new Set(readdirSync(unsavedDir(cwd)).map((f) => decodeURIComponent(f.slice(0, f.lastIndexOf('.')))));
+}
+
 /** Saves the background emulator's state (after a command changed it), so a reboot loses nothing. */
 export async function persistEmbeddedState(
   cwd?: string,
@@ -185,21 +215,30 @@ export async function persistEmbeddedState(
   const state = await emulatorStatus(cwd);
   if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return;
   announce?.();
-  await saveSnapshot(state.endpoint, snapshotDir(cwd), crawl);
+  await saveSnapshot(state.endpoint, snapshotDir(cwd), crawl === undefined ? undefined : [crawl]);
+  if (crawl !== undefined) rmSync(join(unsavedDir(cwd), markerName(crawl)), { force: true });
 }
 
-/** Stops the background emulator, saving its state first. */
-export async function stopBackgroundEmulator(cwd?: string): Promise<boolean> {
+/** What `stopBackgroundEmulator` did: not running, or stopped after saving these crawls (all: null). */
+export type EmulatorStop = { running: false } | { running: true; saved: string[] | null };
+
+/** Stops the background emulator, saving first what is not saved yet (see unsavedDir). */
+export async function stopBackgroundEmulator(cwd?: string): Promise<EmulatorStop> {
   const state = await emulatorStatus(cwd);
+  let saved: string[] | null = [];
   if (state) {
     useEmulatorEnv(state.endpoint);
-    await saveSnapshot(state.endpoint, snapshotDir(cwd));
+    const unsaved = existsSync(snapshotDir(cwd)) ? unsavedCrawls(cwd) : null;
+    saved = unsaved === null ? null : [...unsaved].sort();
+    if (saved === null || saved.length > 0)
+      await saveSnapshot(state.endpoint, snapshotDir(cwd), saved ?? undefined);
+    rmSync(unsavedDir(cwd), { recursive: true, force: true });
   }
   rmSync(stateFile(cwd), { force: true });
-  if (!state) return false;
+  if (!state) return { running: false };
   process.kill(state.pid, 'SIGTERM');
   for (let j = 0; j < 50 && alive(state.pid); j++) await new Promise((r) => setTimeout(r, 100));
-  return true;
+  return { running: true, saved };
 }
 
 function hasAwsCredentials(env: NodeJS.ProcessEnv): boolean {

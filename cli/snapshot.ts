@@ -59,21 +59,27 @@ async function scanAll(c: AwsClients, table: string): Promise<Record<string, Att
 }
 
 /**
- * Saves the emulator's Trawl tables and buckets into `dir`: all of them, or with `crawl` only that
- * crawl's (the others are carried over from the last snapshot unread, unless it lacks them), so a
+ * Saves the emulator's Trawl tables and buckets into `dir`: all of them, or with `crawls` only
+ * theirs (the others are carried over from the last snapshot unread, unless it lacks them), so a
  * command's save costs its own crawl's size, not every crawl's in the directory (14 s for a few
  * crawls of 1,200 pages, longer than Ctrl-C's exit allowed). The new snapshot replaces the old one
  * by renames: a process killed at any moment leaves one whole snapshot (`dir` or `dir.old`).
  */
-export async function saveSnapshot(endpoint: string, dir: string, crawl?: string): Promise<void> {
+export async function saveSnapshot(endpoint: string, dir: string, crawls?: string[]): Promise<void> {
   const c = clientsFor(endpoint);
   const tmp = `${dir}.tmp`;
   const previous = existsSync(dir) ? dir : existsSync(`${dir}.old`) ? `${dir}.old` : null;
-  const names = crawl === undefined ? null : resourceNames(crawl);
+  const mine =
+    crawls === undefined
+      ? null
+      : new Set(
+          crawls.flatMap((crawl) => {
+            const n = resourceNames(crawl);
+            return [n.urlsTable, n.hostsTable, n.bucket];
+          }),
+        );
   const carried = (kind: 'dynamodb' | 's3', name: string): string | null => {
-    const mine =
-      names === null || name === names.urlsTable || name === names.hostsTable || name === names.bucket;
-    if (mine || previous === null) return null;
+    if (mine === null || mine.has(name) || previous === null) return null;
     const file = join(previous, kind, kind === 'dynamodb' ? `${name}.json` : name);
     return existsSync(file) ? file : null;
   };

@@ -12,7 +12,7 @@ import { stageStats } from '../../shared/stages/logger.ts';
 import type { UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
-import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
+import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
@@ -66,6 +66,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     resetRequestCounts();
     for (const k of Object.keys(stageStats)) delete stageStats[k];
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
+    await markUnsaved(config.name);
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
     await checkSecrets(config, opts.config);
     const signals = onStopSignal(session.runner);

@@ -3,7 +3,7 @@
 import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
-import { persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
+import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, urlStates } from '../session.ts';
 
 /** The crawl's session: a deployed stack's resources when `trawl deploy` recorded one, else local. */
@@ -47,6 +47,7 @@ export async function changesCommand(opts: { config: string; since?: string }): 
 /** Forgets every URL in error state. */
 export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
   const s = await listingSession(opts.config);
+  await markUnsaved(s.config.name);
   const n = await clearErrors(s);
   await persistEmbeddedState(undefined, s.config.name);
   process.stdout.write(`forgot ${n} URL(s) in error state\n`);

@@ -102,7 +102,13 @@ function assertComplete(cwd: string, config: string): void {
 }
 
 /** Starts a crawl, lets it fetch `pagesFirst` pages, stops it with `signal`; then resumes it. */
-async function interruptAndResume(site: SiteServer, cwd: string, name: string, signal: NodeJS.Signals) {
+async function interruptAndResume(
+  site: SiteServer,
+  cwd: string,
+  name: string,
+  signal: NodeJS.Signals,
+  beforeResume?: (config: string) => void,
+) {
   const config = join(cwd, `${name}.json`);
   writeFileSync(
     config,
@@ -116,6 +122,7 @@ async function interruptAndResume(site: SiteServer, cwd: string, name: string, s
   const exit = await first.exited;
   process.stdout.write(`# ${signal}: exited after ${Date.now() - signalled} ms (${JSON.stringify(exit)})\n`);
   const done = fetchedPaths(cwd, config);
+  beforeResume?.(config);
   const mid = site.requests.length;
   const resumed = Date.now();
   // Not spawnSync: the site is served by this process, whose event loop must keep running.
@@ -224,7 +231,23 @@ describe('interrupting and resuming a real trawl crawl', () => {
   });
 
   it('kill -9: the next run finishes with every page once, fetching no completed page again', async () => {
-    const r = await interruptAndResume(site, cwd, 'sigkill', 'SIGKILL');
+    // The killed run never saved: `emulator stop` saves its crawl (and only it: the others were
+    // saved by their own runs), and the restarted emulator holds what the killed run wrote.
+    const stopAndRestart = (config: string) => {
+      const before = trawlSync(cwd, 'urls', '-c', config).out;
+      const earlier = existsSync(join(cwd, '.trawl', 'snapshot')); // the earlier tests' runs saved theirs
+      const stop = trawlSync(cwd, 'emulator', 'stop');
+      assert.match(
+        stop.out,
+        earlier
+          ? /emulator stopped \(saved sigkill in \.trawl\/; the rest was saved already\)/
+          : /emulator stopped \(state saved in \.trawl\/\)/,
+      );
+      const after = trawlSync(cwd, 'urls', '-c', config);
+      assert.match(after.err, /restored the emulator's saved state/);
+      assert.deepEqual(lines(after.out), lines(before));
+    };
+    const r = await interruptAndResume(site, cwd, 'sigkill', 'SIGKILL', stopAndRestart);
     assert.equal(r.exit.signal, 'SIGKILL');
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });

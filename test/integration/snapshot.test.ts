@@ -92,7 +92,7 @@ describe('emulator snapshot: save, restore, re-queue what was pending', () => {
       'test',
       new Date().toISOString(),
     );
-    await saveSnapshot(emu.endpoint, dir, one.name);
+    await saveSnapshot(emu.endpoint, dir, [one.name]);
     assert.match(readFileSync(bFile, 'utf8'), /"marker":1/, "B's file carried over unread");
     assert.match(readFileSync(join(dir, 'dynamodb', `${a.resources.urlsTable}.json`), 'utf8'), /new\.html/);
     // A save killed after moving the old snapshot aside and before putting the new one in place.
