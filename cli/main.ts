@@ -141,7 +141,7 @@ function deployCommands(p: Command): void {
   onCrawl(p, 'destroy', 'cdk destroy the stack (the bucket is kept)')
     .option(local, localHelp)
     .action(async (o) => (await deploy()).destroyCommand(o));
-  onCrawl(p, 'status', "a deployed crawl's queues, URL states and documents, one JSON line")
+  onCrawl(p, 'status', "a crawl's queues, URL states and documents, one JSON line (deployed, or run here)")
     .option('--wait', 'block until the frontier is empty and nothing is in flight')
     .option('--timeout <seconds>', 'with --wait: give up (exit 1) after this long', '600')
     .action(async (o) => (await status()).statusCommand(o));

@@ -1,23 +1,22 @@
 /**
- * `trawl status -c FILE [--wait] [--timeout S]`: a deployed crawl's state, and `trawl crawl|refresh`
+ * `trawl status -c FILE [--wait] [--timeout S]`: a crawl's state, deployed (its stack's outputs) or
+ * run by `trawl crawl` here (the embedded emulator, or the SDK's endpoint); and `trawl crawl|refresh`
  * on a deployed crawl (they invoke its functions instead of running the stages in this process).
  */
 
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { createHostTable } from '../../shared/aws/host-table.ts';
+import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
+import { lastRunRecords } from '../../shared/aws/run-records.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { scheduleRunKey } from '../../shared/stages/handler-kit.ts';
-import type { QueueUrls } from '../../shared/topology.ts';
+import { type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
-import {
-  type Deployment,
-  deployedResources,
-  functionNames,
-  loadDeployment,
-  useDeployment,
-} from '../deployment.ts';
+import { deployedResources, functionNames, loadDeployment, useDeployment } from '../deployment.ts';
+import { resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 
@@ -28,7 +27,8 @@ interface Depth {
 
 export interface CrawlStatus {
   crawl: string;
-  stack: string;
+  /** the CloudFormation stack; null for a crawl run by `trawl crawl` (no stack) */
+  stack: string | null;
   endpoint: string | null;
   queues: Record<string, Depth>;
   deadLetters: Record<string, number>;
@@ -59,21 +59,55 @@ async function depth(clients: AwsClients, url: string): Promise<Depth> {
   };
 }
 
-async function deployedOrFail(file: string): Promise<{ d: Deployment; clients: AwsClients }> {
-  const config = loadConfigFile(file);
-  const d = loadDeployment(config.name);
-  if (!d)
-    throw new ConfigError(
-      `crawl "${config.name}" is not deployed from here: run "trawl deploy -c ${file}" first`,
-    );
-  await useDeployment(d);
-  return { d, clients: createAwsClients({ count: false }) };
+/** Where the crawl's queues, tables and bucket are, as `readStatus` reports them. */
+interface Located {
+  crawl: string;
+  stack: string | null;
+  endpoint: string | null;
+  resources: ProvisionedResources;
+  clients: AwsClients;
 }
 
-/** One reading of a deployed crawl's queues, URL states and documents. */
+/**
+ * The deployed stack's resources when `trawl deploy` recorded one; else those `trawl crawl` made
+ * where this folder's commands run (the embedded emulator, started if needed, or the SDK's
+ * endpoint). A crawl with neither is a ConfigError (exit 2): nothing is created for it.
+ */
+async function locate(file: string): Promise<Located> {
+  const config = loadConfigFile(file);
+  const d = loadDeployment(config.name);
+  if (d) {
+    await useDeployment(d);
+    const clients = createAwsClients({ count: false });
+    return {
+      crawl: d.crawl,
+      stack: d.stackName,
+      endpoint: d.endpoint,
+      resources: deployedResources(d.outputs),
+      clients,
+    };
+  }
+  const endpoint = await resolveAwsEndpoint();
+  const clients = createAwsClients({ count: false });
+  const names = resourceNames(config.name);
+  const known = await clients.ddbRaw.send(new DescribeTableCommand({ TableName: names.urlsTable })).then(
+    () => true,
+    (err: Error) => {
+      if (err.name === 'ResourceNotFoundException') return false;
+      throw err;
+    },
+  );
+  if (!known)
+    throw new ConfigError(
+      `crawl "${config.name}" has no state here: run "trawl crawl -c ${file}" (or "trawl deploy -c ${file}") first`,
+    );
+  // The queues are not saved with the emulator's state: made again (empty) if it restarted.
+  return { crawl: config.name, stack: null, endpoint, resources: await provision(clients, names), clients };
+}
+
+/** One reading of a crawl's queues, URL states and documents. */
 export async function readStatus(file: string): Promise<CrawlStatus> {
-  const { d, clients } = await deployedOrFail(file);
-  const resources = deployedResources(d.outputs);
+  const { crawl, stack, endpoint, resources, clients } = await locate(file);
   const queues: Record<string, Depth> = {};
   for (const [name, url] of flat(resources.queueUrls)) queues[name] = await depth(clients, url);
   const deadLetters: Record<string, number> = {};
@@ -88,19 +122,25 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   }
   const hosts = createHostTable({ client: clients.ddb, tableName: resources.hostsTable });
   const lastRun = (stage: string) => hosts.getValue(scheduleRunKey(stage));
-  const [discovery, fetchTick, refresh] = [
+  let [discovery, fetchTick, refresh] = [
     await lastRun('seed'),
     await lastRun('fetch'),
     await lastRun('refresh'),
   ];
+  if (stack === null) {
+    // No schedules here: `trawl crawl` is the discovery cycle and `trawl refresh` the refresh cycle.
+    const runs = await lastRunRecords(session.store);
+    discovery ??= runs.findLast((r) => r.kind === 'crawl')?.startedAt ?? null;
+    refresh ??= runs.findLast((r) => r.kind === 'refresh')?.startedAt ?? null;
+  }
   // No URL known yet: the seed function has not run (an asynchronous invoke), so not idle.
   const idle =
     documents + Object.keys(urls).length > 0 &&
     Object.values(queues).every((q) => q.visible === 0 && q.inFlight === 0);
   return {
-    crawl: d.crawl,
-    stack: d.stackName,
-    endpoint: d.endpoint,
+    crawl,
+    stack,
+    endpoint,
     queues,
     deadLetters,
     urls,

@@ -78,6 +78,27 @@ describe('trawl CLI on the embedded emulator', () => {
     }
   });
 
+  it('status reads a crawl run here (no deployment): queues, URL states, documents, its last run', () => {
+    const r = trawl(cwd, 'status', '-c', join(ROOT, 'demo', 'trawl.json'), '--wait', '--timeout', '60');
+    assert.equal(r.code, 0, r.err);
+    const s = JSON.parse(r.out);
+    assert.equal(s.crawl, 'demo');
+    assert.equal(s.stack, null);
+    assert.equal(s.documents, 293);
+    assert.equal(s.urls.indexed, 293);
+    assert.equal(s.urls['error/permanent'], 10);
+    assert.equal(s.idle, true);
+    assert.deepEqual(s.queues['frontier/user'], { visible: 0, inFlight: 0 });
+    assert.ok(Date.parse(s.lastScheduleRuns.discovery) > 0, 'the crawl is the last discovery cycle');
+    assert.equal(s.lastScheduleRuns.refresh, null);
+    // A crawl with no state here is named, and nothing is made for it.
+    const none = join(cwd, 'none.json');
+    writeFileSync(none, JSON.stringify({ name: 'never-crawled', startUrls: ['http://127.0.0.1:9/'] }));
+    const missing = trawl(cwd, 'status', '-c', none);
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /crawl "never-crawled" has no state here: run "trawl crawl -c .*none\.json"/);
+  });
+
   it('urls shows states, and the state survives an emulator stop and restart', () => {
     const before = trawl(cwd, 'urls', '-c', join(ROOT, 'demo', 'trawl.json'));
     const states = before.out
