@@ -67,13 +67,14 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     }
   });
 
-  it('status on a crawl never deployed from here: exit 2 saying so', async () => {
+  it('status on a crawl neither deployed nor crawled from here: exit 2 saying so', async () => {
     const cwd = dir(good);
     const r = await trawl(cwd, ['status', '-c', 'crawl.json']);
+    await trawl(cwd, ['emulator', 'stop']); // status looked in the embedded emulator
     assert.equal(r.code, 2, r.stderr);
     assert.match(
       r.stderr,
-      /crawl "baddeploy" is not deployed from here: run "trawl deploy -c crawl\.json" first/,
+      /crawl "baddeploy" has no state here: run "trawl crawl -c crawl\.json" \(or "trawl deploy -c crawl\.json"\) first/,
     );
   });
 
