@@ -67,6 +67,7 @@ export async function foldDuplicates(
 ): Promise<ChangeRecord[]> {
   const changes: ChangeRecord[] = [];
   const again: UrlTask[] = [];
+  const demotions: { url: string; of: string; depth: number }[] = [];
   // The batch's digests at once, not one after another (a batch holds up to 100 new documents).
   await mapLimit(plans, CONCURRENCY, async (plan) => {
     const o = plan.outcome;
@@ -96,14 +97,24 @@ export async function foldDuplicates(
     );
     if (d.kind === 'keep') {
       plan.set.duplicateOf = null;
-      if (d.demoted) {
-        changes.push({ type: 'delete', url: d.demoted, at, reason: `duplicate: of ${o.url}` });
-        again.push(refetch(d.demoted, d.entry.depth));
-      }
+      if (d.demoted) demotions.push({ url: d.demoted, of: o.url, depth: d.entry.depth });
       return;
     }
     markDuplicate(plan, d.of, Boolean(prev?.docBulk));
   });
+  // A keeper demoted by a URL of the same batch (both new, the preferred one second) is recorded
+  // a duplicate here: its plan would upsert the document that the delete removes, in the same
+  // feed object. Any other keeper's document is deleted, and the URL fetched again to record it.
+  const inBatch = new Map(plans.map((p) => [p.outcome.url, p]));
+  for (const { url, of, depth } of demotions) {
+    const plan = inBatch.get(url);
+    if (plan && !plan.outcome.element && plan.writeDoc) {
+      markDuplicate(plan, of, Boolean(existing.get(url)?.docBulk));
+      continue;
+    }
+    changes.push({ type: 'delete', url, at, reason: `duplicate: of ${of}`, version: Date.parse(at) });
+    again.push(refetch(url, depth));
+  }
   if (again.length > 0) await sendTasks(deps, again);
   return changes;
 }

@@ -180,7 +180,8 @@ async function refreshOne(
   const gone = d.accepted ? orphanReason(item, isStart, out.orphanBefore) : `out-of-scope: ${d.reason}`;
   if (gone) {
     await deps.urls.forget(item.url);
-    if (item.docBulk) changes.push({ type: 'delete', url: item.url, at, reason: gone });
+    if (item.docBulk)
+      changes.push({ type: 'delete', url: item.url, at, reason: gone, version: Date.parse(at) });
     return null;
   }
   let prev = item;
@@ -191,7 +192,13 @@ async function refreshOne(
     ) as unknown as UrlItem;
     if (item.stored === 'line') out.docRemoved.push(prev);
     else await deps.urls.removeFields(item.url, DOC_FIELDS);
-    changes.push({ type: 'delete', url: item.url, at, reason: `not-indexed: ${d.reason}` });
+    changes.push({
+      type: 'delete',
+      url: item.url,
+      at,
+      reason: `not-indexed: ${d.reason}`,
+      version: Date.parse(at),
+    });
   }
   const hasDoc = Boolean(prev.docBulk);
   const lastModified =

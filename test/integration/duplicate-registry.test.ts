@@ -68,6 +68,38 @@ describe('duplicate registry', () => {
     assert.equal(copy.set.duplicateOf, 'http://d.test/p0');
   });
 
+  it('a keeper demoted by a preferred URL of the same batch: recorded a duplicate, no upsert and no delete', async () => {
+    // Both new in one batch, the longer URL first: it registers the content, the shorter one then
+    // takes it over. The longer one's plan used to upsert its document while the fold deleted it,
+    // in the same feed object and the delete first: a consumer applying the feed kept the duplicate.
+    const config = parseConfig({ name: uniqueCrawlName('dupbatch'), startUrls: ['http://b.test/'] });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const long = plan('http://b.test/a-much-longer-duplicate-url', 'same');
+    const short = plan('http://b.test/s', 'same');
+    const deletes = await foldDuplicates(deps, [long, short], new Map(), new Date().toISOString());
+    assert.deepEqual(deletes, [], 'nothing was in the index to delete');
+    assert.equal(short.set.state, 'indexed');
+    assert.equal(short.writeDoc, true);
+    assert.equal(long.set.state, 'duplicate');
+    assert.equal(long.set.duplicateOf, 'http://b.test/s');
+    assert.equal(long.writeDoc, false, 'no upsert of the duplicate');
+    // Kept before (a document from an earlier batch): its document is deleted, versioned.
+    const kept = plan('http://b.test/kept-from-before-with-a-long-url', 'other');
+    await foldDuplicates(deps, [kept], new Map(), new Date().toISOString());
+    const at = new Date().toISOString();
+    const later = await foldDuplicates(deps, [plan('http://b.test/k', 'other')], new Map(), at);
+    assert.deepEqual(later, [
+      {
+        type: 'delete',
+        url: 'http://b.test/kept-from-before-with-a-long-url',
+        at,
+        reason: 'duplicate: of http://b.test/k',
+        version: Date.parse(at),
+      },
+    ]);
+  });
+
   it('one content under 600 URLs, two batches at once: one keeper, the rest folded, the entry bounded', async () => {
     const config = parseConfig({ name: uniqueCrawlName('dupmany'), startUrls: ['http://m.test/'] });
     await openSession(config);
