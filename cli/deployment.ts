@@ -3,7 +3,7 @@
  * region, stack name and its outputs; never a secret), and every command reading or driving the
  * crawl finds its resources there instead of guessing names the stack never used.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProvisionedResources } from '../shared/aws/provision.ts';
 import { ConfigError } from '../shared/errors.ts';
@@ -47,6 +47,15 @@ export function loadDeployment(crawl: string, cwd?: string): Deployment | null {
   return existsSync(file(crawl, cwd))
     ? (JSON.parse(readFileSync(file(crawl, cwd), 'utf8')) as Deployment)
     : null;
+}
+
+/** Every deployment this folder remembers. */
+export function listDeployments(cwd?: string): Deployment[] {
+  const dir = join(stateDir(cwd), 'deployments');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Deployment);
 }
 
 export function forgetDeployment(crawl: string, cwd?: string): void {

@@ -4,7 +4,7 @@
  * After a deploy the config goes into the stack's bucket, the seed function starts the crawl, and
  * .trawl/deployments/<crawl>.json remembers where, for every later command.
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
@@ -20,6 +20,7 @@ import {
   type Deployment,
   forgetDeployment,
   functionNames,
+  listDeployments,
   loadDeployment,
   type StackOutputs,
   saveDeployment,
@@ -33,6 +34,7 @@ import {
   saveLocalCloud,
   stopLocalCloud,
 } from '../local-cloud.ts';
+import { signalExitCode } from '../processes.ts';
 import { searchDeployContext } from './search.ts';
 
 /** A step outside Trawl failed (the CDK CLI): its message, exit code 1, no stack trace. */
@@ -49,13 +51,25 @@ export interface DeployOptions {
   port?: string;
 }
 
-function cdk(args: string[], env: NodeJS.ProcessEnv): void {
+/** The CDK CLI running now, for a Ctrl-C to end (onDeploySignal). */
+let running: ChildProcess | null = null;
+
+async function cdk(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const bin = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
-  // The CDK CLI's own output goes to stderr: trawl's stdout stays the command's answer.
-  const r = spawnSync(bin, [...args, '--no-notices'], {
+  // The CDK CLI's own output goes to stderr: trawl's stdout stays the command's answer. Not
+  // spawnSync: a signal's handler must run while it works (the CLI itself finishes a bootstrap
+  // before it heeds Ctrl-C: 40 s).
+  const child = spawn(bin, [...args, '--no-notices'], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', process.stderr, process.stderr],
     env: { ...env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+  });
+  running = child;
+  const r = await new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
+    child.once('error', fail);
+    child.once('exit', (status, signal) => done({ status, signal }));
+  }).finally(() => {
+    running = null;
   });
   if (r.status !== 0) {
     throw new CommandFailed(`cdk ${args[0]} failed (exit ${r.status ?? r.signal}); its output is above`);
@@ -74,10 +88,14 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   let config = loadConfigFile(opts.config); // a bad config fails before anything starts
   const port = parsePort(opts.port);
   const demo = opts.demo ?? resolve(opts.config) === join(PROJECT_ROOT, 'demo', 'trawl.json');
+  const ensuring = opts.local
+    ? ensureLocalCloud({ port })
+    : Promise.resolve({ cloud: null as LocalCloud | null, started: false });
+  const interrupt = onDeploySignal(ensuring, demo);
   let cloud: LocalCloud | null = null;
   let started = false;
-  if (opts.local) ({ cloud, started } = await ensureLocalCloud({ port }));
   try {
+    ({ cloud, started } = await ensuring);
     // The bundled demo config names the demo site: it is served in the background for the functions.
     if (demo) config = await startBackgroundDemoSite(opts.config, config);
     const search = await searchDeployContext(config, Boolean(cloud));
@@ -94,10 +112,56 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
       `deployed ${d.stackName} to ${d.endpoint ?? 'AWS'}; crawl "${config.name}" seeded (trawl status -c ${opts.config} --wait)\n`,
     );
   } catch (err) {
+    // A Ctrl-C while the CDK CLI ran ends it and lands here: the signal's handler does the rest.
+    if (interrupt.signalled()) await interrupt.done;
     if (demo) stopBackgroundDemoSite();
     if (started) await stopLocalCloud();
     throw err;
+  } finally {
+    interrupt.dispose();
   }
+}
+
+/**
+ * Ctrl-C or SIGTERM during a deploy: the CDK CLI is ended (it would finish a bootstrap first), but
+ * the local cloud runs detached, and a cloud that this deploy started would be left running with no
+ * deployment that names it. It is stopped (once it has started, if it was starting), and the
+ * command exits 130 / 143 saying so. A CDK step cut short is undone by the next deploy.
+ */
+function onDeploySignal(
+  ensuring: Promise<{ started: boolean }>,
+  demo: boolean,
+): { signalled(): boolean; done: Promise<void>; dispose(): void } {
+  let signal: NodeJS.Signals | null = null;
+  let finish: () => void = () => {};
+  const done = new Promise<void>((r) => {
+    finish = r;
+  });
+  const handler = (sig: NodeJS.Signals) => {
+    if (signal) return;
+    signal = sig;
+    running?.kill('SIGKILL');
+    void (async () => {
+      const { started } = await ensuring.catch(() => ({ started: false }));
+      process.stderr.write(
+        `trawl: ${sig}: deploy stopped${started ? '; stopping the local cloud it started' : ''}\n`,
+      );
+      if (demo) stopBackgroundDemoSite();
+      if (started) await stopLocalCloud().catch(() => false);
+      finish();
+      process.exit(signalExitCode(sig));
+    })();
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signalled: () => signal !== null,
+    done,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
 }
 
 async function deployStack(
@@ -109,14 +173,14 @@ async function deployStack(
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
   const context = ['-c', `config=${resolve(file)}`];
   if (!cloud?.bootstrapped) {
-    cdk(['bootstrap', ...context], env);
+    await cdk(['bootstrap', ...context], env);
     if (cloud) saveLocalCloud({ ...cloud, bootstrapped: true });
   }
   const stackName = resourceNames(crawl).stack;
   const outputsFile = join(stateDir(), `cdk-outputs-${crawl}.json`);
   rmSync(outputsFile, { force: true });
   // --outputs-file is what DescribeStacks answered after the deploy.
-  cdk(
+  await cdk(
     [
       'deploy',
       stackName,
@@ -155,11 +219,25 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
     throw new ConfigError(`crawl "${config.name}" is not deployed to the local cloud`);
   const cloud = d ? await useDeployment(d) : null;
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
-  cdk(['destroy', resourceNames(config.name).stack, '-c', `config=${resolve(opts.config)}`, '--force'], env);
-  forgetDeployment(config.name);
-  if (cloud) await stopLocalCloud();
-  stopBackgroundDemoSite();
-  process.stdout.write(
-    `destroyed ${resourceNames(config.name).stack}${cloud ? ' and stopped the local cloud' : ''}\n`,
+  await cdk(
+    ['destroy', resourceNames(config.name).stack, '-c', `config=${resolve(opts.config)}`, '--force'],
+    env,
   );
+  forgetDeployment(config.name);
+  // The local cloud holds every crawl deployed to it: it stops with the last of them.
+  const others = cloud
+    ? listDeployments()
+        .filter((o) => o.local && o.endpoint === cloud.endpoint)
+        .map((o) => o.crawl)
+    : [];
+  if (cloud && others.length === 0) await stopLocalCloud();
+  // The demo site serves the demo crawl's functions (deploy --demo, or the bundled config).
+  const demo = resolve(opts.config) === join(PROJECT_ROOT, 'demo', 'trawl.json');
+  if (demo || listDeployments().length === 0) stopBackgroundDemoSite();
+  const after = !cloud
+    ? ''
+    : others.length === 0
+      ? ' and stopped the local cloud'
+      : `; the local cloud keeps running for ${others.map((c) => `"${c}"`).join(', ')}`;
+  process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
 }

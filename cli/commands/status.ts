@@ -12,7 +12,7 @@ import { createHostTable } from '../../shared/aws/host-table.ts';
 import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
 import { lastRunRecords } from '../../shared/aws/run-records.ts';
 import { ConfigError } from '../../shared/errors.ts';
-import { scheduleRunKey } from '../../shared/stages/handler-kit.ts';
+import { scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
 import { type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, functionNames, loadDeployment, useDeployment } from '../deployment.ts';
@@ -133,9 +133,11 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     discovery ??= runs.findLast((r) => r.kind === 'crawl')?.startedAt ?? null;
     refresh ??= runs.findLast((r) => r.kind === 'refresh')?.startedAt ?? null;
   }
-  // No URL known yet: the seed function has not run (an asynchronous invoke), so not idle.
+  // No URL known and no discovery cycle yet: the seed function has not run (an asynchronous
+  // invoke), so not idle. A crawl whose URLs were all forgotten (clear-errors) has had one.
+  const seeded = discovery !== null || (await hosts.getValue(seedRunKey)) !== null;
   const idle =
-    documents + Object.keys(urls).length > 0 &&
+    (documents + Object.keys(urls).length > 0 || seeded) &&
     Object.values(queues).every((q) => q.visible === 0 && q.inFlight === 0);
   return {
     crawl,

@@ -85,8 +85,11 @@ async function runScheduled<R>(
   return withUsage(deps, stage as StageName, event, context, pagesOf(stage), async () => {
     const result = await run(deps, context, event);
     deps.log.info(`${stage} done`, { result: result as unknown as Record<string, unknown> });
-    // `trawl status` shows when each schedule last ran: one write per scheduled run.
+    // `trawl status` shows when each schedule last ran: one write per scheduled run. A discovery
+    // cycle however started (deploy and `trawl crawl` invoke the seed function) is noted too: a
+    // crawl with no URL left (clear-errors) is idle once it has had one.
     if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
+    if (stage === 'seed') await deps.hosts.putValue(seedRunKey, started);
     return result;
   });
 }
@@ -98,6 +101,9 @@ function pagesOf(stage: string): (result: unknown) => number {
   if (stage !== 'fetch') return noPages;
   return (result) => Number((result as { fetched?: unknown } | null)?.fetched) || 0;
 }
+
+/** The hosts-table value holding when the seed function last ran, however it was started. */
+export const seedRunKey = 'last-run#seed';
 
 /** The hosts-table value holding when `stage`'s EventBridge schedule last started it. */
 export const scheduleRunKey = (stage: string) => `schedule-run#${stage}`;

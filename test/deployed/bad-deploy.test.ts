@@ -4,7 +4,7 @@
  * deploy started is stopped again).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,6 +65,35 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it('Ctrl-C during the CDK step: exit 130 saying so; the local cloud it started is stopped', async () => {
+    // Before, Node's default exit said nothing and left the detached local cloud running, named
+    // by no deployment: neither destroy nor any other command could stop it.
+    const cwd = dir(good);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    // Its own process group, as a terminal's: Ctrl-C reaches the CDK CLI too.
+    const child = spawn(process.execPath, [BIN, 'deploy', '-c', 'crawl.json', '--local'], {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const record = join(cwd, '.trawl', 'local-cloud.json');
+    for (let i = 0; i < 600 && !existsSync(record); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(existsSync(record), `the local cloud never started:\n${stderr}`);
+    const cloud = JSON.parse(readFileSync(record, 'utf8'));
+    await new Promise((r) => setTimeout(r, 1500)); // the CDK CLI at work
+    process.kill(-(child.pid as number), 'SIGINT');
+    assert.equal(await exited, 130, stderr.slice(-3000));
+    assert.match(stderr, /trawl: SIGINT: deploy stopped; stopping the local cloud it started/);
+    assert.equal(alive(cloud.pid), false, 'the local cloud was left running');
+    assert.equal(existsSync(record), false);
   });
 
   it('status on a crawl neither deployed nor crawled from here: exit 2 saying so', async () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,6 +15,8 @@ import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
+import { stopLocalCloud } from '../../cli/local-cloud.ts';
+import { alive } from '../../cli/processes.ts';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { fetchMemoryMb } from '../../shared/stages/fetch-memory.ts';
@@ -93,6 +95,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
 
   after(async () => {
     await trawl(['destroy', '-c', cfg, '--local']);
+    await stopLocalCloud(cwd); // when the last test failed before it stopped the cloud
     await site.close();
   });
 
@@ -235,5 +238,26 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       assert.ok(runs[rule], `${rule} never ran: ${JSON.stringify(runs)}`);
       assert.ok(Date.parse(String(runs[rule])) >= deployedAt - 60_000, `${rule} ran before the deploy`);
     }
+  });
+
+  it('destroy removes its own stack and keeps the local cloud for another crawl deployed there', async () => {
+    // Destroying one crawl used to stop the local cloud, losing every other crawl deployed to it.
+    // The other crawl is a second deployment record on the same cloud (destroy reads only where
+    // each record points; a second real deploy would take another minute).
+    const dir = join(cwd, '.trawl', 'deployments');
+    const record = JSON.parse(readFileSync(join(dir, 'deployedtest.json'), 'utf8'));
+    writeFileSync(join(dir, 'neighbour.json'), JSON.stringify({ ...record, crawl: 'neighbour' }));
+    const destroy = await trawl(['destroy', '-c', cfg, '--local']);
+    assert.equal(destroy.code, 0, destroy.stderr.slice(-3000));
+    assert.match(
+      destroy.stdout,
+      /destroyed Trawl-deployedtest; the local cloud keeps running for "neighbour"/,
+    );
+    const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
+    assert.ok(alive(cloud.pid), 'the local cloud runs on');
+    assert.equal(existsSync(join(dir, 'deployedtest.json')), false);
+    rmSync(join(dir, 'neighbour.json'));
+    await stopLocalCloud(cwd);
+    assert.equal(alive(cloud.pid), false);
   });
 });

@@ -184,5 +184,12 @@ describe('trawl CLI on the embedded emulator', () => {
       r.err,
       /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
     );
+    // Its one URL forgotten, the crawl knows nothing, yet it has run: idle (status --wait used to
+    // wait for ever on a crawl with no URL).
+    assert.match(trawl(cwd, 'clear-errors', '-c', config).out, /forgot 1 URL/);
+    const s = trawl(cwd, 'status', '-c', config, '--wait', '--timeout', '30');
+    assert.equal(s.code, 0, s.err);
+    assert.deepEqual(JSON.parse(s.out).urls, {});
+    assert.equal(JSON.parse(s.out).idle, true);
   });
 });
