@@ -13,6 +13,8 @@ export interface DupEntry {
   depth: number;
   /** the other URLs with this content, state `duplicate` */
   dups: string[];
+  /** the keeper's page names itself rel=canonical (absent: it does not) */
+  selfCanonical?: boolean;
 }
 
 /**
@@ -55,6 +57,21 @@ export function preferred(a: string, b: string, canonical: string | null): strin
   return a < b ? a : b;
 }
 
+/**
+ * Whether `url` takes the content over from `keeper`, each ranked by what its own page says: one
+ * that names itself canonical before one that does not, then the shorter, then the smaller. The
+ * rank is the URL's own, whichever of the two was fetched last: ranking by the newcomer's
+ * canonical alone made a self-canonical page and a shorter one without a canonical take the
+ * content from each other at every fetch, each demotion fetching the other again, for ever.
+ */
+function outranks(url: string, urlSelf: boolean, keeper: string, keeperSelf: boolean): boolean {
+  if (urlSelf !== keeperSelf) return urlSelf;
+  if (url.length !== keeper.length) return url.length < keeper.length;
+  return url < keeper;
+}
+
+const selfFlag = (self: boolean) => (self ? { selfCanonical: true } : {});
+
 export type DupDecision =
   /** `url` keeps the document; `demoted` lost it to `url` (its document is deleted) */
   | { kind: 'keep'; entry: DupEntry; demoted?: string }
@@ -68,14 +85,17 @@ export function admitContent(
   depth: number,
   canonical: string | null,
 ): DupDecision {
+  const self = canonical === url;
   if (!entry || entry.keeper === '' || entry.keeper === url) {
     const dups = (entry?.dups ?? []).filter((u) => u !== url);
-    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups }) };
+    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups, ...selfFlag(self) }) };
   }
-  if (preferred(url, entry.keeper, canonical) === url) {
+  // A page naming the keeper its canonical is its duplicate, whatever the ranks.
+  if (canonical !== entry.keeper && outranks(url, self, entry.keeper, entry.selfCanonical === true)) {
     // The demoted keeper first: it is fetched again and would be listed then anyway.
     const dups = [...new Set([entry.keeper, ...entry.dups])].filter((u) => u !== url);
-    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups }), demoted: entry.keeper };
+    const kept = bounded({ keeper: url, depth, dups, ...selfFlag(self) });
+    return { kind: 'keep', entry: kept, demoted: entry.keeper };
   }
   // Listed while the entry has room; past it the entry is the same (no write: stages/duplicates.ts).
   const kept = entry.dups.includes(url) ? entry : bounded({ ...entry, dups: [...entry.dups, url] });

@@ -42,6 +42,34 @@ describe('duplicate content', () => {
     assert.equal(admitContent({ keeper: '', depth: 0, dups: [] }, 'http://x/z', 0, null).kind, 'keep');
   });
 
+  it('settles: a self-canonical page and a shorter one without a canonical do not take turns', () => {
+    // A refresh once fetched these two 919 times each: each took the content from the other (the
+    // newcomer's canonical ranked it; the keeper's own was forgotten), and each demotion fetched
+    // the loser again.
+    const a = 'http://x/dupA.html';
+    const p = 'http://x/pdouble.html';
+    let entry = admitContent(null, a, 1, null).entry;
+    const taken = admitContent(entry, p, 1, p);
+    assert.equal(taken.kind, 'keep');
+    assert.equal(taken.kind === 'keep' && taken.demoted, a, 'the self-canonical page takes it');
+    entry = taken.entry;
+    for (let round = 0; round < 3; round++) {
+      const refetched = admitContent(entry, a, 1, null);
+      assert.equal(refetched.kind, 'duplicate', `round ${round}: the demoted page stays a duplicate`);
+      entry = refetched.entry;
+      const keeper = admitContent(entry, p, 1, p);
+      assert.deepEqual([keeper.kind, keeper.kind === 'keep' && keeper.demoted], ['keep', undefined]);
+      entry = keeper.entry;
+    }
+    // A page naming another URL canonical does not outrank a self-canonical keeper either.
+    assert.equal(admitContent(entry, 'http://x/b', 1, a).kind, 'duplicate');
+    // Two self-canonical pages: the shorter, both ways round.
+    const q = 'http://x/q.html';
+    assert.equal(admitContent(entry, q, 1, q).kind, 'keep');
+    const qFirst = admitContent(null, q, 1, q).entry;
+    assert.equal(admitContent(qFirst, p, 1, p).kind, 'duplicate');
+  });
+
   it('an entry stays under one write unit however many URLs share the content', () => {
     let entry = admitContent(null, 'https://shop.example.com/a', 1, null).entry;
     const listedBefore: number[] = [];
