@@ -62,6 +62,10 @@ export function printSummary({
   // A frontier message delivered again (its invocation died) holds URLs recorded since it was queued.
   if (stats['skipped:fetched-since-queued'])
     out(`  redelivered URLs already fetched, not fetched again: ${stats['skipped:fetched-since-queued']}`);
+  if (stats['search:refused'])
+    out(
+      `  refused by the search engine (a value its mapping cannot take; in trawl docs and the feed, logged): ${stats['search:refused']}`,
+    );
   out(`  AWS requests: ${total} (${(total / Math.max(fetched, 1)).toFixed(2)} per fetched page)`);
   for (const [op, v] of calls) out(`    ${op.padEnd(34)} ${String(v).padStart(7)}`);
   out(

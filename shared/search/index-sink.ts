@@ -7,6 +7,7 @@ import type { PageStore } from '../aws/page-store.ts';
 import type { CrawlConfig } from '../config.ts';
 import type { ChangeRecord, CrawlDocument } from '../types.ts';
 import {
+  type BulkResult,
   ensureIndex,
   indexName,
   type SinkDelete,
@@ -24,7 +25,7 @@ export async function sinkChanges(
   store: PageStore,
   config: CrawlConfig,
   changes: SinkChange[],
-): Promise<{ written: number; stale: number } | null> {
+): Promise<BulkResult | null> {
   if (config.index.sink !== 'opensearch' || changes.length === 0) return null;
   const endpoint = searchEndpoint(config);
   if (!endpoint)

@@ -42,10 +42,21 @@ export function docId(url: string): string {
   return createHash('sha256').update(url).digest('hex');
 }
 
-/** english analyzer for the text, keyword url, dates; mapped metadata stays dynamic text. */
+/**
+ * english analyzer for the text, keyword url, dates; mapped metadata stays dynamic text. No date
+ * detection: a `<meta name="date">` of "2024-01-01" on the first page made `meta.date` a date
+ * field, and every later page whose value was "last tuesday" was refused. Highlighting reads up
+ * to 10 M characters of content (a `fetch.maxBytes` page), not OpenSearch's default 1 M, past
+ * which a search that hit such a page failed whole.
+ */
 export const INDEX_BODY = {
-  settings: { number_of_shards: 1, number_of_replicas: 0 },
+  settings: {
+    number_of_shards: 1,
+    number_of_replicas: 0,
+    'index.highlight.max_analyzed_offset': 10_485_760,
+  },
   mappings: {
+    date_detection: false,
     properties: {
       url: { type: 'keyword' },
       title: { type: 'text', analyzer: 'english' },
@@ -122,16 +133,27 @@ function source(doc: CrawlDocument): Record<string, unknown> {
   };
 }
 
+/** What one bulk did: items written, items the engine held newer, documents it refused. */
+export interface BulkResult {
+  written: number;
+  stale: number;
+  /** documents the engine refused (a 4xx other than 409: a value its mapping cannot take) */
+  refused: { url: string; status: number; reason: string }[];
+}
+
 /**
  * One bulk for the batch. A version conflict (409) means the engine already holds this or a
- * newer state of the URL: that is success. Any other item error fails the batch (it is retried).
+ * newer state of the URL: that is success. A document the engine refuses (another 4xx: a field
+ * its mapping cannot parse) is reported, not retried: it would be refused again, and failing the
+ * batch lost every other page of it once its retries ran out. Anything else (429, 5xx) fails the
+ * batch, which is retried.
  */
 export async function writeBulk(
   client: Client,
   index: string,
   upserts: SinkUpsert[],
   deletes: SinkDelete[],
-): Promise<{ written: number; stale: number }> {
+): Promise<BulkResult> {
   const body: Record<string, unknown>[] = [];
   for (const u of upserts) {
     body.push({
@@ -145,19 +167,22 @@ export async function writeBulk(
     });
     body.push({ url: d.url, deleted: true, deleteReason: d.reason });
   }
-  if (body.length === 0) return { written: 0, stale: 0 };
+  const result: BulkResult = { written: 0, stale: 0, refused: [] };
+  if (body.length === 0) return result;
   const res = await client.bulk({ body });
-  let written = 0;
-  let stale = 0;
-  for (const item of res.body.items as Record<string, { status: number; error?: { reason?: string } }>[]) {
+  const urls = [...upserts.map((u) => u.doc.url), ...deletes.map((d) => d.url)];
+  const items = res.body.items as Record<string, { status: number; error?: { reason?: string } }>[];
+  for (const [i, item] of items.entries()) {
     const r = Object.values(item)[0];
     if (!r) continue;
-    if (r.status === 409) stale++;
+    if (r.status === 409) result.stale++;
+    else if (r.status >= 400 && r.status < 500 && r.status !== 429)
+      result.refused.push({ url: urls[i] ?? '', status: r.status, reason: r.error?.reason ?? '' });
     else if (r.status >= 300)
       throw new Error(`search bulk item failed: ${r.status} ${r.error?.reason ?? ''}`);
-    else written++;
+    else result.written++;
   }
-  return { written, stale };
+  return result;
 }
 
 /** Best hits first; tombstones are filtered out. */
@@ -167,19 +192,25 @@ export async function search(
   query: string,
   limit: number,
 ): Promise<SearchHit[]> {
-  const res = await client.search({
-    index,
-    body: {
-      size: limit,
-      query: {
-        bool: {
-          must: { multi_match: { query, fields: ['title^2', 'content'] } },
-          must_not: { term: { deleted: true } },
-        },
+  const body = (highlight: boolean) => ({
+    size: limit,
+    query: {
+      bool: {
+        must: { multi_match: { query, fields: ['title^2', 'content'] } },
+        must_not: { term: { deleted: true } },
       },
-      highlight: { fields: { content: { fragment_size: 160, number_of_fragments: 1 } } },
-      _source: ['url', 'title', 'content'],
     },
+    ...(highlight
+      ? { highlight: { fields: { content: { fragment_size: 160, number_of_fragments: 1 } } } }
+      : {}),
+    _source: ['url', 'title', 'content'],
+  });
+  // An index made before INDEX_BODY raised the highlight limit refuses to highlight a hit past 1 M
+  // characters, failing the whole search: then the snippets are the contents' starts.
+  const res = await client.search({ index, body: body(true) }).catch((err: Error) => {
+    if (!/max_analyzed_offset|maximum allowed to be analyzed for highlighting/.test(String(err.message)))
+      throw err;
+    return client.search({ index, body: body(false) });
   });
   return (res.body.hits.hits as unknown as RawHit[]).map((h) => ({
     url: h._source.url,

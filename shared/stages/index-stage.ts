@@ -63,6 +63,12 @@ export async function runIndexStage(
     await writeChanges(deps, writes.changes);
     const sunk = await sinkChanges(deps.store, config, writes.changes);
     if (sunk) result.stats['search:written'] = sunk.written;
+    if (sunk?.refused.length) {
+      result.stats['search:refused'] = sunk.refused.length;
+      deps.log.warn('the search engine refused documents (they are in the index and the feed)', {
+        refused: sunk.refused,
+      });
+    }
     await persistStates(deps, writes);
   } catch (err) {
     // Every write is idempotent (whole items, the same pointers, a key named by its content).

@@ -7,7 +7,14 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reindexCommand } from '../../cli/commands/search.ts';
 import { type AnyHandler, LocalRunner, lambdaContext } from '../../cli/runner.ts';
 import { engineInstalled, type SearchEngine, startSearchEngine } from '../../cli/search-engine.ts';
-import { type CrawlSession, crawl, openSession, refresh, type SessionOptions } from '../../cli/session.ts';
+import {
+  type CrawlSession,
+  crawl,
+  eachState,
+  openSession,
+  refresh,
+  type SessionOptions,
+} from '../../cli/session.ts';
 import { handler as extractHandler } from '../../functions/extract/handler.ts';
 import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
 import { handler as indexHandler } from '../../functions/index/handler.ts';
@@ -196,5 +203,54 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     const client = searchClient(engine.endpoint);
     const gone = await client.get({ index, id: docId(`${site.url}/r/gone.html`) });
     assert.equal(gone.body._source?.deleted, true);
+  });
+
+  it('metadata values of any shape and a page past 1 M characters: every document indexed and found', async () => {
+    // A meta date of "2024-01-01" on one page made meta.date a date field (dynamic date detection),
+    // then "last tuesday" on another was refused and failed the whole batch: its pages were lost.
+    // A hit past 1 M characters failed every search it matched (the highlighter's limit).
+    const root = join(dir, 'site', 'm');
+    mkdirSync(root, { recursive: true });
+    const withDate = (title: string, word: string, date: string) =>
+      `<!doctype html><html><head><title>${title}</title><meta name="date" content="${date}"></head><body><p>${word}</p></body></html>`;
+    writeFileSync(
+      join(root, 'index.html'),
+      page('M', 'meta start', ['/m/d1.html', '/m/d2.html', '/m/big.html']),
+    );
+    writeFileSync(join(root, 'd1.html'), withDate('D1', 'axolotl', '2024-01-01'));
+    writeFileSync(join(root, 'd2.html'), withDate('D2', 'capybara', 'last tuesday'));
+    writeFileSync(join(root, 'big.html'), page('Big', `${'lorem ipsum dolor '.repeat(70_000)} kangaroo`));
+    const input = (name: string): CrawlConfigInput => ({
+      name,
+      startUrls: [`${site.url}/m/`],
+      fetch: { allowPrivateNetworks: true },
+      extract: { metadataMapping: { date: 'date' } },
+      index: { sink: 'opensearch' },
+    });
+    const fresh = input(uniqueCrawlName('meta'));
+    await crawl(await openSession(parseConfig(fresh)));
+    const index = indexName(parseConfig(fresh));
+    assert.deepEqual(await paths('axolotl', index), ['/m/d1.html']);
+    assert.deepEqual(await paths('capybara', index), ['/m/d2.html']);
+    assert.deepEqual(await paths('kangaroo', index), ['/m/big.html']);
+
+    // An index made before (meta.date a date, the default highlight limit): the engine refuses d2
+    // alone; the batch's other pages are written, d2 stays a document of the crawl, and a search
+    // hitting the big page still answers (snippets without highlights).
+    const old = input(uniqueCrawlName('metaold'));
+    const oldIndex = indexName(parseConfig(old));
+    const client = searchClient(engine.endpoint);
+    await client.indices.create({
+      index: oldIndex,
+      body: { mappings: { properties: { meta: { properties: { date: { type: 'date' } } } } } },
+    });
+    const session = await openSession(parseConfig(old));
+    await crawl(session);
+    assert.deepEqual(await paths('axolotl', oldIndex), ['/m/d1.html']);
+    assert.deepEqual(await paths('capybara', oldIndex), [], 'refused by the old mapping');
+    assert.deepEqual(await paths('kangaroo', oldIndex), ['/m/big.html']);
+    const states = new Map<string, string>();
+    for await (const u of eachState(session)) states.set(new URL(u.url).pathname, u.state);
+    assert.equal(states.get('/m/d2.html'), 'indexed');
   });
 });
