@@ -320,7 +320,10 @@ export const ConfigSchema = z.strictObject({
       opensearch: z
         .strictObject({
           /** null: the embedded engine locally, the stack's collection on AWS */
-          endpoint: z.url().nullable().default(null),
+          endpoint: z
+            .url({ protocol: /^https?$/, error: 'an http:// or https:// URL (e.g. http://localhost:9200)' })
+            .nullable()
+            .default(null),
           /** null: trawl-<crawl name> */
           indexName: z
             .string()

@@ -49,10 +49,32 @@ export async function prepareSearchSink(
       return config;
     }
   }
-  if (config.index.sink !== 'opensearch' || searchEndpoint(config)) return config;
+  if (config.index.sink !== 'opensearch') return config;
+  const endpoint = searchEndpoint(config);
+  if (endpoint) {
+    await reachable(endpoint);
+    return config;
+  }
   if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
   await startEmbedded();
   return config;
+}
+
+/**
+ * The configured engine answers before a crawl starts: a crawl into an engine that is down fails
+ * every index batch until its retries run out, and those pages wait in the dead-letter queue.
+ */
+async function reachable(endpoint: string): Promise<void> {
+  try {
+    await searchClient(endpoint).info();
+  } catch (err) {
+    const e = err as Error & { meta?: { statusCode?: number } };
+    // An engine that answers at all (401/403 from a signed-request domain) is there.
+    if (e.meta?.statusCode) return;
+    throw new ConfigError(
+      `index.opensearch.endpoint ${endpoint} does not answer (${e.message}): start the engine or fix the endpoint`,
+    );
+  }
 }
 
 async function startEmbedded(): Promise<void> {
@@ -63,7 +85,10 @@ async function startEmbedded(): Promise<void> {
 /** The config's endpoint, else the deployed stack's (its outputs), else the embedded engine. */
 async function endpointFor(config: CrawlConfig): Promise<string> {
   const configured = searchEndpoint(config);
-  if (configured) return configured;
+  if (configured) {
+    await reachable(configured);
+    return configured;
+  }
   const deployed = loadDeployment(config.name);
   if (deployed) {
     if (!deployed.outputs.SearchEndpoint)

@@ -144,6 +144,31 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.equal(trawl(cwd, 'crawl', '--bogus').code, 2);
   });
 
+  it('a search endpoint without a scheme, or one that does not answer: exit 2 before anything is crawled', () => {
+    // "localhost:9200" passed as a URL and failed in the client with a stack trace; an engine that
+    // was down failed every index batch until their retries ran out: the pages were lost.
+    const write = (name: string, endpoint: string) => {
+      const file = join(cwd, `${name}.json`);
+      const index = { sink: 'opensearch', opensearch: { endpoint } };
+      writeFileSync(file, JSON.stringify({ name, startUrls: ['http://127.0.0.1:9/'], index }));
+      return file;
+    };
+    const schemeless = trawl(cwd, 'crawl', '-c', write('noscheme', 'localhost:9200'));
+    assert.equal(schemeless.code, 2);
+    assert.match(
+      schemeless.err,
+      /noscheme\.json: index\.opensearch\.endpoint: an http:\/\/ or https:\/\/ URL/,
+    );
+    const down = trawl(cwd, 'crawl', '-c', write('enginedown', 'http://127.0.0.1:9/'), '--no-progress');
+    assert.equal(down.code, 2, down.err);
+    assert.match(
+      down.err,
+      /index\.opensearch\.endpoint http:\/\/127\.0\.0\.1:9\/ does not answer \(.*ECONNREFUSED/,
+    );
+    assert.doesNotMatch(down.err, /^\s+at /m);
+    assert.doesNotMatch(down.out, /finished/);
+  });
+
   it('a fetch.auth secret that does not resolve exits 2 before the crawl starts, naming the field', () => {
     // The fetch function found it instead, failed every invocation, and the crawl never ended.
     const config = join(cwd, 'secret.json');
