@@ -12,14 +12,16 @@ import { stageStats } from '../../shared/stages/logger.ts';
 import type { UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
+import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
+import { CommandFailed } from './deploy.ts';
 import { onEarlySignal, onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
-import { runDeployed } from './status.ts';
+import { deadLetterCount, runDeployed } from './status.ts';
 
 interface RunOptions {
   config: string;
@@ -68,6 +70,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
     await markUnsaved(config.name);
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
+    const deadBefore = await deadLetterCount(session.monitor, session.resources.dlqUrls);
     await checkSecrets(config, opts.config);
     const signals = onStopSignal(session.runner);
     early.dispose();
@@ -89,6 +92,12 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       throw new ConfigError(`${opts.config}: ${failure.message} (the run stopped; nothing is lost)`);
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
     printSummary({ ...summary, stats: stageStats, counts: requestCounts, stoppedBy: stop?.signal });
+    // A batch that failed every retry waits in a dead-letter queue: its URLs stay pending.
+    const dead = (await deadLetterCount(session.monitor, session.resources.dlqUrls)) - deadBefore;
+    if (dead > 0)
+      process.stdout.write(
+        `  dead-lettered this run (failed every retry, their URLs left pending): ${dead}\n`,
+      );
     if (!stop && kind === 'crawl') await warnStartUrls(session);
     await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts, kind, signals);
@@ -96,6 +105,10 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     // An emulator that went away meanwhile fails the save with ECONNREFUSED: main.ts says what it means.
     await persistEmbeddedState(undefined, config.name);
     if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
+    if (dead > 0)
+      throw new CommandFailed(
+        `${dead} message(s) failed every retry and wait in the crawl's dead-letter queues; their URLs are left pending (the log above says why; after a fix, aws sqs start-message-move-task puts them back: README "Behaviour")`,
+      );
   } finally {
     early.dispose();
     progress.stop();
@@ -159,7 +172,14 @@ export async function crawlCommand(opts: RunOptions): Promise<void> {
 /** `trawl refresh -c FILE [--now ISO]` */
 export async function refreshCommand(opts: RunOptions): Promise<void> {
   if (opts.dryRun) return dryRun(opts);
-  if (!opts.demo && !opts.now && (await runDeployed(opts.config, 'refresh'))) return;
+  const deployed = opts.demo ? null : loadDeployment(loadConfigFile(opts.config).name);
+  // --now shifts this process's clock: a deployed crawl's functions keep the real one. It used
+  // to run the cycle here, on an empty embedded emulator: "0 fetched", and a moto started.
+  if (deployed && opts.now)
+    throw new ConfigError(
+      `--now: crawl "${deployed.crawl}" is deployed, and its refresh function runs at the real time: run "trawl refresh -c ${opts.config}" without --now (or --dry-run --now to see what a cycle then would do)`,
+    );
+  if (deployed && (await runDeployed(opts.config, 'refresh'))) return;
   await run(opts, 'refresh');
 }
 
@@ -167,9 +187,15 @@ export async function refreshCommand(opts: RunOptions): Promise<void> {
 async function dryRun(opts: RunOptions): Promise<void> {
   const now = opts.now === undefined ? undefined : new Date(opts.now);
   if (now && Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
-  const { config, close } = await prepare(opts);
+  // A deployed crawl's plan is read from its stack (it used to be an empty embedded emulator's).
+  const deployed = opts.demo ? null : loadDeployment(loadConfigFile(opts.config).name);
+  if (deployed) await useDeployment(deployed);
+  const { config, close } = deployed
+    ? { config: loadConfigFile(opts.config), close: async () => {} }
+    : await prepare(opts);
   try {
-    const plan = await planRefresh(await openSession(config, { now }));
+    const resources = deployed ? deployedResources(deployed.outputs) : undefined;
+    const plan = await planRefresh(await openSession(config, { now, resources }));
     for (const p of plan) process.stdout.write(`${JSON.stringify(p)}\n`);
     const count = (a: string) => plan.filter((p) => p.action === a).length;
     process.stderr.write(

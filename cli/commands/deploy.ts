@@ -13,6 +13,7 @@ import { createPageStore } from '../../shared/aws/page-store.ts';
 import { storedConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
+import { envSecretPaths } from '../../shared/net/auth.ts';
 import { resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startBackgroundDemoSite, stopBackgroundDemoSite } from '../demo-site.ts';
@@ -86,6 +87,14 @@ function parsePort(port: string | undefined): number {
 /** Deploys and seeds; a local cloud this call started is stopped again if anything fails. */
 export async function deployCommand(opts: DeployOptions): Promise<void> {
   let config = loadConfigFile(opts.config); // a bad config fails before anything starts
+  // `{"env": NAME}` reads the environment of whatever runs the fetch stage: here that is this
+  // process, deployed it is the function's, which has no such variable. Such a deploy seeded a
+  // crawl whose every fetch invocation failed, said only in the functions' logs.
+  const fromEnv = envSecretPaths(config.fetch.auth);
+  if (fromEnv.length > 0)
+    throw new ConfigError(
+      `${opts.config}: ${fromEnv.join(', ')}: {"env": …} is read from the environment of the process that fetches, and a deployed function has no such variable: use {"secretArn": …} (AWS Secrets Manager) for a deployed crawl`,
+    );
   const port = parsePort(opts.port);
   const demo = opts.demo ?? resolve(opts.config) === join(PROJECT_ROOT, 'demo', 'trawl.json');
   const ensuring = opts.local

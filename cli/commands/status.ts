@@ -50,6 +50,13 @@ function flat(urls: QueueUrls): [string, string][] {
   ][];
 }
 
+/** Messages waiting in the crawl's dead-letter queues (frontier and stage), all told. */
+export async function deadLetterCount(clients: AwsClients, dlqUrls: QueueUrls): Promise<number> {
+  let n = 0;
+  for (const [, url] of flat(dlqUrls)) n += (await depth(clients, url)).visible;
+  return n;
+}
+
 async function depth(clients: AwsClients, url: string): Promise<Depth> {
   const r = await clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }));
   const a = r.Attributes ?? {};

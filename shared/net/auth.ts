@@ -285,6 +285,13 @@ export function cleartextAuthPaths(entries: AuthEntry[]): string[] {
   return out;
 }
 
+/** Field paths of secrets read from the environment (`{"env": NAME}`): a deployed function has none. */
+export function envSecretPaths(entries: AuthEntry[]): string[] {
+  return [...secretFields(entries)]
+    .filter((f) => typeof f.ref === 'object' && 'env' in f.ref)
+    .map((f) => f.path);
+}
+
 /** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
 export function secretArns(entries: AuthEntry[]): string[] {
   const arns = new Set<string>();

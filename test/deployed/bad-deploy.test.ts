@@ -52,6 +52,17 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
   });
 
+  it('a secret read from the environment: exit 2 naming the field and the way that deploys, nothing started', async () => {
+    // The deployed functions have no such variable: the crawl was seeded and never fetched a page.
+    const auth = [{ urlPrefix: 'https://intranet.test/', basic: { username: 'u', password: { env: 'PW' } } }];
+    const cwd = dir({ ...good, fetch: { ...good.fetch, auth } });
+    const r = await trawl(cwd, ['deploy', '-c', 'crawl.json', '--local'], { PW: 'hunter2-value' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /fetch\.auth\.0\.basic\.password: \{"env": …\} .*use \{"secretArn": …\}/);
+    assert.ok(!r.stderr.includes('hunter2-value'), 'the value is never printed');
+    assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
+  });
+
   it('a port already taken: exit 2 naming the port, nothing started', async () => {
     const cwd = dir(good);
     const blocker: Server = createServer();

@@ -174,6 +174,18 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
   });
 
   it('a refresh cycle (the refresh function invoked) fetches a changed page again', async () => {
+    // --dry-run reads the deployed crawl (maxAge 1s: every document is due); --now, which only
+    // this process's clock could follow, is refused. Both used to run on an empty embedded emulator.
+    const plan = await trawl(['refresh', '-c', cfg, '--dry-run']);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.doesNotMatch(plan.stderr, /embedded emulator/);
+    assert.ok(
+      lines(plan.stdout).some((p) => p.url === `${site.url}/b` && p.action === 'refresh'),
+      plan.stdout,
+    );
+    const at = await trawl(['refresh', '-c', cfg, '--now', '2030-01-01T00:00:00Z']);
+    assert.equal(at.code, 2);
+    assert.match(at.stderr, /--now: crawl "deployedtest" is deployed/);
     site.route('/b', html(page('Beta two', ['/'])));
     const refresh = await trawl(['refresh', '-c', cfg]);
     assert.equal(refresh.code, 0, refresh.stderr);

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
+import { deadLetterCount } from '../../cli/commands/status.ts';
 import { type AnyHandler, LocalRunner, scheduledEvent } from '../../cli/runner.ts';
 import { type CrawlSession, documents, openSession, urlStates } from '../../cli/session.ts';
 import { generateDemoSite } from '../../demo/generate-site.ts';
@@ -114,8 +115,14 @@ describe('fault injection', () => {
     }
     // Faults stay on: what fails maxReceiveCount times waits in its DLQ, and is moved back as the
     // README tells an operator to, until nothing is left there.
-    do await runner.drain();
-    while ((await redrive(session)) > 0);
+    // `trawl crawl` counts them the same way (a summary line and exit 1: deadLetterCount).
+    let moved = 0;
+    do {
+      await runner.drain();
+      const waiting = await deadLetterCount(session.monitor, session.resources.dlqUrls);
+      moved = await redrive(session);
+      assert.equal(waiting, moved, 'the dead letters counted are those moved back');
+    } while (moved > 0);
     if (process.env.TRAWL_FAULT_DEBUG) console.log(prefix, JSON.stringify(runner.stats));
     return collect(session);
   }
