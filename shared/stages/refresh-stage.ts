@@ -107,12 +107,11 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
-  const out = { changes, docRemoved, at: until, orphanBefore, linksBefore };
+  const deferred: (() => Promise<unknown>)[] = [];
+  const out = { changes, docRemoved, deferred, at: until, orphanBefore, linksBefore };
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
     refreshOne(deps, decider, item, starts, out),
   );
-  // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
-  if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
   const tasks = results.filter((t): t is UrlTask => t !== null);
   await sendTasks(deps, tasks);
   if (changes.length > 0) {
@@ -122,6 +121,12 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
     await sinkChanges(deps.store, config, changes);
   }
+  // Only now do the URLs lose their documents: a cycle that failed before (the search engine
+  // down) is run again and finds them still there, so their deletions are made again. Forgotten
+  // first, they had nothing left to delete, and the search index kept them for good.
+  // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
+  if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
+  await mapLimit(deferred, QUERY_CONCURRENCY, (write) => write());
   // A resumed cycle leaves the cursor where it is: the window's end never moves back.
   await deps.hosts.putValue(CURSOR_KEY, from > until ? from : until);
   if (tasks.length > 0) await deps.kickFetch();
@@ -156,6 +161,8 @@ function dueStates(lines: UrlItem[], items: Map<string, UrlItem>): UrlItem[] {
 interface RefreshOutput {
   changes: ChangeRecord[];
   docRemoved: UrlItem[];
+  /** table writes that drop a document: run once the feed and the search sink have its deletion */
+  deferred: (() => Promise<unknown>)[];
   at: string;
   /** now − refresh.orphanGrace; null when orphans are kept */
   orphanBefore: string | null;
@@ -179,7 +186,7 @@ async function refreshOne(
   // is one that no page links to and no sitemap lists any more (its "removed pages").
   const gone = d.accepted ? orphanReason(item, isStart, out.orphanBefore) : `out-of-scope: ${d.reason}`;
   if (gone) {
-    await deps.urls.forget(item.url);
+    out.deferred.push(() => deps.urls.forget(item.url));
     if (item.docBulk)
       changes.push({ type: 'delete', url: item.url, at, reason: gone, version: Date.parse(at) });
     return null;
@@ -191,7 +198,7 @@ async function refreshOne(
       Object.entries(item).filter(([k]) => !DOC_FIELDS.includes(k)),
     ) as unknown as UrlItem;
     if (item.stored === 'line') out.docRemoved.push(prev);
-    else await deps.urls.removeFields(item.url, DOC_FIELDS);
+    else out.deferred.push(() => deps.urls.removeFields(item.url, DOC_FIELDS));
     changes.push({
       type: 'delete',
       url: item.url,

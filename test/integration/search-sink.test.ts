@@ -253,4 +253,34 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     for await (const u of eachState(session)) states.set(new URL(u.url).pathname, u.state);
     assert.equal(states.get('/m/d2.html'), 'indexed');
   });
+
+  it('a refresh whose search step failed, run again, still deletes the excluded page from the index', async () => {
+    // The cycle used to forget the URL before the sink: its retry had nothing left to delete, and
+    // the page stayed searchable for good.
+    const root = join(dir, 'site', 'x');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'index.html'), page('X', 'exclusion start', ['/x/keep.html', '/x/drop.html']));
+    writeFileSync(join(root, 'keep.html'), page('Keep', 'wombat'));
+    writeFileSync(join(root, 'drop.html'), page('Drop', 'platypus'));
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('excl'),
+      startUrls: [`${site.url}/x/`],
+      fetch: { allowPrivateNetworks: true },
+      index: { sink: 'opensearch' },
+    };
+    const index = indexName(parseConfig(input));
+    await crawl(await openSession(parseConfig(input)));
+    assert.deepEqual(await paths('platypus', index), ['/x/drop.html']);
+    const excluded = parseConfig({ ...input, scope: { exclude: ['/drop\\.html$'] } });
+    const now = new Date(Date.now() + 3 * DAY);
+    process.env.TRAWL_SEARCH_ENDPOINT = 'http://127.0.0.1:9';
+    try {
+      await assert.rejects(refresh(await openSession(excluded, { now })), /ECONNREFUSED|Connection/);
+    } finally {
+      process.env.TRAWL_SEARCH_ENDPOINT = engine.endpoint;
+    }
+    await refresh(await openSession(excluded, { now }));
+    assert.deepEqual(await paths('platypus', index), [], 'the excluded page left the index');
+    assert.deepEqual(await paths('wombat', index), ['/x/keep.html']);
+  });
 });
