@@ -32,6 +32,8 @@ export interface Deployment {
   endpoint: string | null;
   region: string;
   local: boolean;
+  /** the local cloud's start (`local`): one started since holds none of this stack */
+  cloudStartedAt?: string;
   outputs: StackOutputs;
   deployedAt: string;
 }
@@ -95,6 +97,13 @@ export async function useDeployment(d: Deployment, cwd?: string): Promise<LocalC
   if (!cloud || cloud.endpoint !== d.endpoint) {
     throw new ConfigError(
       `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint}, which is not running any more: run "trawl deploy --local" again`,
+    );
+  }
+  // The same address, started again: a local cloud keeps nothing when it stops, and every call
+  // to the stack's queues and bucket failed with a stack trace.
+  if (d.cloudStartedAt && cloud.startedAt !== d.cloudStartedAt) {
+    throw new ConfigError(
+      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint} before it was started again (${cloud.startedAt}), and a local cloud keeps nothing when it stops: run "trawl deploy --local" again`,
     );
   }
   Object.assign(process.env, localCloudEnv(cloud));

@@ -105,6 +105,10 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   let started = false;
   try {
     ({ cloud, started } = await ensuring);
+    if (cloud && !started && port && new URL(cloud.endpoint).port !== String(port))
+      process.stderr.write(
+        `trawl: --port ${port} is not used: the local cloud already runs at ${cloud.endpoint} (trawl destroy the crawls deployed there to stop it)\n`,
+      );
     // The bundled demo config names the demo site: it is served in the background for the functions.
     if (demo) config = await startBackgroundDemoSite(opts.config, config);
     const search = await searchDeployContext(config, Boolean(cloud));
@@ -213,6 +217,7 @@ async function deployStack(
     endpoint: cloud?.endpoint ?? process.env.AWS_ENDPOINT_URL ?? null,
     region: cloud?.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     local: Boolean(cloud),
+    ...(cloud ? { cloudStartedAt: cloud.startedAt } : {}),
     outputs,
     deployedAt: new Date().toISOString(),
   };

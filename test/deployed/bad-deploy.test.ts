@@ -5,12 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
+import { ensureLocalCloud, stopLocalCloud } from '../../cli/local-cloud.ts';
 import { alive } from '../../cli/processes.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
@@ -105,6 +106,40 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     assert.match(stderr, /trawl: SIGINT: deploy stopped; stopping the local cloud it started/);
     assert.equal(alive(cloud.pid), false, 'the local cloud was left running');
     assert.equal(existsSync(record), false);
+  });
+
+  it('a deployment record from before the local cloud was started again: exit 2 saying so, no stack trace', async () => {
+    // The cloud at the same address holds none of the stack: every call failed with QueueDoesNotExist
+    // or NoSuchBucket and a stack trace.
+    const cwd = dir(good);
+    const { cloud } = await ensureLocalCloud({ cwd });
+    try {
+      mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
+      const outputs = {
+        BucketName: 'b',
+        UrlsTableName: 'u',
+        HostsTableName: 'h',
+        QueueUrls: '{}',
+        FunctionNames: '{}',
+      };
+      const record = {
+        crawl: 'baddeploy',
+        stackName: 'Trawl-baddeploy',
+        endpoint: cloud.endpoint,
+        region: cloud.region,
+        local: true,
+        cloudStartedAt: '2026-01-01T00:00:00.000Z',
+        outputs,
+        deployedAt: '2026-01-01T00:00:01.000Z',
+      };
+      writeFileSync(join(cwd, '.trawl', 'deployments', 'baddeploy.json'), JSON.stringify(record));
+      const r = await trawl(cwd, ['docs', '-c', 'crawl.json']);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /before it was started again .*run "trawl deploy --local" again/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    } finally {
+      await stopLocalCloud(cwd);
+    }
   });
 
   it('status on a crawl neither deployed nor crawled from here: exit 2 saying so', async () => {
