@@ -4,19 +4,30 @@
  * on a deployed crawl (they invoke its functions instead of running the stages in this process).
  */
 
+import { join, resolve } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { createHostTable } from '../../shared/aws/host-table.ts';
+import { createPageStore } from '../../shared/aws/page-store.ts';
 import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
 import { lastRunRecords } from '../../shared/aws/run-records.ts';
+import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { CONFIG_KEY } from '../../shared/layout.ts';
 import { scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
 import { type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
-import { deployedResources, functionNames, loadDeployment, useDeployment } from '../deployment.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import {
+  type Deployment,
+  deployedResources,
+  functionNames,
+  loadDeployment,
+  useDeployment,
+} from '../deployment.ts';
+import { PROJECT_ROOT, resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 
@@ -186,12 +197,30 @@ export async function statusCommand(opts: {
   process.stdout.write(`${JSON.stringify(s)}\n`);
 }
 
+/**
+ * The deployed functions read the config `trawl deploy` uploaded: a FILE edited since (a start URL
+ * added, a rule changed) is not what they crawl, and nothing said so.
+ */
+async function warnIfEdited(file: string, config: CrawlConfig, d: Deployment): Promise<void> {
+  if (resolve(file) === join(PROJECT_ROOT, 'demo', 'trawl.json')) return; // its URLs are swapped at deploy
+  const store = createPageStore({
+    client: createAwsClients({ count: false }).s3,
+    bucket: d.outputs.BucketName,
+  });
+  const deployed = await store.getJson<{ config?: unknown }>(CONFIG_KEY).catch(() => null);
+  if (deployed?.config && !isDeepStrictEqual(deployed.config, JSON.parse(JSON.stringify(config))))
+    process.stderr.write(
+      `trawl: warning: ${file} differs from the config deployed to ${d.stackName}, which its functions use: run "trawl deploy -c ${file}" to apply it\n`,
+    );
+}
+
 /** `trawl crawl|refresh` on a deployed crawl: invokes its seed or refresh function. False if not deployed. */
 export async function runDeployed(file: string, kind: 'crawl' | 'refresh'): Promise<boolean> {
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (!d) return false;
   await useDeployment(d);
+  await warnIfEdited(file, config, d);
   const fn = functionNames(d.outputs)[kind === 'crawl' ? 'seed' : 'refresh'];
   const r = await createAwsClients({ count: false }).lambda.send(
     new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse' }),

@@ -190,6 +190,19 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     const refresh = await trawl(['refresh', '-c', cfg]);
     assert.equal(refresh.code, 0, refresh.stderr);
     assert.match(refresh.stdout, /invoked .*Refresh/);
+    assert.doesNotMatch(refresh.stderr, /differs from the config deployed/);
+    // The functions crawl the config deploy uploaded: an edited FILE is named, not silently ignored.
+    const edited = JSON.parse(readFileSync(join(cwd, cfg), 'utf8'));
+    writeFileSync(
+      join(cwd, 'edited.json'),
+      JSON.stringify({ ...edited, startUrls: [...edited.startUrls, `${site.url}/b`] }),
+    );
+    const crawlEdited = await trawl(['crawl', '-c', 'edited.json']);
+    assert.equal(crawlEdited.code, 0, crawlEdited.stderr);
+    assert.match(
+      crawlEdited.stderr,
+      /warning: edited\.json differs from the config deployed to Trawl-deployedtest, which its functions use: run "trawl deploy -c edited\.json"/,
+    );
     let title = '';
     for (let i = 0; i < 60 && !title.includes('Beta two'); i++) {
       await trawl(['status', '-c', cfg, '--wait', '--timeout', '120']);
