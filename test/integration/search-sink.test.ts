@@ -83,6 +83,13 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     const index = `trawl-${input.name}`;
     await crawl(await openSession(parseConfig(input)));
     for (const n of names) assert.deepEqual(await paths(UNIQUE[n] as string, index), [`/${n}.html`]);
+    // The document fields of trawl docs, not a subset (charset, size, hash and source were left out).
+    const got = (await searchClient(engine.endpoint).get({ index, id: docId(`${site.url}/a.html`) })).body
+      ._source as Record<string, unknown>;
+    assert.equal(got.charset, 'utf-8');
+    assert.ok(Number(got.size) > 0);
+    assert.match(String(got.hash), /^sha256:[0-9a-f]{64}$/);
+    assert.ok('source' in got && 'canonical' in got, 'every field, null or not');
 
     // b changes, c turns 404; the maintenance cycle three days later.
     writeFileSync(join(root, 'b.html'), page('B', 'page now about pelicans'));
