@@ -100,7 +100,9 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
       // A query string: the query-variant cap of scope.traps counts it (the extract stage's ADD).
       '/c.html?page=2',
     ];
-    writeFileSync(join(dir, 'index.html'), page('Home', [...links, '/g.html', '/slow.html', '/big.html']));
+    const home = [...links, '/g.html', '/slow.html', '/big.html', '/twin-with-a-longer-name.html'];
+    writeFileSync(join(dir, 'index.html'), page('Home', home));
+    writeFileSync(join(dir, 'twin-with-a-longer-name.html'), page('Twins'));
     for (const p of ['a', 'b', 'c', 'd', 'e', 'g']) writeFileSync(join(dir, `${p}.html`), page(`Page ${p}`));
     // Text that does not compress: the pages of its fetch round no longer fit in the extract
     // message, so they go to S3 as a page bundle (fetch-flush.ts).
@@ -136,6 +138,10 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
 
     // The site changes: a page goes, rules drop one page and stop indexing two (one kept in the table).
     rmSync(join(dir, 'a.html'));
+    // A shorter URL of the twin's content appears: it takes the document over, and the twin,
+    // indexed in an earlier batch, is fetched again to record it (the index stage's frontier send).
+    writeFileSync(join(dir, 'index.html'), page('Home', [...home, '/t.html']));
+    writeFileSync(join(dir, 't.html'), page('Twins'));
     const changed = parseConfig({
       ...input,
 
