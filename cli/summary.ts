@@ -46,7 +46,7 @@ export function printSummary({
     `Trawl ${kind} "${config.name}" ${stoppedBy ? `stopped (${stoppedBy}) after` : 'finished in'} ${seconds.toFixed(1)} s: ${fetched} fetched, ${(fetched / Math.max(seconds, 0.001)).toFixed(1)} pages/s`,
   );
   out(
-    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304), ${n(stats.duplicate)} duplicates folded`,
+    `  documents: ${n(stats.indexed)} new, ${n(stats.reindexed)} changed, ${n(stats.unchanged)} unchanged, ${n(stats['not-modified'])} not modified (304), ${n(stats.duplicate)} duplicates folded, ${n(stats['documents:deleted'])} deleted`,
   );
   out(
     `  other URLs: ${n(stats.followed)} followed only, ${n(stats.ignored)} ignored, ${n(stats['error:permanent'])} permanent errors, ${n(stats['error:temporary'])} temporary errors`,

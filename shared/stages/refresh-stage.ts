@@ -20,6 +20,7 @@ import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
+import { bump } from './logger.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface RefreshSummary {
@@ -120,6 +121,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     await publishChanges(deps, changes, {});
     // Deletions the cycle decides itself (scope, noIndex) reach the search sink too.
     await sinkChanges(deps.store, config, changes);
+    // The run's summary counts them with the index stage's (which it used to leave out).
+    bump('documents:deleted', changes.filter((c) => c.type === 'delete').length);
   }
   // Only now do the URLs lose their documents: a cycle that failed before (the search engine
   // down) is run again and finds them still there, so their deletions are made again. Forgotten

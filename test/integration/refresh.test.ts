@@ -12,6 +12,7 @@ import { handler as indexHandler } from '../../functions/index/handler.ts';
 import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
 import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
 import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -79,7 +80,11 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
       ],
     });
     const second = await openSession(changed, { now });
+    for (const k of Object.keys(stageStats)) delete stageStats[k];
     const summary = (await refresh(second)) as { due: number; requeued: number; deleted: number };
+    // The run's summary counts every deletion: the refresh stage's own (d, g) and the index
+    // stage's (a, e); it used to leave the refresh stage's out.
+    assert.equal(stageStats['documents:deleted'], 4);
 
     assert.equal(summary.due, 8);
     assert.equal(summary.deleted, 1, 'd.html is deleted by the refresh stage itself');
