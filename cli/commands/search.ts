@@ -5,6 +5,7 @@ import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import {
   indexName,
+  otherCrawlsDocuments,
   search,
   searchClient,
   searchEndpoint,
@@ -147,6 +148,12 @@ export async function reindexCommand(opts: { config: string }): Promise<void> {
   const client = searchClient(await endpointFor(config));
   const name = indexName(config);
   const olds = await physicalIndices(client, name);
+  // The swap drops the old index whole: another crawl's documents there would go with it.
+  const others = await otherCrawlsDocuments(client, olds, config.name);
+  if (others > 0)
+    throw new ConfigError(
+      `${opts.config}: index.opensearch.indexName ${name} also holds ${others} document(s) of another crawl, which a reindex would drop: give each crawl an index of its own`,
+    );
   const fresh = await freshIndex(client, name, Date.now());
   const tombstones = await copyTombstones(client, olds, fresh);
   const written = await writeDocuments(crawl, client, fresh);
@@ -173,7 +180,8 @@ async function writeDocuments(crawl: CrawlSession, client: Client, index: string
         : [];
     });
     for (let i = 0; i < upserts.length; i += REINDEX_BULK)
-      written += (await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [])).written;
+      written += (await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [], crawl.config.name))
+        .written;
   }
   return written;
 }

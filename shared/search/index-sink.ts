@@ -55,5 +55,5 @@ export async function sinkChanges(
   const client = searchClient(endpoint);
   const index = indexName(config);
   await ensureIndex(client, index);
-  return writeBulk(client, index, upserts, deletes);
+  return writeBulk(client, index, upserts, deletes, config.name);
 }

@@ -59,6 +59,7 @@ export const INDEX_BODY = {
     date_detection: false,
     properties: {
       url: { type: 'keyword' },
+      crawl: { type: 'keyword' },
       title: { type: 'text', analyzer: 'english' },
       content: { type: 'text', analyzer: 'english' },
       contentType: { type: 'keyword' },
@@ -165,19 +166,22 @@ export async function writeBulk(
   index: string,
   upserts: SinkUpsert[],
   deletes: SinkDelete[],
+  crawl?: string,
 ): Promise<BulkResult> {
   const body: Record<string, unknown>[] = [];
+  // Each document names its crawl: `trawl reindex` refuses an index another crawl writes to too.
+  const owner = crawl === undefined ? {} : { crawl };
   for (const u of upserts) {
     body.push({
       index: { _index: index, _id: docId(u.doc.url), version: u.version, version_type: 'external_gte' },
     });
-    body.push(source(u.doc));
+    body.push({ ...source(u.doc), ...owner });
   }
   for (const d of deletes) {
     body.push({
       index: { _index: index, _id: docId(d.url), version: d.version, version_type: 'external_gte' },
     });
-    body.push({ url: d.url, deleted: true, deleteReason: d.reason });
+    body.push({ url: d.url, deleted: true, deleteReason: d.reason, ...owner });
   }
   const result: BulkResult = { written: 0, stale: 0, refused: [] };
   if (body.length === 0) return result;
@@ -195,6 +199,28 @@ export async function writeBulk(
     else result.written++;
   }
   return result;
+}
+
+/** How many documents of `indices` another crawl than `crawl` wrote (documents naming none: not counted). */
+export async function otherCrawlsDocuments(
+  client: Client,
+  indices: string[],
+  crawl: string,
+): Promise<number> {
+  if (indices.length === 0) return 0;
+  const res = await client.count({
+    index: indices.join(','),
+    body: {
+      query: {
+        bool: {
+          filter: [{ exists: { field: 'crawl' } }],
+          // `crawl.keyword`: an index whose mapping took the field as text (made before it was mapped)
+          must_not: [{ term: { crawl } }, { term: { 'crawl.keyword': crawl } }],
+        },
+      },
+    },
+  });
+  return Number(res.body.count);
 }
 
 /** Best hits first; tombstones are filtered out. */

@@ -290,4 +290,30 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.deepEqual(await paths('platypus', index), [], 'the excluded page left the index');
     assert.deepEqual(await paths('wombat', index), ['/x/keep.html']);
   });
+
+  it('reindex refuses an index another crawl writes to as well, and drops none of its documents', async () => {
+    // The swap dropped the old index whole: the other crawl's documents went with it.
+    for (const [sub, word] of [
+      ['s1', 'ocelot'],
+      ['s2', 'gecko'],
+    ] as const) {
+      mkdirSync(join(dir, 'site', sub), { recursive: true });
+      writeFileSync(join(dir, 'site', sub, 'index.html'), page(sub, `shared index ${word}`));
+    }
+    const shared = uniqueCrawlName('shared').toLowerCase();
+    const input = (sub: string): CrawlConfigInput => ({
+      name: uniqueCrawlName(sub),
+      startUrls: [`${site.url}/${sub}/`],
+      fetch: { allowPrivateNetworks: true },
+      index: { sink: 'opensearch', opensearch: { indexName: shared } },
+    });
+    const [one, two] = [input('s1'), input('s2')];
+    await crawl(await openSession(parseConfig(one)));
+    await crawl(await openSession(parseConfig(two)));
+    const file = join(dir, 'shared-two.json');
+    writeFileSync(file, JSON.stringify(two));
+    await assert.rejects(reindexCommand({ config: file }), /also holds 1 document\(s\) of another crawl/);
+    assert.deepEqual(await paths('ocelot', shared), ['/s1/']);
+    assert.deepEqual(await paths('gecko', shared), ['/s2/']);
+  });
 });
