@@ -1,12 +1,17 @@
 /** `--demo`: the bundled demo website, generated under .trawl/ and served on loopback. */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { generateDemoSite } from '../demo/generate-site.ts';
 import type { CrawlConfig } from '../shared/config.ts';
 import { startSiteServer } from '../test/helpers/site-server.ts';
 import { PROJECT_ROOT, stateDir } from './emulator.ts';
 import { alive } from './processes.ts';
+
+/** Whether `file` is the bundled demo config, whose start URL is swapped for the address served. */
+export function isDemoConfig(file: string): boolean {
+  return resolve(file) === join(PROJECT_ROOT, 'demo', 'trawl.json');
+}
 
 /** The start URL the demo config names; replaced by the address actually served. */
 const PLACEHOLDER = 'http://127.0.0.1:8080';

@@ -188,11 +188,10 @@ async function dryRun(opts: RunOptions): Promise<void> {
   const now = opts.now === undefined ? undefined : new Date(opts.now);
   if (now && Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
   // A deployed crawl's plan is read from its stack (it used to be an empty embedded emulator's).
-  const deployed = opts.demo ? null : loadDeployment(loadConfigFile(opts.config).name);
+  const file = loadConfigFile(opts.config);
+  const deployed = opts.demo ? null : loadDeployment(file.name);
   if (deployed) await useDeployment(deployed);
-  const { config, close } = deployed
-    ? { config: loadConfigFile(opts.config), close: async () => {} }
-    : await prepare(opts);
+  const { config, close } = deployed ? { config: file, close: async () => {} } : await prepare(opts);
   try {
     const resources = deployed ? deployedResources(deployed.outputs) : undefined;
     const plan = await planRefresh(await openSession(config, { now, resources }));

@@ -16,7 +16,7 @@ import { CONFIG_KEY } from '../../shared/layout.ts';
 import { envSecretPaths } from '../../shared/net/auth.ts';
 import { resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
-import { startBackgroundDemoSite, stopBackgroundDemoSite } from '../demo-site.ts';
+import { isDemoConfig, startBackgroundDemoSite, stopBackgroundDemoSite } from '../demo-site.ts';
 import {
   type Deployment,
   forgetDeployment,
@@ -96,7 +96,7 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
       `${opts.config}: ${fromEnv.join(', ')}: {"env": …} is read from the environment of the process that fetches, and a deployed function has no such variable: use {"secretArn": …} (AWS Secrets Manager) for a deployed crawl`,
     );
   const port = parsePort(opts.port);
-  const demo = opts.demo ?? resolve(opts.config) === join(PROJECT_ROOT, 'demo', 'trawl.json');
+  const demo = opts.demo ?? isDemoConfig(opts.config);
   const ensuring = opts.local
     ? ensureLocalCloud({ port })
     : Promise.resolve({ cloud: null as LocalCloud | null, started: false });
@@ -246,8 +246,7 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
     : [];
   if (cloud && others.length === 0) await stopLocalCloud();
   // The demo site serves the demo crawl's functions (deploy --demo, or the bundled config).
-  const demo = resolve(opts.config) === join(PROJECT_ROOT, 'demo', 'trawl.json');
-  if (demo || listDeployments().length === 0) stopBackgroundDemoSite();
+  if (isDemoConfig(opts.config) || listDeployments().length === 0) stopBackgroundDemoSite();
   const after = !cloud
     ? ''
     : others.length === 0

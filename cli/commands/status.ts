@@ -4,7 +4,6 @@
  * on a deployed crawl (they invoke its functions instead of running the stages in this process).
  */
 
-import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
@@ -20,6 +19,7 @@ import { CONFIG_KEY } from '../../shared/layout.ts';
 import { scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
 import { type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
+import { isDemoConfig } from '../demo-site.ts';
 import {
   type Deployment,
   deployedResources,
@@ -27,7 +27,7 @@ import {
   loadDeployment,
   useDeployment,
 } from '../deployment.ts';
-import { PROJECT_ROOT, resolveAwsEndpoint } from '../emulator.ts';
+import { resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 
@@ -202,7 +202,7 @@ export async function statusCommand(opts: {
  * added, a rule changed) is not what they crawl, and nothing said so.
  */
 async function warnIfEdited(file: string, config: CrawlConfig, d: Deployment): Promise<void> {
-  if (resolve(file) === join(PROJECT_ROOT, 'demo', 'trawl.json')) return; // its URLs are swapped at deploy
+  if (isDemoConfig(file)) return; // its URLs are swapped at deploy
   const store = createPageStore({
     client: createAwsClients({ count: false }).s3,
     bucket: d.outputs.BucketName,

@@ -65,7 +65,7 @@ export async function runIndexStage(
     if (sunk) result.stats['search:written'] = sunk.written;
     if (sunk?.refused.length) {
       result.stats['search:refused'] = sunk.refused.length;
-      deps.log.warn('the search engine refused documents (they are in the index and the feed)', {
+      deps.log.warn('the search engine refused documents (they are in trawl docs and the feed)', {
         refused: sunk.refused,
       });
     }
