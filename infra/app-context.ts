@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { parseConfig, parseDuration } from '../shared/config.ts';
+import { refreshCycleMs } from '../shared/crawl/state/scheduling.ts';
 import { secretArns } from '../shared/net/auth.ts';
 import { fetchMemoryMb, spoolDiskMb } from '../shared/stages/fetch-memory.ts';
 import { searchTarget } from './constructs/search.ts';
@@ -12,7 +13,8 @@ export const DEFAULT_CRAWL = 'demo';
 
 /**
  * Stack props from CDK context: `-c crawl=NAME` and/or `-c config=PATH` (JSON or YAML crawl config).
- * A config supplies the name and the discovery interval (whole minutes, at least 1: EventBridge rates).
+ * A config supplies the name, the discovery interval (whole minutes, at least 1: EventBridge rates)
+ * and the refresh cycle's rate (`refreshCycleMs`).
  */
 export function crawlerPropsFromContext(context: (key: string) => unknown): CrawlerStackProps {
   const crawl = context('crawl');
@@ -36,6 +38,7 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
     ...(search ? { search } : {}),
     crawlName: config.name,
     discoveryIntervalMinutes: minutes,
+    refreshIntervalMinutes: refreshCycleMs(config) / 60_000,
     fetchReservedConcurrency: config.fetch.maxInvocations,
     fetchMemoryMb: fetchMemoryMb(config.fetch),
     fetchEphemeralMb: spoolDiskMb(config.fetch),

@@ -35,6 +35,8 @@ export interface CrawlerStackProps extends StackProps {
   crawlName: string;
   /** discovery schedule; @default SCHEDULES.discovery.everyMinutes */
   discoveryIntervalMinutes?: number;
+  /** refresh-cycle schedule (`refreshCycleMs` of the config); @default SCHEDULES.refresh.everyMinutes */
+  refreshIntervalMinutes?: number;
   /** the fetch function's reserved concurrency (config fetch.maxInvocations); @default FUNCTIONS.fetch */
   fetchReservedConcurrency?: number;
   /** the fetch function's memory (MB), sized from the config's fetch section; @default FUNCTIONS.fetch */
@@ -108,7 +110,12 @@ export class CrawlerStack extends Stack {
       }),
       extract: new ExtractStage(this, 'Extract', resources),
       index: new IndexStage(this, 'Index', resources),
-      refresh: new RefreshStage(this, 'Refresh', resources),
+      refresh: new RefreshStage(
+        this,
+        'Refresh',
+        resources,
+        props.refreshIntervalMinutes ?? SCHEDULES.refresh.everyMinutes,
+      ),
     };
     this.functions = {
       seed: stages.seed.fn,

@@ -250,7 +250,11 @@ export const RefreshSchema = z
   .strictObject({
     /** @default "1h" */
     discoveryInterval: duration.default('1h'),
-    /** @default "48h" */
+    /**
+     * @default "48h" — a document is refetched (conditionally) once it is this old. The refresh
+     * cycle (EventBridge on AWS, the timer of `trawl crawl --watch`) runs every quarter of the
+     * shortest refresh interval (this, `adaptive.min` or a rule's min), 1 minute to 1 hour
+     */
     maxAge: duration.default('48h'),
     /** @default 3 */
     maxTemporaryErrors: z.number().int().nonnegative().default(3),

@@ -26,6 +26,7 @@ export interface BuildOptions {
   /** false skips esbuild (CDK's `aws:cdk:bundling-stacks` context); @default true */
   bundle?: boolean;
   discoveryIntervalMinutes?: number;
+  refreshIntervalMinutes?: number;
   fetchReservedConcurrency?: number;
   fetchMemoryMb?: number;
   fetchEphemeralMb?: number;
@@ -39,6 +40,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
   const stack = new CrawlerStack(app, resourceNames(crawl).stack, {
     crawlName: crawl,
     discoveryIntervalMinutes: options.discoveryIntervalMinutes,
+    refreshIntervalMinutes: options.refreshIntervalMinutes,
     fetchReservedConcurrency: options.fetchReservedConcurrency,
     fetchMemoryMb: options.fetchMemoryMb,
     fetchEphemeralMb: options.fetchEphemeralMb,

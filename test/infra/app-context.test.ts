@@ -54,6 +54,26 @@ describe('crawlerPropsFromContext', () => {
     });
   }
 
+  it('runs the refresh cycle at a quarter of the shortest refresh interval, 1–60 minutes', () => {
+    // It was hourly whatever the config said: with maxAge 20m a page was refreshed up to 80 minutes old.
+    const minutes = (refresh: object, rules: object[] = []) =>
+      crawlerPropsFromContext(
+        contextOf({
+          config: configFile(
+            'cadence.json',
+            JSON.stringify({ name: 'cadence', startUrls: ['https://x.test/'], refresh, rules }),
+          ),
+        }),
+      ).refreshIntervalMinutes;
+    assert.equal(minutes({}), 60, 'maxAge 48h');
+    assert.equal(minutes({ maxAge: '2h' }), 30);
+    assert.equal(minutes({ maxAge: '20m' }), 5);
+    assert.equal(minutes({ maxAge: '90s' }), 1);
+    assert.equal(minutes({ adaptive: { min: '1h', max: '7d' } }), 15);
+    const fast = { match: { path: '/news' }, actions: [{ refresh: { min: '10m', max: '1h' } }] };
+    assert.equal(minutes({}, [fast]), 3, 'a rule’s min: ceil(10m / 4)');
+  });
+
   it('takes the fetch function reserved concurrency from fetch.maxInvocations', () => {
     const file = configFile(
       'many.json',
@@ -104,6 +124,17 @@ describe('CrawlerStack discovery schedule', () => {
         Targets: [{ Arn: { 'Fn::GetAtt': [logicalId(stack.functions.seed), 'Arn'] }, Id: 'Target0' }],
       });
       assert.equal(stack.stackName, resourceNames('sched').stack);
+    }
+  });
+
+  it('runs refresh at refreshIntervalMinutes when given, else at the topology rate', () => {
+    for (const minutes of [5, undefined]) {
+      const { stack, template } = buildStack('refresh', { bundle: false, refreshIntervalMinutes: minutes });
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: events.Schedule.rate(Duration.minutes(minutes ?? SCHEDULES.refresh.everyMinutes))
+          .expressionString,
+        Targets: [{ Arn: { 'Fn::GetAtt': [logicalId(stack.functions.refresh), 'Arn'] }, Id: 'Target0' }],
+      });
     }
   });
 

@@ -5,6 +5,7 @@
 import type { CrawlConfig } from '../../config.ts';
 import { FRONTIER, SCHEDULES } from '../../topology.ts';
 import { SOURCES, type SourceName } from '../../types.ts';
+import { compileRules } from '../rules/rules.ts';
 import { parseDuration } from './duration.ts';
 
 export type Weights = Record<SourceName, number>;
@@ -91,10 +92,41 @@ export interface ScheduleIntervals {
   refreshMs: number;
 }
 
-/** The intervals the stack uses: `refresh.discoveryInterval` for discovery, the topology's refresh rate. */
+/** The refresh cycle runs at most this often (EventBridge rates are whole minutes)… */
+const REFRESH_CYCLE_MIN_MS = 60_000;
+/** …and at least this often: the topology's hourly rate. */
+const REFRESH_CYCLE_MAX_MS = SCHEDULES.refresh.everyMinutes * 60_000;
+/** Cycles per shortest refresh interval: a URL is refreshed at most this share of it late. */
+const CYCLES_PER_INTERVAL = 4;
+
+/** The shortest interval at which a URL can come due: maxAge, adaptive.min or a rule's min. */
+export function shortestRefreshMs(config: Pick<CrawlConfig, 'refresh' | 'rules'>): number {
+  const { maxAge, adaptive } = config.refresh;
+  let shortest = Math.min(parseDuration(maxAge), adaptive ? parseDuration(adaptive.min) : Infinity);
+  try {
+    for (const rule of compileRules(config.rules))
+      shortest = Math.min(shortest, rule.actions.refresh?.minMs ?? Infinity);
+  } catch {
+    // A bad rule is reported, with its path, where the rules are compiled for the crawl.
+  }
+  return shortest;
+}
+
+/**
+ * How often the refresh cycle runs: a quarter of the shortest refresh interval, in whole minutes,
+ * between 1 minute and 1 hour. A page is then refreshed at most a quarter of its interval late
+ * (the default 48h maxAge: hourly cycles); a cycle reads only the manifests of the days since
+ * the last one, so a faster cadence costs a LIST and the current day's manifests a cycle.
+ */
+export function refreshCycleMs(config: Pick<CrawlConfig, 'refresh' | 'rules'>): number {
+  const quarter = Math.ceil(shortestRefreshMs(config) / CYCLES_PER_INTERVAL / 60_000) * 60_000;
+  return Math.min(REFRESH_CYCLE_MAX_MS, Math.max(REFRESH_CYCLE_MIN_MS, quarter));
+}
+
+/** The intervals the stack uses: `refresh.discoveryInterval` for discovery, `refreshCycleMs` for refresh. */
 export function scheduleIntervals(config: CrawlConfig): ScheduleIntervals {
   return {
     discoveryMs: parseDuration(config.refresh.discoveryInterval),
-    refreshMs: SCHEDULES.refresh.everyMinutes * 60_000,
+    refreshMs: refreshCycleMs(config),
   };
 }

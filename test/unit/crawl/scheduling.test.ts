@@ -139,13 +139,26 @@ describe('refresh times and their GSI buckets', () => {
 });
 
 describe('scheduleIntervals: the EventBridge rates the local runner uses as timers', () => {
-  it('discovery from refresh.discoveryInterval, refresh from the topology (hourly)', () => {
+  it('discovery from refresh.discoveryInterval, refresh hourly with the default 48h maxAge', () => {
     const config = parseConfig({
       name: 't',
       startUrls: ['https://www.example.com/'],
       refresh: { discoveryInterval: '15m' },
     });
     assert.deepEqual(scheduleIntervals(config), { discoveryMs: 15 * 60_000, refreshMs: 60 * 60_000 });
+  });
+
+  it('refreshes at a quarter of the shortest interval (maxAge, adaptive.min, a rule’s min), 1 min–1 h', () => {
+    const cycle = (refresh: object, rules: unknown[] = []) =>
+      scheduleIntervals(parseConfig({ name: 't', startUrls: ['https://www.example.com/'], refresh, rules }))
+        .refreshMs / 60_000;
+    assert.equal(cycle({ maxAge: '1h' }), 15);
+    assert.equal(cycle({ maxAge: '10m' }), 3, 'ceil(2.5 min)');
+    assert.equal(cycle({ maxAge: '30s' }), 1, 'EventBridge rates are whole minutes');
+    assert.equal(cycle({ maxAge: '30d' }), 60);
+    assert.equal(cycle({ maxAge: '48h', adaptive: { min: '2h', max: '96h' } }), 30);
+    const rule = { match: { path: '/live' }, actions: [{ refresh: { min: '4m', max: '1h' } }] };
+    assert.equal(cycle({ maxAge: '48h' }, [rule]), 1);
   });
 });
 
