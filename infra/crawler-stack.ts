@@ -62,7 +62,7 @@ export class CrawlerStack extends Stack {
   constructor(scope: Construct, id: string, props: CrawlerStackProps) {
     super(scope, id, props);
     const names = resourceNames(props.crawlName);
-    const storage = new CrawlStorage(this, 'Storage', names, props.dynamoCapacity);
+    const storage = new CrawlStorage(this, 'Storage', props.dynamoCapacity);
     const frontier = frontierQueues(this, names);
     const stageQueues = {
       extract: stageQueue(this, names, 'extract'),

@@ -225,7 +225,7 @@ async function deployStack(
   return d;
 }
 
-/** Destroys the stack (the bucket is retained: documents are data) and forgets the deployment. */
+/** Destroys the stack (URL table and bucket are retained: they are data) and forgets the deployment. */
 export async function destroyCommand(opts: { config: string; local?: boolean }): Promise<void> {
   const config = loadConfigFile(opts.config);
   const d = loadDeployment(config.name);
@@ -253,4 +253,16 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
       ? ' and stopped the local cloud'
       : `; the local cloud keeps running for ${others.map((c) => `"${c}"`).join(', ')}`;
   process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
+  // A stopped local cloud took them with it; anywhere else they are the crawl's data, kept.
+  if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d));
+}
+
+/** Where the destroyed stack's retained URL table and bucket are, and how to delete them. */
+function retainedNote(d: Deployment): string {
+  const { UrlsTableName: table, BucketName: bucket } = d.outputs;
+  return (
+    `kept: URL table ${table} and bucket ${bucket} (the crawl's URL states and documents); ` +
+    `a new deploy starts the crawl afresh with its own. Delete them when no longer needed: ` +
+    `aws dynamodb delete-table --table-name ${table}; aws s3 rb s3://${bucket} --force\n`
+  );
 }

@@ -3,7 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { PREFIXES } from '../../shared/layout.ts';
-import { type ResourceNames, TABLES } from '../../shared/topology.ts';
+import { TABLES } from '../../shared/topology.ts';
 import { autoScale, billingProps, ON_DEMAND, type TableCapacity } from './table-capacity.ts';
 
 export { PREFIXES };
@@ -17,7 +17,7 @@ export class CrawlStorage extends Construct {
   readonly hosts: dynamodb.Table;
   readonly bucket: s3.Bucket;
 
-  constructor(scope: Construct, id: string, names: ResourceNames, capacity: TableCapacity = ON_DEMAND) {
+  constructor(scope: Construct, id: string, capacity: TableCapacity = ON_DEMAND) {
     super(scope, id);
     const common = {
       // On-demand by default: a crawl is bursty; no capacity to plan, no throttling on the first burst.
@@ -27,16 +27,16 @@ export class CrawlStorage extends Construct {
       // DynamoDB TTL deletes expired items for free.
       timeToLiveAttribute: 'expiresAt',
     };
+    // No tableName: CloudFormation generates one (the stack outputs it). A fixed name on a retained
+    // table made every deploy after `trawl destroy` fail on AWS ("already exists").
     this.urls = new dynamodb.Table(this, 'Urls', {
       ...common,
-      tableName: names.urlsTable,
       partitionKey: { name: TABLES.urls.partitionKey, type: dynamodb.AttributeType.STRING },
-      // The URL table is the crawl's source of truth: keep it when the stack goes.
+      // The URL table is the crawl's source of truth: keep it (with the bucket) when the stack goes.
       removalPolicy: RemovalPolicy.RETAIN,
     });
     this.hosts = new dynamodb.Table(this, 'Hosts', {
       ...common,
-      tableName: names.hostsTable,
       partitionKey: { name: TABLES.hosts.partitionKey, type: dynamodb.AttributeType.STRING },
       // Politeness state and robots.txt cache: rebuilt on the next fetch, nothing to keep.
       removalPolicy: RemovalPolicy.DESTROY,

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetFunctionConfigurationCommand } from '@aws-sdk/client-lambda';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { ReceiveMessageCommand, SendMessageCommand, SetQueueAttributesCommand } from '@aws-sdk/client-sqs';
@@ -247,9 +248,13 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
   });
 
   it('the EventBridge schedules start the deployed functions: status shows their last runs', async () => {
-    // The fetch tick and the discovery cycle (discoveryInterval 1m) are rate(1 minute) rules.
+    // The fetch tick and the discovery cycle (discoveryInterval 1m) are rate(1 minute) rules, and so
+    // is the refresh cycle (maxAge 1s; it was hourly whatever the config said): a refresh run after
+    // this test started is the schedule's, as no command invokes the function meanwhile.
+    const started = Date.now();
+    const refreshed = (r: Record<string, string | null>) => Date.parse(String(r.refresh)) >= started;
     let runs: Record<string, string | null> = {};
-    for (let i = 0; i < 45 && !(runs.fetchTick && runs.discovery); i++) {
+    for (let i = 0; i < 60 && !(runs.fetchTick && runs.discovery && refreshed(runs)); i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, 2000));
       const status = await trawl(['status', '-c', cfg]);
       assert.equal(status.code, 0, status.stderr);
@@ -263,6 +268,7 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       assert.ok(runs[rule], `${rule} never ran: ${JSON.stringify(runs)}`);
       assert.ok(Date.parse(String(runs[rule])) >= deployedAt - 60_000, `${rule} ran before the deploy`);
     }
+    assert.ok(refreshed(runs), `no scheduled refresh cycle: ${JSON.stringify(runs)}`);
   });
 
   it('destroy removes its own stack and keeps the local cloud for another crawl deployed there', async () => {
@@ -281,6 +287,16 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
     assert.ok(alive(cloud.pid), 'the local cloud runs on');
     assert.equal(existsSync(join(dir, 'deployedtest.json')), false);
+    // The URL table and the bucket are the crawl's data: retained, and named with how to delete them.
+    const { UrlsTableName: table, BucketName: bucket } = record.outputs;
+    assert.ok(destroy.stdout.includes(`kept: URL table ${table} and bucket ${bucket}`), destroy.stdout);
+    const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
+    const kept = await clients.ddbRaw.send(new DescribeTableCommand({ TableName: table }));
+    assert.equal(kept.Table?.TableName, table);
+    // On AWS a deploy after this used to fail: the retained table kept its fixed name. Its name is
+    // CloudFormation's now (test/infra/crawler-stack.test.ts), with a random suffix on AWS; this
+    // local cloud derives generated names from the stack and would overwrite the table, so a
+    // second deploy here could not show either.
     rmSync(join(dir, 'neighbour.json'));
     await stopLocalCloud(cwd);
     assert.equal(alive(cloud.pid), false);

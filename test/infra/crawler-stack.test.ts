@@ -207,7 +207,8 @@ describe('CrawlerStack', () => {
       DeletionPolicy: 'Retain',
       Properties: {
         ...common,
-        TableName: names.urlsTable,
+        // Generated, not fixed: a retained table with a fixed name failed every deploy after a destroy.
+        TableName: Match.absent(),
         KeySchema: [{ AttributeName: TABLES.urls.partitionKey, KeyType: 'HASH' }],
         // No secondary index: the refresh schedule lives in S3 manifests (a write unit a page less).
         GlobalSecondaryIndexes: Match.absent(),
@@ -215,7 +216,7 @@ describe('CrawlerStack', () => {
     });
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       ...common,
-      TableName: names.hostsTable,
+      TableName: Match.absent(),
       KeySchema: [{ AttributeName: TABLES.hosts.partitionKey, KeyType: 'HASH' }],
     });
     template.resourceCountIs('AWS::DynamoDB::Table', 2);
