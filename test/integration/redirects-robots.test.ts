@@ -55,7 +55,7 @@ describe('redirects and robots.txt through the pipeline', () => {
     other.route('/landing', page('Elsewhere'));
     slow.route('/robots.txt', {
       headers: { 'content-type': 'text/plain' },
-      body: `User-agent: trawl\nCrawl-delay: 0.5\nAllow: /\n\nSitemap: ${slow.url}/sitemap.xml\n`,
+      body: `User-agent: trawl\nCrawl-delay: 0.5\nAllow: /\n\nSitemap: ${slow.url}/sitemap.xml\nSitemap: /more/sitemap.xml\n`,
     });
     const locs = [1, 2, 3, 4, 5].map((i) => `<url><loc>${slow.url}/c/${i}</loc></url>`).join('');
     slow.route('/sitemap.xml', {
@@ -63,6 +63,13 @@ describe('redirects and robots.txt through the pipeline', () => {
       body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${locs}</urlset>`,
     });
     for (let i = 1; i <= 5; i++) slow.route(`/c/${i}`, page(`Slow ${i}`));
+    // A relative Sitemap line (common, though the protocol asks for a full URL): resolved against
+    // the robots.txt's URL. It used to be dropped, and /c/6 was never found.
+    slow.route('/more/sitemap.xml', {
+      headers: { 'content-type': 'application/xml' },
+      body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${slow.url}/c/6</loc></url></urlset>`,
+    });
+    slow.route('/c/6', page('Slow 6'));
   });
   after(async () => {
     await Promise.all([site?.close(), other?.close(), slow?.close()]);
@@ -124,14 +131,15 @@ describe('redirects and robots.txt through the pipeline', () => {
     assert.equal(requested(site.requests, '/private/page'), before + 1);
   });
 
-  it('Crawl-delay is honoured and Sitemap: lines feed the crawl', async (t) => {
+  it('Crawl-delay is honoured and Sitemap: lines (absolute and relative) feed the crawl', async (t) => {
     const { states } = await run({
       startUrls: [`${slow.url}/c/1`],
       discovery: false,
       fetch: { allowPrivateNetworks: true },
     });
-    for (let i = 1; i <= 5; i++) assert.equal(states.get(`/c/${i}`)?.state, 'indexed', `/c/${i}`);
+    for (let i = 1; i <= 6; i++) assert.equal(states.get(`/c/${i}`)?.state, 'indexed', `/c/${i}`);
     assert.equal(states.get('/sitemap.xml')?.state, 'followed');
+    assert.equal(states.get('/more/sitemap.xml')?.state, 'followed');
     const times = slow.requests
       .filter((r) => r.path !== '/robots.txt')
       .map((r) => r.at)

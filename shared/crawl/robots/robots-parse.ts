@@ -24,7 +24,7 @@ export interface RobotsTxt {
    * honour). A delay belongs to the user-agent lines above it, not to agents named after it.
    */
   readonly crawlDelays: readonly (readonly [agent: string, seconds: number])[];
-  /** absolute http(s) sitemap URLs, in file order, without duplicates (§2.2.4) */
+  /** http(s) sitemap URLs (relative ones resolved), in file order, without duplicates (§2.2.4) */
   readonly sitemaps: readonly string[];
 }
 
@@ -61,10 +61,15 @@ function parseSeconds(value: string): number | null {
   return /^(\d+(\.\d*)?|\.\d+)$/.test(value) ? Number(value) : null;
 }
 
-/** Sitemaps are not tied to a group (§2.2.4); only absolute http(s) URLs are kept. */
-function sitemapUrl(value: string): string | null {
+/**
+ * Sitemaps are not tied to a group (§2.2.4); only http(s) URLs are kept. A relative one
+ * (`Sitemap: /sitemap.xml`, common though the sitemaps protocol asks for a full URL) is resolved
+ * against the robots.txt's own URL when it is known, as crawler-commons does for Nutch.
+ */
+function sitemapUrl(value: string, base: string | undefined): string | null {
+  if (value.trim() === '') return null;
   try {
-    const url = new URL(utf8FromBinary(value));
+    const url = new URL(utf8FromBinary(value), base);
     return url.protocol === 'http:' || url.protocol === 'https:' ? url.href : null;
   } catch {
     return null;
@@ -73,6 +78,7 @@ function sitemapUrl(value: string): string | null {
 
 /** Builds groups following robots.cc's RobotsMatcher state (seen_separator_). */
 class GroupCollector {
+  constructor(private readonly base: string | undefined) {}
   readonly drafts: DraftGroup[] = [];
   readonly delays = new Map<string, number>();
   readonly sitemaps = new Set<string>();
@@ -113,7 +119,7 @@ class GroupCollector {
   }
 
   private addSitemap(value: string): void {
-    const url = sitemapUrl(value);
+    const url = sitemapUrl(value, this.base);
     if (url !== null) this.sitemaps.add(url);
   }
 }
@@ -138,9 +144,12 @@ function mergeGroups(drafts: readonly DraftGroup[]): RobotsGroup[] {
   }));
 }
 
-/** Parses robots.txt content (text, or the raw bytes as fetched) into a cacheable RobotsTxt. */
-export function parseRobotsTxt(content: string | Uint8Array): RobotsTxt {
-  const collector = new GroupCollector();
+/**
+ * Parses robots.txt content (text, or the raw bytes as fetched) into a cacheable RobotsTxt;
+ * `robotsUrl`, where it was fetched from, resolves relative Sitemap lines.
+ */
+export function parseRobotsTxt(content: string | Uint8Array, robotsUrl?: string): RobotsTxt {
+  const collector = new GroupCollector(robotsUrl);
   forEachRobotsDirective(content, (directive) => collector.add(directive));
   return {
     groups: mergeGroups(collector.drafts),

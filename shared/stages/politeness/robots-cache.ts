@@ -89,7 +89,7 @@ export function createRobotsCache(
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.
     if (res.kind === 'ok')
-      robots = robotsForAgent(parseRobotsTxt(res.body), userAgentToken(config.fetch.userAgent));
+      robots = robotsForAgent(parseRobotsTxt(res.body, robotsUrl), userAgentToken(config.fetch.userAgent));
     else if (res.kind === 'error' && res.status && robotsForStatus(res.status) === 'allow-all')
       robots = ALLOW_ALL;
     else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified')

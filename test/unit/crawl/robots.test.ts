@@ -152,10 +152,19 @@ describe('sitemaps', () => {
     assert.deepEqual(robotsSitemaps(parseRobotsTxt(txt)), [s1, s2, s3]);
   });
 
-  it('drops relative and non-http sitemap URLs', () => {
+  it('drops non-http sitemap URLs, and relative ones when the robots.txt URL is not known', () => {
     const txt =
       'Sitemap: /sitemap.xml\nSitemap: ftp://a.example/s.xml\nSitemap:\nSitemap: https://a.example/ok.xml';
     assert.deepEqual(robotsSitemaps(parseRobotsTxt(txt)), ['https://a.example/ok.xml']);
+  });
+
+  it('resolves relative sitemap URLs against the robots.txt URL (they used to be dropped)', () => {
+    const txt = 'Sitemap: /sitemap.xml\nSitemap: maps/news.xml\nSitemap:\nSitemap: //cdn.example/s.xml';
+    assert.deepEqual(robotsSitemaps(parseRobotsTxt(txt, 'https://a.example/robots.txt')), [
+      'https://a.example/sitemap.xml',
+      'https://a.example/maps/news.xml',
+      'https://cdn.example/s.xml',
+    ]);
   });
 
   it('returns a copy the caller may change', () => {
