@@ -43,7 +43,7 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
   }
   try {
     await resolveAwsEndpoint();
-    config = await prepareSearchSink(config, { demo: opts.demo });
+    config = await prepareSearchSink(config, { demo: opts.demo, file: opts.config });
   } catch (err) {
     await close(); // the demo site must not keep the process alive after the error
     throw err;

@@ -32,7 +32,7 @@ import { listingSession as session } from './listing.ts';
  */
 export async function prepareSearchSink(
   config: CrawlConfig,
-  opts: { demo?: boolean } = {},
+  opts: { demo?: boolean; file?: string } = {},
 ): Promise<CrawlConfig> {
   if (opts.demo && config.index.sink === 'feed') {
     if (!engineInstalled() && !searchEndpoint(config)) {
@@ -52,13 +52,36 @@ export async function prepareSearchSink(
   }
   if (config.index.sink !== 'opensearch') return config;
   const endpoint = searchEndpoint(config);
-  if (endpoint) {
-    await reachable(endpoint);
-    return config;
+  if (endpoint) await reachable(endpoint);
+  else {
+    if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
+    await startEmbedded();
   }
-  if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
-  await startEmbedded();
+  await refuseSharedIndex(config, endpoint ?? (await ensureSearchEngine()).endpoint, opts.file);
   return config;
+}
+
+/**
+ * A configured `indexName` that holds another crawl's documents is refused before the crawl: the
+ * crawls' refresh cycles and reindexes would delete each other's pages (reindex refused it, but
+ * only after both crawls had written there). The default name is the crawl's own.
+ */
+async function refuseSharedIndex(config: CrawlConfig, endpoint: string, file = 'config'): Promise<void> {
+  if (!config.index.opensearch.indexName) return;
+  const client = searchClient(endpoint);
+  const name = indexName(config);
+  let others: number;
+  try {
+    others = await otherCrawlsDocuments(client, await physicalIndices(client, name), config.name);
+  } catch (err) {
+    // An engine that refuses the count (a role allowed to write only) cannot be checked here.
+    if ((err as { meta?: { statusCode?: number } }).meta?.statusCode) return;
+    throw err;
+  }
+  if (others > 0)
+    throw new ConfigError(
+      `${file}: index.opensearch.indexName: ${name} holds ${others} document(s) of another crawl: give each crawl an index of its own`,
+    );
 }
 
 /**

@@ -41,7 +41,8 @@ export async function runIndexStage(
     }
   }
   const now = deps.now();
-  let writes: PlannedWrites;
+  let writes: PlannedWrites | undefined;
+  let linesWritten = false;
   try {
     const forgotten = new Set<string>();
     const existing = await previousStates(deps, config, all, now, forgotten);
@@ -55,7 +56,7 @@ export async function runIndexStage(
     const folded = config.index.foldDuplicates
       ? await foldDuplicates(deps, plans, existing, new Date(now).toISOString())
       : [];
-    writes = planWrites(plans, existing, now, result.stats);
+    writes = planWrites(plans, existing, now);
     writes.changes.unshift(...folded);
     // The change feed and the search sink first, the states last: a batch retried after a failure
     // finds its states not yet current and yields the same changes again (the same feed object);
@@ -69,12 +70,17 @@ export async function runIndexStage(
         refused: sunk.refused,
       });
     }
-    await persistStates(deps, writes);
+    await persistStates(deps, writes, () => {
+      linesWritten = true;
+    });
   } catch (err) {
     // Every write is idempotent (whole items, the same pointers, a key named by its content).
     deps.log.error('index writes failed', { error: err as Error });
-    return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
+    const stats: Record<string, number> = {};
+    if (writes && linesWritten) countWritten(writes, true, stats);
+    return { failedMessageIds: records.map((r) => r.messageId), stats };
   }
+  countWritten(writes, false, result.stats);
   for (const c of writes.changes) {
     const k = c.type === 'upsert' ? 'documents:upserted' : 'documents:deleted';
     result.stats[k] = (result.stats[k] ?? 0) + 1;
@@ -177,6 +183,26 @@ interface PlannedWrites {
   puts: Map<string, UrlItem>;
   deletes: Set<string>;
   at: string;
+  /** each recorded URL's outcome (`indexed`, `reindexed`, `unchanged`, `error:…`): counted once its state is written */
+  outcomes: Map<string, string>;
+  /** outcomes not recorded again (`redelivered`, `stale`) */
+  skipped: Record<string, number>;
+}
+
+/**
+ * The outcomes whose states this attempt wrote: all of them, or — when the table write failed
+ * after the manifest lines were written — those recorded as lines. A retry finds those current
+ * and counts them `redelivered`, and counts the others itself: each outcome is counted once,
+ * where counting every attempt of a failed batch made a crawl's summary say "585 new" for 293
+ * documents.
+ */
+function countWritten(writes: PlannedWrites, linesOnly: boolean, stats: Record<string, number>): void {
+  for (const [url, stat] of writes.outcomes) {
+    if (linesOnly && writes.puts.get(url)?.stored !== 'line') continue;
+    stats[stat] = (stats[stat] ?? 0) + 1;
+  }
+  if (linesOnly) return;
+  for (const [k, v] of Object.entries(writes.skipped)) stats[k] = (stats[k] ?? 0) + v;
 }
 
 /**
@@ -185,15 +211,17 @@ interface PlannedWrites {
  * one fetched at the same time is a copy of one recorded already, and neither is recorded again;
  * within a batch the newest outcome of a URL wins.
  */
-function planWrites(
-  plans: OutcomePlan[],
-  existing: Map<string, UrlItem>,
-  now: number,
-  stats: Record<string, number>,
-): PlannedWrites {
+function planWrites(plans: OutcomePlan[], existing: Map<string, UrlItem>, now: number): PlannedWrites {
   const at = new Date(now).toISOString();
-  const writes: PlannedWrites = { changes: [], puts: new Map(), deletes: new Set(), at };
-  const { changes, puts, deletes } = writes;
+  const writes: PlannedWrites = {
+    changes: [],
+    puts: new Map(),
+    deletes: new Set(),
+    at,
+    outcomes: new Map(),
+    skipped: {},
+  };
+  const { changes, puts, deletes, outcomes, skipped: stats } = writes;
   for (const plan of plans) {
     const { outcome } = plan;
     // The extract stage wrote the document into its bulk unless the same delta check kept the old one.
@@ -205,7 +233,7 @@ function planWrites(
       stats[kind] = (stats[kind] ?? 0) + 1;
       continue;
     }
-    stats[plan.stat] = (stats[plan.stat] ?? 0) + 1;
+    outcomes.set(outcome.url, plan.stat);
     if (plan.forget) {
       puts.delete(outcome.url);
       deletes.add(outcome.url);
@@ -240,7 +268,11 @@ function planWrites(
  * Writes the states: as lines in the refresh manifests (one S3 PUT per due day), and — only for
  * the URLs kept in the table (url-state.ts) — as whole items, 25 a BatchWriteItem.
  */
-async function persistStates(deps: StageDeps, writes: PlannedWrites): Promise<void> {
+async function persistStates(
+  deps: StageDeps,
+  writes: PlannedWrites,
+  linesWritten: () => void,
+): Promise<void> {
   const states = [...writes.puts.values()];
   // Lines first: a failed table write retries the batch, and a repeated line is harmless.
   await writeStateLines(
@@ -248,6 +280,7 @@ async function persistStates(deps: StageDeps, writes: PlannedWrites): Promise<vo
     states.filter((s) => s.stored === 'line' || s.nextRefreshAt),
     writes.at,
   );
+  linesWritten();
   await deps.urls.writeMany(
     states.filter((s) => s.stored === 'table'),
     [...writes.deletes],

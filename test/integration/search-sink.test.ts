@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { reindexCommand } from '../../cli/commands/search.ts';
+import { prepareSearchSink, reindexCommand } from '../../cli/commands/search.ts';
 import { type AnyHandler, LocalRunner, lambdaContext } from '../../cli/runner.ts';
 import { engineInstalled, type SearchEngine, startSearchEngine } from '../../cli/search-engine.ts';
 import {
@@ -21,6 +21,7 @@ import { handler as indexHandler } from '../../functions/index/handler.ts';
 import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
 import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
 import { docId, indexName, search, searchClient, writeBulk } from '../../shared/search/opensearch-sink.ts';
 import type { CrawlDocument } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
@@ -313,6 +314,14 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     const file = join(dir, 'shared-two.json');
     writeFileSync(file, JSON.stringify(two));
     await assert.rejects(reindexCommand({ config: file }), /also holds 1 document\(s\) of another crawl/);
+    // `trawl crawl` and `refresh` refuse it before they write (they used to share it silently).
+    await assert.rejects(
+      prepareSearchSink(parseConfig(two), { file }),
+      (err: Error) =>
+        err instanceof ConfigError &&
+        err.message ===
+          `${file}: index.opensearch.indexName: ${shared} holds 1 document(s) of another crawl: give each crawl an index of its own`,
+    );
     assert.deepEqual(await paths('ocelot', shared), ['/s1/']);
     assert.deepEqual(await paths('gecko', shared), ['/s2/']);
   });
