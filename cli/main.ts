@@ -68,6 +68,11 @@ function program(): Command {
   onCrawl(p, 'clear-errors', 'forget every URL in error state').action(async (o) =>
     (await listing()).clearErrorsCommand(o),
   );
+  onCrawl(
+    p,
+    'redrive',
+    "move the messages that failed every retry back from the crawl's dead-letter queues (after a fix)",
+  ).action(async (o) => (await listing()).redriveCommand(o));
   onCrawl(p, 'explain', 'what the config decides for a URL (no network)')
     .option(
       '--state',

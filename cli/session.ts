@@ -2,6 +2,11 @@
  * A crawl's local session: resources from the topology, the config in S3, the stage
  * environment set, the real handlers loaded, and the runner that drives them.
  */
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
@@ -15,7 +20,7 @@ import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
 import { logger } from '../shared/stages/logger.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
-import { resourceNames, type StageName } from '../shared/topology.ts';
+import { namedQueues, resourceNames, type StageName } from '../shared/topology.ts';
 import type { CrawlDocument, UrlItem } from '../shared/types.ts';
 import { type ExternalSortOptions, externalSort } from './external-sort.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
@@ -210,6 +215,44 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
       ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),
     };
   }
+}
+
+/**
+ * Moves every dead-lettered message back to the queue it failed in (what `aws sqs
+ * start-message-move-task` does, on any endpoint): the body as it was, a fresh receive count.
+ * Sent before it is deleted, so a crash in between leaves a copy, never a loss (the stages are
+ * idempotent). Returns how many moved, by queue (`frontier/<source>`, `extract`, `index`).
+ */
+export async function redriveDeadLetters(session: CrawlSession): Promise<Record<string, number>> {
+  const { queueUrls, dlqUrls } = session.resources;
+  const mains = new Map(namedQueues(queueUrls));
+  const moved: Record<string, number> = {};
+  for (const [name, dlq] of namedQueues(dlqUrls)) {
+    const main = mains.get(name);
+    if (!main) continue;
+    for (;;) {
+      const { Messages: batch = [] } = await session.monitor.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
+      );
+      if (batch.length === 0) break;
+      const sent = await session.monitor.sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: main,
+          Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
+        }),
+      );
+      if (sent.Failed?.length)
+        throw new Error(`redrive to ${name}: ${sent.Failed[0]?.Message ?? 'send failed'}`);
+      await session.monitor.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: dlq,
+          Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+      moved[name] = (moved[name] ?? 0) + batch.length;
+    }
+  }
+  return moved;
 }
 
 /** Seed 002 "Clear Error Cache": forgets every URL in error state. */

@@ -21,6 +21,17 @@ export interface QueueUrls {
   wake: string;
 }
 
+/** The work queues (or their DLQs) by name — `frontier/<source>`, `extract`, `index` — the wake queue left out. */
+export function namedQueues(urls: QueueUrls): [string, string][] {
+  const frontier = Object.entries(urls.frontier ?? {}).map(
+    ([k, v]) => [`frontier/${k}`, v] as [string, string],
+  );
+  return [...frontier, ['extract', urls.extract], ['index', urls.index]].filter(([, v]) => Boolean(v)) as [
+    string,
+    string,
+  ][];
+}
+
 export interface FunctionSpec {
   /** Lambda timeout; the queues a function consumes have visibility ≥ 6× this (AWS guidance). */
   timeoutSeconds: number;

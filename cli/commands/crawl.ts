@@ -107,7 +107,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
     if (dead > 0)
       throw new CommandFailed(
-        `${dead} message(s) failed every retry and wait in the crawl's dead-letter queues; their URLs are left pending (the log above says why; after a fix, aws sqs start-message-move-task puts them back: README "Behaviour")`,
+        `${dead} message(s) failed every retry and wait in the crawl's dead-letter queues; their URLs are left pending (the log above says why; after a fix, "trawl redrive -c ${opts.config}" puts them back and "trawl ${kind} -c ${opts.config}" resumes them)`,
       );
   } finally {
     early.dispose();

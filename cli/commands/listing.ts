@@ -1,10 +1,10 @@
-/** `trawl docs`, `trawl urls`, `trawl clear-errors`: read the crawl's state. */
+/** `trawl docs`, `trawl urls`, `trawl clear-errors`, `trawl redrive`: read and repair the crawl's state. */
 
 import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
-import { clearErrors, documents, openSession, urlStates } from '../session.ts';
+import { clearErrors, documents, openSession, redriveDeadLetters, urlStates } from '../session.ts';
 
 /** The crawl's session: a deployed stack's resources when `trawl deploy` recorded one, else local. */
 export async function listingSession(file: string) {
@@ -51,4 +51,25 @@ export async function clearErrorsCommand(opts: { config: string }): Promise<void
   const n = await clearErrors(s);
   await persistEmbeddedState(undefined, s.config.name);
   process.stdout.write(`forgot ${n} URL(s) in error state\n`);
+}
+
+/**
+ * Moves dead-lettered messages back to their queues (after the fix for what failed them): a
+ * deployed crawl's functions take them up at once, a local one with the next `trawl crawl`.
+ */
+export async function redriveCommand(opts: { config: string }): Promise<void> {
+  const s = await listingSession(opts.config);
+  const moved = await redriveDeadLetters(s);
+  const total = Object.values(moved).reduce((a, b) => a + b, 0);
+  const where = Object.entries(moved)
+    .map(([q, n]) => `${q} ${n}`)
+    .join(', ');
+  const next = loadDeployment(s.config.name)
+    ? 'the deployed functions take them up'
+    : `"trawl crawl -c ${opts.config}" resumes them`;
+  process.stdout.write(
+    total === 0
+      ? 'no dead-lettered messages\n'
+      : `moved ${total} dead-lettered message(s) back (${where}): ${next}\n`,
+  );
 }

@@ -17,7 +17,7 @@ import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
 import { scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
-import { type QueueUrls, resourceNames } from '../../shared/topology.ts';
+import { namedQueues, type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { isDemoConfig } from '../demo-site.ts';
 import {
@@ -51,20 +51,10 @@ export interface CrawlStatus {
   idle: boolean;
 }
 
-function flat(urls: QueueUrls): [string, string][] {
-  const frontier = Object.entries(urls.frontier ?? {}).map(
-    ([k, v]) => [`frontier/${k}`, v] as [string, string],
-  );
-  return [...frontier, ['extract', urls.extract], ['index', urls.index]].filter(([, v]) => Boolean(v)) as [
-    string,
-    string,
-  ][];
-}
-
 /** Messages waiting in the crawl's dead-letter queues (frontier and stage), all told. */
 export async function deadLetterCount(clients: AwsClients, dlqUrls: QueueUrls): Promise<number> {
   let n = 0;
-  for (const [, url] of flat(dlqUrls)) n += (await depth(clients, url)).visible;
+  for (const [, url] of namedQueues(dlqUrls)) n += (await depth(clients, url)).visible;
   return n;
 }
 
@@ -127,9 +117,10 @@ async function locate(file: string): Promise<Located> {
 export async function readStatus(file: string): Promise<CrawlStatus> {
   const { crawl, stack, endpoint, resources, clients } = await locate(file);
   const queues: Record<string, Depth> = {};
-  for (const [name, url] of flat(resources.queueUrls)) queues[name] = await depth(clients, url);
+  for (const [name, url] of namedQueues(resources.queueUrls)) queues[name] = await depth(clients, url);
   const deadLetters: Record<string, number> = {};
-  for (const [name, url] of flat(resources.dlqUrls)) deadLetters[name] = (await depth(clients, url)).visible;
+  for (const [name, url] of namedQueues(resources.dlqUrls))
+    deadLetters[name] = (await depth(clients, url)).visible;
   const session = await openSession(loadConfigFile(file), { resources });
   const urls: Record<string, number> = {};
   let documents = 0;

@@ -241,10 +241,20 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     );
     let body: string | undefined;
     for (let i = 0; i < 90 && !body; i++) {
-      const r = await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 2 }));
+      // Visibility 0: the message stays in the DLQ for `trawl redrive` below.
+      const r = await clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: dlq, WaitTimeSeconds: 2, VisibilityTimeout: 0 }),
+      );
       body = r.Messages?.[0]?.Body;
     }
     assert.deepEqual(JSON.parse(body ?? 'null'), { bundle: 'raw/poison.jsonl.gz', count: 1 });
+    // After a fix, `trawl redrive` moves it back to the extract queue, where the function takes it up.
+    const redrive = await trawl(['redrive', '-c', cfg]);
+    assert.equal(redrive.code, 0, redrive.stderr);
+    assert.equal(
+      redrive.stdout,
+      'moved 1 dead-lettered message(s) back (extract 1): the deployed functions take them up\n',
+    );
   });
 
   it('the EventBridge schedules start the deployed functions: status shows their last runs', async () => {

@@ -4,12 +4,21 @@
  * and find the same state again after a restart (it is saved under .trawl/).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetQueueUrlCommand,
+  PurgeQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { engineInstalled } from '../../cli/search-engine.ts';
+import { resourceNames } from '../../shared/topology.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BIN = join(ROOT, 'bin', 'trawl.mjs');
@@ -28,6 +37,18 @@ function trawl(cwd: string, ...args: string[]) {
     timeout: 180_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** `trawl` as a child process that does not block this one (a test reads queues meanwhile). */
+function trawlAsync(cwd: string, extraEnv: Record<string, string>, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, HOME: cwd };
+  for (const k of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE'])
+    delete env[k];
+  return new Promise<{ code: number | null; out: string; err: string }>((done) => {
+    execFile(NODE, [BIN, ...args], { cwd, env, encoding: 'utf8', timeout: 180_000 }, (error, out, err) =>
+      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out, err }),
+    );
+  });
 }
 
 describe('trawl CLI on the embedded emulator', () => {
@@ -126,6 +147,66 @@ describe('trawl CLI on the embedded emulator', () => {
       .split('\n')
       .map((l) => JSON.parse(l));
     assert.equal(states.filter((s) => s.state === 'error').length, 0);
+  });
+
+  it('a message that fails every retry: crawl exits 1 naming redrive, which moves it back', async () => {
+    // A real poison message: a page-bundle pointer whose object is not gzip, in the extract queue
+    // (a bundle that is gone is a temporary error of its pages, not a failed message).
+    const { endpoint } = JSON.parse(readFileSync(join(cwd, '.trawl', 'emulator.json'), 'utf8'));
+    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+    const { QueueUrl: extract = '' } = await sqs.send(
+      new GetQueueUrlCommand({ QueueName: resourceNames('demo').stageQueue('extract') }),
+    );
+    const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: resourceNames('demo').bucket,
+        Key: 'pages/poison.jsonl.gz',
+        Body: 'not gzip',
+      }),
+    );
+    s3.destroy();
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: extract,
+        MessageBody: JSON.stringify({ bundle: 'pages/poison.jsonl.gz', count: 1 }),
+      }),
+    );
+    // Failed records come back after the lease: 1 s here, so the five receives take seconds.
+    const crawl = trawlAsync(
+      cwd,
+      { TRAWL_LEASE_SECONDS: '1' },
+      'crawl',
+      '-c',
+      join(ROOT, 'demo', 'trawl.json'),
+      '--demo',
+      '--no-progress',
+    );
+    const r = await crawl;
+    assert.equal(r.code, 1, r.err);
+    assert.match(r.out, /dead-lettered this run \(failed every retry, their URLs left pending\): 1/);
+    assert.match(
+      r.err,
+      /after a fix, "trawl redrive -c [^"]+" puts them back and "trawl crawl -c [^"]+" resumes them/,
+    );
+    const moved = trawl(cwd, 'redrive', '-c', join(ROOT, 'demo', 'trawl.json'));
+    assert.equal(moved.code, 0, moved.err);
+    assert.match(
+      moved.out,
+      /^moved 1 dead-lettered message\(s\) back \(extract 1\): "trawl crawl -c .*" resumes them\n$/,
+    );
+    const back = await sqs.send(new ReceiveMessageCommand({ QueueUrl: extract, VisibilityTimeout: 0 }));
+    assert.deepEqual(JSON.parse(back.Messages?.[0]?.Body ?? 'null'), {
+      bundle: 'pages/poison.jsonl.gz',
+      count: 1,
+    });
+    await sqs.send(new PurgeQueueCommand({ QueueUrl: extract }));
+    assert.match(
+      trawl(cwd, 'redrive', '-c', join(ROOT, 'demo', 'trawl.json')).out,
+      /^no dead-lettered messages\n$/,
+    );
+    sqs.destroy();
   });
 
   it('bad input exits 2 with the file and field, no stack trace', () => {

@@ -21,19 +21,23 @@ import { after, before, describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
 import { deadLetterCount } from '../../cli/commands/status.ts';
 import { type AnyHandler, LocalRunner, scheduledEvent } from '../../cli/runner.ts';
-import { type CrawlSession, documents, openSession, urlStates } from '../../cli/session.ts';
+import {
+  type CrawlSession,
+  documents,
+  openSession,
+  redriveDeadLetters,
+  urlStates,
+} from '../../cli/session.ts';
 import { generateDemoSite } from '../../demo/generate-site.ts';
 import * as extract from '../../functions/extract/handler.ts';
 import * as fetch from '../../functions/fetch/handler.ts';
 import * as index from '../../functions/index/handler.ts';
 import * as refresh from '../../functions/refresh/handler.ts';
 import * as seed from '../../functions/seed/handler.ts';
-import { createWorkQueues } from '../../shared/aws/work-queues.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { containerDeps } from '../../shared/stages/deps.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { FUNCTIONS } from '../../shared/topology.ts';
-import { SOURCES } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { FaultInjector } from '../helpers/faults.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -114,14 +118,14 @@ describe('fault injection', () => {
         await new Promise((r) => setTimeout(r, 500));
       }
     }
-    // Faults stay on: what fails maxReceiveCount times waits in its DLQ, and is moved back as the
-    // README tells an operator to, until nothing is left there.
+    // Faults stay on: what fails maxReceiveCount times waits in its DLQ, and is moved back as
+    // `trawl redrive` does, until nothing is left there.
     // `trawl crawl` counts them the same way (a summary line and exit 1: deadLetterCount).
     let moved = 0;
     do {
       await runner.drain();
       const waiting = await deadLetterCount(session.monitor, session.resources.dlqUrls);
-      moved = await redrive(session);
+      moved = Object.values(await redriveDeadLetters(session)).reduce((a, b) => a + b, 0);
       assert.equal(waiting, moved, 'the dead letters counted are those moved back');
     } while (moved > 0);
     if (process.env.TRAWL_FAULT_DEBUG) console.log(prefix, JSON.stringify(runner.stats));
@@ -181,34 +185,6 @@ describe('fault injection', () => {
       assert.ok((faults.byStage()[stage] ?? 0) > 0, `no fault in ${stage}`);
   });
 });
-
-/** Moves every DLQ message back to its queue (the README's start-message-move-task); how many moved. */
-async function redrive(session: CrawlSession): Promise<number> {
-  const queues = createWorkQueues({ client: session.monitor.sqs });
-  const { queueUrls, dlqUrls } = session.resources;
-  const pairs: [string, string][] = [
-    ...SOURCES.map((s) => [dlqUrls.frontier[s], queueUrls.frontier[s]] as [string, string]),
-    [dlqUrls.extract, queueUrls.extract],
-    [dlqUrls.index, queueUrls.index],
-  ];
-  let moved = 0;
-  for (const [dlq, main] of pairs) {
-    for (;;) {
-      const batch = await queues.receive<unknown>(dlq, 10, 0, 30);
-      if (batch.length === 0) break;
-      await queues.send(
-        main,
-        batch.map((m) => ({ body: m.body })),
-      );
-      await queues.delete(
-        dlq,
-        batch.map((m) => m.receiptHandle),
-      );
-      moved += batch.length;
-    }
-  }
-  return moved;
-}
 
 /** What the two crawls must agree on: a document's URL, delta hash (over its title, text, metadata…) and title. */
 async function collect(session: CrawlSession): Promise<Outcome> {
