@@ -4,12 +4,10 @@ import { requestCounts, resetRequestCounts } from '../../shared/aws/request-coun
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
-import { createUrlDecider, startUrlsOf } from '../../shared/crawl/rules/decide.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
-import type { UrlItem } from '../../shared/types.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
@@ -21,6 +19,7 @@ import { printSummary } from '../summary.ts';
 import { CommandFailed } from './deploy.ts';
 import { onEarlySignal, onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
+import { warnStartUrls } from './start-urls.ts';
 import { deadLetterCount, runDeployed } from './status.ts';
 
 interface RunOptions {
@@ -204,41 +203,6 @@ async function dryRun(opts: RunOptions): Promise<void> {
     await close();
   }
 }
-
-/**
- * A start URL that led nowhere — an error, a redirect whose target the scope rejects (http → https,
- * apex → www on another host), robots.txt — is said on stderr: the crawl otherwise ends "finished",
- * exit 0, with nothing in it and no word why.
- */
-async function warnStartUrls(session: CrawlSession): Promise<void> {
-  const urls = startUrlsOf(session.config, createUrlDecider(session.config));
-  const lookup = async (url: string) => (await session.urls.getMany([url])).get(url);
-  for (const url of urls) {
-    const problem = await startUrlProblem(url, lookup);
-    if (problem) process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${problem})\n`);
-  }
-}
-
-/**
- * Why a start URL led nowhere, or null: its state, or that of the URL its redirects in scope end
- * at (a start URL redirected to https is `ignored: redirected to …`, and its target is the page).
- */
-export async function startUrlProblem(
-  url: string,
-  lookup: (url: string) => Promise<UrlItem | undefined>,
-): Promise<string | null> {
-  let at = url;
-  let item = await lookup(at);
-  for (let hop = 0; hop < 20 && item?.state === 'ignored' && item.note?.startsWith(REDIRECTED); hop++) {
-    at = item.note.slice(REDIRECTED.length);
-    item = await lookup(at);
-  }
-  if (item?.state !== 'error' && item?.state !== 'ignored') return null;
-  const why = [item.errorCode, item.note].filter(Boolean).join(': ') || item.state;
-  return `${at === url ? '' : `redirected to ${at}, `}${item.state}: ${why}`;
-}
-
-const REDIRECTED = 'redirected to ';
 
 /**
  * Every `fetch.auth` secret resolves before the pipeline starts (an unset variable, a Secrets

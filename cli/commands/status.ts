@@ -30,6 +30,8 @@ import {
 import { resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
+import { listingSession } from './listing.ts';
+import { warnStartUrls } from './start-urls.ts';
 
 interface Depth {
   visible: number;
@@ -186,6 +188,7 @@ export async function statusCommand(opts: {
     quiet = s.idle ? quiet + 1 : 0;
   }
   process.stdout.write(`${JSON.stringify(s)}\n`);
+  if (opts.wait) await warnStartUrls(await listingSession(opts.config));
 }
 
 /**

@@ -290,6 +290,14 @@ describe('trawl CLI on the embedded emulator', () => {
       r.err,
       /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
     );
+    // `status --wait` says it too once the crawl has drained: a deployed crawl's only word on it
+    // (`trawl deploy` seeds the crawl, and the deployed functions fetch it later).
+    const waited = trawl(cwd, 'status', '-c', config, '--wait', '--timeout', '30');
+    assert.equal(waited.code, 0, waited.err);
+    assert.match(
+      waited.err,
+      /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
+    );
     // Its one URL forgotten, the crawl knows nothing, yet it has run: idle (status --wait used to
     // wait for ever on a crawl with no URL).
     assert.match(trawl(cwd, 'clear-errors', '-c', config).out, /forgot 1 URL/);
@@ -297,5 +305,6 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.equal(s.code, 0, s.err);
     assert.deepEqual(JSON.parse(s.out).urls, {});
     assert.equal(JSON.parse(s.out).idle, true);
+    assert.doesNotMatch(s.err, /warning/);
   });
 });

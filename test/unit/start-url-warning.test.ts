@@ -1,11 +1,11 @@
 /**
- * `trawl crawl` warns about a start URL that led nowhere (cli/commands/crawl.ts startUrlProblem),
+ * `trawl crawl` warns about a start URL that led nowhere (cli/commands/start-urls.ts startUrlProblem),
  * following its redirects in scope: a start URL redirected to https is `ignored: redirected to …`
  * and is no problem when its target is a page; the target's error is.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startUrlProblem } from '../../cli/commands/crawl.ts';
+import { startUrlProblem } from '../../cli/commands/start-urls.ts';
 import type { UrlItem } from '../../shared/types.ts';
 
 const states: Record<string, Partial<UrlItem>> = {

@@ -50,13 +50,6 @@ export function textDigest(title: string, content: string): string {
   return createHash('sha256').update(norm).digest('hex').slice(0, 40);
 }
 
-/** The URL that keeps the document: the canonical one, else the shorter, else the smaller. */
-export function preferred(a: string, b: string, canonical: string | null): string {
-  if (canonical === a || canonical === b) return canonical;
-  if (a.length !== b.length) return a.length < b.length ? a : b;
-  return a < b ? a : b;
-}
-
 /**
  * Whether `url` takes the content over from `keeper`, each ranked by what its own page says: one
  * that names itself canonical before one that does not, then the shorter, then the smaller. The
@@ -109,7 +102,8 @@ export function admitContent(
 export function releaseContent(entry: DupEntry, url: string): { entry: DupEntry; successor?: string } {
   if (entry.keeper !== url) return { entry: { ...entry, dups: entry.dups.filter((u) => u !== url) } };
   if (entry.dups.length === 0) return { entry: { keeper: '', depth: entry.depth, dups: [] } };
-  const successor = entry.dups.reduce((best, u) => preferred(best, u, null));
+  // Duplicates are listed without their canonical flags: ranked by the URL alone.
+  const successor = entry.dups.reduce((best, u) => (outranks(u, false, best, false) ? u : best));
   return {
     entry: { keeper: successor, depth: entry.depth, dups: entry.dups.filter((u) => u !== successor) },
     successor,

@@ -4,7 +4,6 @@ import { describe, it } from 'node:test';
 import {
   admitContent,
   ENTRY_MAX_BYTES,
-  preferred,
   releaseContent,
   textDigest,
 } from '../../../shared/crawl/extract/duplicates.ts';
@@ -15,10 +14,11 @@ describe('duplicate content', () => {
     assert.notEqual(textDigest('A', 'one two'), textDigest('A', 'one two three'));
   });
 
-  it('keeps the canonical URL, else the shorter, else the smaller', () => {
-    assert.equal(preferred('http://x/a', 'http://x/long', 'http://x/long'), 'http://x/long');
-    assert.equal(preferred('http://x/long', 'http://x/a', null), 'http://x/a');
-    assert.equal(preferred('http://x/b', 'http://x/a', null), 'http://x/a');
+  it('passes a released keeper’s content to the shorter duplicate, else the smaller', () => {
+    const entry = { keeper: 'http://x/k', depth: 1, dups: ['http://x/long', 'http://x/b', 'http://x/a'] };
+    assert.equal(releaseContent(entry, 'http://x/k').successor, 'http://x/a');
+    const two = { keeper: 'http://x/k', depth: 1, dups: ['http://x/b', 'http://x/longer'] };
+    assert.equal(releaseContent(two, 'http://x/k').successor, 'http://x/b');
   });
 
   it('registers, demotes a longer keeper, records duplicates, passes the content on', () => {

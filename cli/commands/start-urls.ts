@@ -1,0 +1,40 @@
+/** Start URLs that led nowhere: said by `trawl crawl` when it ends and by `trawl status --wait`. */
+import { createUrlDecider, startUrlsOf } from '../../shared/crawl/rules/decide.ts';
+import type { UrlItem } from '../../shared/types.ts';
+import type { CrawlSession } from '../session.ts';
+
+/**
+ * A start URL that led nowhere — an error, a redirect whose target the scope rejects (http → https,
+ * apex → www on another host), robots.txt — is said on stderr: the crawl otherwise ends "finished",
+ * exit 0, with nothing in it and no word why. A deployed crawl is only seeded by `trawl deploy`:
+ * `trawl status --wait` says it once the crawl has drained.
+ */
+export async function warnStartUrls(session: CrawlSession): Promise<void> {
+  const urls = startUrlsOf(session.config, createUrlDecider(session.config));
+  const lookup = async (url: string) => (await session.urls.getMany([url])).get(url);
+  for (const url of urls) {
+    const problem = await startUrlProblem(url, lookup);
+    if (problem) process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${problem})\n`);
+  }
+}
+
+/**
+ * Why a start URL led nowhere, or null: its state, or that of the URL its redirects in scope end
+ * at (a start URL redirected to https is `ignored: redirected to …`, and its target is the page).
+ */
+export async function startUrlProblem(
+  url: string,
+  lookup: (url: string) => Promise<UrlItem | undefined>,
+): Promise<string | null> {
+  let at = url;
+  let item = await lookup(at);
+  for (let hop = 0; hop < 20 && item?.state === 'ignored' && item.note?.startsWith(REDIRECTED); hop++) {
+    at = item.note.slice(REDIRECTED.length);
+    item = await lookup(at);
+  }
+  if (item?.state !== 'error' && item?.state !== 'ignored') return null;
+  const why = [item.errorCode, item.note].filter(Boolean).join(': ') || item.state;
+  return `${at === url ? '' : `redirected to ${at}, `}${item.state}: ${why}`;
+}
+
+const REDIRECTED = 'redirected to ';
