@@ -43,25 +43,39 @@ export function docId(url: string): string {
 }
 
 /**
- * english analyzer for the text, keyword url, dates; mapped metadata stays dynamic text. No date
+ * Title and content are analyzed twice: `english` (stemming: "redirects" finds "redirect") and
+ * `.intl`, for every other language: the standard tokenizer with CJK width folding, lower case,
+ * ASCII folding (é → e, ß → ss: "strasse" finds "Straße") and CJK bigrams (東京 is one term, not
+ * 東 and 京 anywhere in the page). Keyword url, dates; mapped metadata stays dynamic text. No date
  * detection: a `<meta name="date">` of "2024-01-01" on the first page made `meta.date` a date
  * field, and every later page whose value was "last tuesday" was refused. Highlighting reads up
  * to 10 M characters of content (a `fetch.maxBytes` page), not OpenSearch's default 1 M, past
  * which a search that hit such a page failed whole.
  */
+const INTL = { intl: { type: 'text', analyzer: 'trawl_intl' } } as const;
+
 export const INDEX_BODY = {
   settings: {
     number_of_shards: 1,
     number_of_replicas: 0,
     'index.highlight.max_analyzed_offset': 10_485_760,
+    analysis: {
+      analyzer: {
+        trawl_intl: {
+          type: 'custom',
+          tokenizer: 'standard',
+          filter: ['cjk_width', 'lowercase', 'asciifolding', 'cjk_bigram'],
+        },
+      },
+    },
   },
   mappings: {
     date_detection: false,
     properties: {
       url: { type: 'keyword' },
       crawl: { type: 'keyword' },
-      title: { type: 'text', analyzer: 'english' },
-      content: { type: 'text', analyzer: 'english' },
+      title: { type: 'text', analyzer: 'english', fields: INTL },
+      content: { type: 'text', analyzer: 'english', fields: INTL },
       contentType: { type: 'keyword' },
       mimeType: { type: 'keyword' },
       charset: { type: 'keyword' },
@@ -223,6 +237,8 @@ export async function otherCrawlsDocuments(
   return Number(res.body.count);
 }
 
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
 /** Best hits first; tombstones are filtered out. */
 export async function search(
   client: Client,
@@ -230,16 +246,25 @@ export async function search(
   query: string,
   limit: number,
 ): Promise<SearchHit[]> {
+  // A query in a script without spaces between words is highlighted by its bigrams (東京, not 東 京).
+  const snippetField = CJK.test(query) ? 'content.intl' : 'content';
   const body = (highlight: boolean) => ({
     size: limit,
     query: {
       bool: {
-        must: { multi_match: { query, fields: ['title^2', 'content'] } },
+        // The better of the two analyses: stemmed English, or the folded, CJK-aware one.
+        must: {
+          multi_match: {
+            query,
+            fields: ['title^2', 'content', 'title.intl^2', 'content.intl'],
+            tie_breaker: 0.3,
+          },
+        },
         must_not: { term: { deleted: true } },
       },
     },
     ...(highlight
-      ? { highlight: { fields: { content: { fragment_size: 160, number_of_fragments: 1 } } } }
+      ? { highlight: { fields: { [snippetField]: { fragment_size: 160, number_of_fragments: 1 } } } }
       : {}),
     _source: ['url', 'title', 'content'],
   });
@@ -254,12 +279,12 @@ export async function search(
     url: h._source.url,
     title: h._source.title,
     score: h._score,
-    snippet: h.highlight?.content?.[0] ?? h._source.content.slice(0, 160),
+    snippet: h.highlight?.[snippetField]?.[0] ?? h._source.content.slice(0, 160),
   }));
 }
 
 interface RawHit {
   _score: number;
   _source: { url: string; title: string; content: string };
-  highlight?: { content?: string[] };
+  highlight?: Record<string, string[] | undefined>;
 }

@@ -111,6 +111,46 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.deepEqual(await paths('pelicans', index), ['/b.html']);
   });
 
+  it('finds other languages: ß as ss, accents folded, CJK words as bigrams (not only English stems)', async () => {
+    // One english analyzer used to serve every language: "strasse" missed "Straße", "cafe" missed
+    // "Café", and a Japanese word was its single characters wherever they stood in a page.
+    const root = join(dir, 'site', 'intl');
+    mkdirSync(root, { recursive: true });
+    const pages: Record<string, string> = {
+      'de.html': page('Anfahrt', 'Die Hauptstraße liegt am Fluss'),
+      'fr.html': page('Menu', 'Le Café des Artistes ouvre à midi'),
+      'ja.html': page('案内', '本社は東京にあります'),
+      'kyoto.html': page('支社', '京都の支社は駅の東にあります'),
+      'en.html': page('Guide', 'Redirects are followed'),
+    };
+    writeFileSync(
+      join(root, 'index.html'),
+      page(
+        'Intl',
+        'start',
+        Object.keys(pages).map((p) => `/intl/${p}`),
+      ),
+    );
+    for (const [name, html] of Object.entries(pages)) writeFileSync(join(root, name), html);
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('intl'),
+      startUrls: [`${site.url}/intl/`],
+      fetch: { allowPrivateNetworks: true },
+      index: { sink: 'opensearch' },
+    };
+    const index = indexName(parseConfig(input));
+    await crawl(await openSession(parseConfig(input)));
+    assert.deepEqual(await paths('hauptstrasse', index), ['/intl/de.html']);
+    assert.deepEqual(await paths('cafe', index), ['/intl/fr.html']);
+    assert.deepEqual(await paths('redirect', index), ['/intl/en.html'], 'English stems still match');
+    const client = searchClient(engine.endpoint);
+    const hits = await search(client, index, '東京', 10);
+    assert.equal(new URL(hits[0]?.url ?? 'http://x/').pathname, '/intl/ja.html');
+    assert.match(hits[0]?.snippet ?? '', /<em>東京<\/em>/);
+    const kyoto = hits.find((h) => h.url.endsWith('/kyoto.html'));
+    assert.ok(!kyoto || kyoto.score < (hits[0]?.score ?? 0), '東 and 京 apart rank below 東京');
+  });
+
   it('a redelivered bulk changes nothing; a late upsert never brings back a deleted document', async () => {
     const client = searchClient(engine.endpoint);
     const index = 'trawl-versions';
