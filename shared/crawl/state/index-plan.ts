@@ -55,7 +55,7 @@ export function planContext(config: CrawlConfig, existing: Map<string, UrlItem>,
 
 /** The document fields of a URL item: removed together when its document is deleted. */
 export const DOC_FIELDS = ['docBulk', 'docLine', 'hash', 'indexedAt'];
-/** A URL whose first fetches failed temporarily is tried again after this long. */
+/** A URL whose fetch failed temporarily is tried again after this long, doubled at each failure in a row. */
 const TEMPORARY_RETRY_MS = 3_600_000;
 
 function refreshAt(iso: string): Partial<UrlItem> {
@@ -103,7 +103,13 @@ function schedule(o: PageOutcome, ctx: PlanContext, change: RefetchChange): Part
 
 /** The due time a refresh was fetched for: the next one stays on that grid. */
 function dueAt(o: PageOutcome, ctx: PlanContext): number | undefined {
-  const due = o.task.queue === 'refresh' ? ctx.existing.get(o.url)?.nextRefreshAt : undefined;
+  // The due time the task carried: a second fetch of one refresh task (the first one's run was
+  // killed after its states were written) finds the state already moved on, and put the URL a
+  // whole maxAge further (two maxAges after its last refresh).
+  const due =
+    o.task.queue === 'refresh'
+      ? (o.task.prev?.nextRefreshAt ?? ctx.existing.get(o.url)?.nextRefreshAt)
+      : undefined;
   return due ? Date.parse(due) : undefined;
 }
 
@@ -177,25 +183,36 @@ function planError(
   const error = o.error ?? { kind: 'permanent' as const, code: 'unknown', message: '' };
   const refresh = o.task.queue === 'refresh';
   plan.stat = `error:${error.kind}`;
+  // Temporary failures are counted per fetch that failed after its quick retries (one a refresh
+  // cycle), not per attempt: within one cycle the retries span seconds, and a site down for 15 s
+  // during a refresh used to lose its whole index.
+  const temporaryErrors = error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + 1 : 0;
+  const tooMany = temporaryErrors > ctx.config.refresh.maxTemporaryErrors;
   // Seed 001: a refreshed URL with a permanent error, or too many temporary ones, is deleted and forgotten.
-  if (refresh || (error.kind === 'temporary' && hadDoc)) {
+  if ((refresh && error.kind === 'permanent') || tooMany) {
     plan.forget = true;
     if (hadDoc)
       plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
     return plan;
   }
-  const retryAt = error.kind === 'temporary' ? ctx.now + TEMPORARY_RETRY_MS : ctx.now + ctx.maxAgeMs;
+  // Seed 001: "documents in error are refreshed like other documents". A temporary error keeps the
+  // document and is tried again after an hour, two, four… (within maxAge).
+  const retryAt =
+    error.kind === 'temporary'
+      ? ctx.now + Math.min(ctx.maxAgeMs, TEMPORARY_RETRY_MS * 2 ** (temporaryErrors - 1))
+      : ctx.now + ctx.maxAgeMs;
   plan.set = {
     ...plan.set,
     state: 'error',
     errorKind: error.kind,
     errorCode: error.code,
     note: error.message,
-    temporaryErrors:
-      error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + (o.task.attempt ?? 0) + 1 : 0,
+    temporaryErrors,
     ...refreshAt(new Date(retryAt).toISOString()),
+    // The kept document's validators: its next refresh is still conditional.
+    ...(hadDoc ? { etag: prev?.etag ?? null, lastModified: prev?.lastModified ?? null } : {}),
   };
-  if (hadDoc) {
+  if (hadDoc && error.kind === 'permanent') {
     // Seed 001: a permanent error on an indexed URL sends its deletion order at once.
     plan.remove.push(...DOC_FIELDS);
     plan.deleteReason = `permanent-error: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;

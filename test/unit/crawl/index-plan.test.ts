@@ -111,6 +111,23 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.set.nextRefreshAt, '2026-03-12T11:59:00.000Z');
   });
 
+  it('a refresh fetched twice (its first run killed after writing) stays on the grid of the due time it carried', () => {
+    // The second fetch found the state already moved a maxAge on, and put the URL a whole maxAge
+    // further: two maxAges after its last refresh.
+    const due = '2026-03-10T11:00:00.000Z';
+    const advanced = {
+      ...indexedItem,
+      nextRefreshAt: '2026-03-12T11:00:00.000Z',
+      lastFetched: '2026-03-10T11:00:30.000Z',
+    };
+    const again = task({ queue: 'refresh', prev: { ...indexedItem, nextRefreshAt: due } });
+    const p = planOutcome(
+      outcome({ task: again, notModified: true, doc: undefined, httpStatus: 304 }),
+      ctx([advanced]),
+    );
+    assert.equal(p.set.nextRefreshAt, '2026-03-12T11:00:00.000Z');
+  });
+
   it('refresh + permanent error (404): document deleted, URL state forgotten (seed 001)', () => {
     const p = planOutcome(
       outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }),
@@ -121,10 +138,12 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.deleteReason, 'permanent-error: http-404 (HTTP 404)');
   });
 
-  it('refresh + temporary errors beyond the limit: deleted and forgotten (seed 001)', () => {
+  it('refresh + a temporary error: the document stays, the error is remembered, tried again in an hour', () => {
+    // One refresh's failures (its quick retries took seconds) used to delete the document: a site
+    // down for 15 s during a cycle lost its whole index.
     const p = planOutcome(
       outcome({
-        task: { ...refreshTask, attempt: 2 },
+        task: { ...refreshTask, attempt: 3 },
         state: 'error',
         error: http503,
         httpStatus: 503,
@@ -132,6 +151,26 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
       }),
       ctx([indexedItem]),
     );
+    assert.equal(p.forget, false);
+    assert.equal(p.deleteReason, undefined);
+    assert.ok(!p.remove.some((f) => DOC_FIELDS.includes(f)), 'document kept');
+    assert.equal(p.set.state, 'error');
+    assert.equal(p.set.errorKind, 'temporary');
+    assert.equal(p.set.temporaryErrors, 1);
+    assert.equal(p.set.etag, '"v1"', 'the next try is conditional still');
+    assert.equal(p.set.nextRefreshAt, new Date(NOW + 3_600_000).toISOString());
+  });
+
+  it('temporary errors in a row back off (1 h, 2 h, 4 h), then past the limit: deleted and forgotten (seed 001)', () => {
+    const failing = (temporaryErrors: number) =>
+      planOutcome(
+        outcome({ task: refreshTask, state: 'error', error: http503, httpStatus: 503, doc: undefined }),
+        ctx([{ ...indexedItem, state: 'error', errorKind: 'temporary', temporaryErrors }]),
+      );
+    assert.equal(failing(1).set.nextRefreshAt, new Date(NOW + 2 * 3_600_000).toISOString());
+    assert.equal(failing(2).set.nextRefreshAt, new Date(NOW + 4 * 3_600_000).toISOString());
+    assert.equal(failing(2).forget, false);
+    const p = failing(3);
     assert.equal(p.forget, true);
     assert.equal(p.deleteReason, 'temporary-errors: http-503 (HTTP 503)');
   });
@@ -179,7 +218,7 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     );
     assert.equal(p.set.state, 'error');
     assert.equal(p.set.errorKind, 'temporary');
-    assert.equal(p.set.temporaryErrors, 3);
+    assert.equal(p.set.temporaryErrors, 1, 'one failed fetch, whatever its quick retries');
     assert.equal(p.set.nextRefreshAt, new Date(NOW + 3_600_000).toISOString());
   });
 
