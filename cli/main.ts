@@ -112,6 +112,9 @@ function program(): Command {
     .argument('<user-agent>')
     .argument('<url>')
     .action((file: string, agent: string, url: string) => {
+      // An empty URL is Google's corpus's (it reads as "/"); anything else must be an absolute URL.
+      if (url !== '' && !URL.canParse(url))
+        throw new ConfigError(`robots: ${JSON.stringify(url)} is not an absolute URL`);
       const robots = parseRobotsTxt(readText(file));
       out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
     });

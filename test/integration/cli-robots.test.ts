@@ -84,4 +84,11 @@ describe('trawl robots', () => {
     assert.match(r.stderr, /nope\.txt/);
     assert.doesNotMatch(r.stderr, /at .+\.ts:\d+/, 'no stack trace for a user error');
   });
+
+  it('a malformed URL exits 2 (it used to answer "allowed"); an empty one is Google\'s "/"', async () => {
+    const r = await trawl(['robots', file, 'trawl', 'not a url']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /robots: "not a url" is not an absolute URL/);
+    assert.equal((await trawl(['robots', file, 'trawl', ''])).code, 0);
+  });
 });

@@ -122,7 +122,22 @@ export function crawlDelayMs(robots: RobotsTxt, userAgent: string): number | nul
   return seconds === null ? null : Math.round(seconds * 1000);
 }
 
-/** The robots.txt reduced to one group for one agent: smaller to cache, same answers for that agent. */
+/**
+ * RFC 9309 §2.2.2: a percent-encoded unreserved character (ALPHA, DIGIT, `-._~`) is the
+ * character itself. The crawler's URLs are normalized that way (normalize-url.ts), so its
+ * patterns must be too: `Disallow: /%7Ejoe/` let the crawler fetch `/~joe/…`.
+ */
+export function decodeUnreserved(pattern: string): string {
+  return pattern.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const c = String.fromCharCode(Number.parseInt(hex, 16));
+    return /[A-Za-z0-9\-._~]/.test(c) ? c : escape;
+  });
+}
+
+/**
+ * The robots.txt reduced to one group for one agent, its patterns in the crawler's URL form
+ * (`decodeUnreserved`): smaller to cache, same answers for that agent's normalized URLs.
+ */
 export function robotsForAgent(robots: RobotsTxt, userAgent: string): RobotsTxt {
   const key = groupKey(robots, userAgent);
   const groups = groupsFor(robots, userAgent);
@@ -134,8 +149,8 @@ export function robotsForAgent(robots: RobotsTxt, userAgent: string): RobotsTxt 
         : [
             {
               agents: [key],
-              allow: [...new Set(groups.flatMap((g) => g.allow))],
-              disallow: [...new Set(groups.flatMap((g) => g.disallow))],
+              allow: [...new Set(groups.flatMap((g) => g.allow.map(decodeUnreserved)))],
+              disallow: [...new Set(groups.flatMap((g) => g.disallow.map(decodeUnreserved)))],
             },
           ],
     crawlDelays: seconds === null ? [] : [[key, seconds]],

@@ -67,9 +67,31 @@ corpus<AllowedCase>(
     // What the frontier caches must answer the same after a JSON round trip and agent reduction.
     const cached = JSON.parse(JSON.stringify(robots));
     assert.equal(isAllowed(cached, c.user_agent, c.url), c.allowed, 'JSON round trip');
-    assert.equal(isAllowed(robotsForAgent(robots, c.user_agent), c.user_agent, c.url), c.allowed, 'reduced');
+    // The reduced form takes the crawler's URL form: unreserved escapes decoded (below). Google's
+    // case that tells /foo/bar/%62%61%7A from /foo/bar/baz is the one it answers otherwise.
+    if (!/%(4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9AE]|3[0-9]|2[DE]|5F)/i.test(`${c.robotstxt}${c.url}`))
+      assert.equal(
+        isAllowed(robotsForAgent(robots, c.user_agent), c.user_agent, c.url),
+        c.allowed,
+        'reduced',
+      );
   },
 );
+
+describe('the crawler’s reduced robots.txt: patterns in its URL form (RFC 9309 §2.2.2)', () => {
+  it('decodes unreserved escapes in patterns, keeps reserved ones: Disallow /%7Ejoe/ blocks /~joe/', () => {
+    // The crawler normalizes /%7Ejoe/p1 to /~joe/p1 before asking: the pattern did not match it, and
+    // a page robots.txt disallowed was fetched.
+    const robots = robotsForAgent(
+      parseRobotsTxt('User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2Fb\nDisallow: /%41%62c'),
+      'trawl',
+    );
+    assert.deepEqual(robots.groups[0]?.disallow, ['/~joe/', '/a%2Fb', '/Abc']);
+    assert.equal(isAllowed(robots, 'trawl', 'http://x.test/~joe/p1'), false);
+    assert.equal(isAllowed(robots, 'trawl', 'http://x.test/Abc'), false);
+    assert.equal(isAllowed(robots, 'trawl', 'http://x.test/a/b'), true, 'an encoded slash is not a slash');
+  });
+});
 
 // robotstxt_base64 is authoritative (some inputs are not valid UTF-8); the text is checked too.
 corpus<ParseCase>(
