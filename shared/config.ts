@@ -2,14 +2,16 @@
  * The crawl config: one strict zod schema (unknown keys are errors), defaults for every
  * field but `name` and `startUrls`. The names are fixed (docs/config.md).
  */
+
 import { createHash, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { AuthSchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
 import { RuleSchema } from './config-rules.ts';
 import { TrapsSchema } from './config-traps.ts';
 import { linearRegexProblem } from './crawl/rules/linear-regex.ts';
-import { compileRules } from './crawl/rules/rules.ts';
+import { compileRules, MAX_RULE_DEPTH } from './crawl/rules/rules.ts';
 import { DURATION, parseDuration } from './crawl/state/duration.ts';
 import { orphanGraceProblem } from './crawl/state/orphans.ts';
 import { ConfigError } from './errors.ts';
@@ -35,9 +37,44 @@ export const DEFAULT_IGNORED_EXTENSIONS = [
   'wmv', 'woff', 'woff2', 'xml', 'zip',
 ]; // biome-ignore format: one list, as the seed writes it
 
-const duration = z.string().refine((s) => DURATION.test(s.trim()), {
-  message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
-});
+/** The fields of a document (docs/documents.md) that `index.mapping` may rename. */
+export const DOCUMENT_FIELDS = [
+  'url', 'title', 'content', 'contentType', 'mimeType', 'charset', 'lastModified', 'size', 'hash',
+  'depth', 'source', 'meta', 'indexedAt', 'canonical', 'compoundPath',
+]; // biome-ignore format: one list
+
+/**
+ * Why an `index.mapping` would lose data, or null: a source that is no document field (nor
+ * `meta.<name>`), an empty target, or two fields under one name (`{"url": "title"}` dropped the
+ * URL from every document).
+ */
+function mappingProblem(mapping: Record<string, string>): string | null {
+  const targets = new Map<string, string>();
+  for (const field of DOCUMENT_FIELDS) if (!Object.hasOwn(mapping, field)) targets.set(field, field);
+  for (const [from, to] of Object.entries(mapping)) {
+    if (!DOCUMENT_FIELDS.includes(from) && !/^meta\..+/.test(from))
+      return `${JSON.stringify(from)} is not a document field (${DOCUMENT_FIELDS.join(', ')}, or meta.<name>)`;
+    if (to.trim() === '') return `${JSON.stringify(from)}: the new name is empty`;
+    const taken = targets.get(to);
+    if (taken !== undefined)
+      return `${JSON.stringify(from)} and ${JSON.stringify(taken)} would both be named ${JSON.stringify(to)}`;
+    targets.set(to, from);
+  }
+  return null;
+}
+
+/** The longest duration a config may give: times past it leave the dates a crawl can store. */
+export const MAX_DURATION_MS = 3650 * 86_400_000;
+
+const duration = z
+  .string()
+  .refine((s) => DURATION.test(s.trim()), {
+    message: 'must be a duration like "30s", "15m", "1h", "48h" or "2d"',
+  })
+  // "99999999999d" passed, and every fetch's next refresh time was an invalid date: the crawl never ended.
+  .refine((s) => !DURATION.test(s.trim()) || parseDuration(s) <= MAX_DURATION_MS, {
+    message: 'must be at most 3650d (10 years)',
+  });
 
 // user patterns run on a linear-time engine (RE2 syntax): refuse at load what it cannot run, saying why
 const regexString = z.string().superRefine((s, ctx) => {
@@ -154,7 +191,12 @@ export const ScopeSchema = z
 export const FetchSchema = z
   .strictObject({
     /** @default "trawl" */
-    userAgent: z.string().min(1).default('trawl'),
+    userAgent: z
+      .string()
+      .min(1)
+      // A header value: a line break would end the header (and smuggle another one).
+      .regex(/^[\x20-\x7e\t]+$/, 'must be printable ASCII on one line (it is sent as the User-Agent header)')
+      .default('trawl'),
     /** @default true — false is seed 002's "Rogue" mode (robots.txt and meta robots ignored) */
     respectRobotsTxt: z.boolean().default(true),
     /** @default 0 — per host, across all workers (SMILA waitBetweenRequests, seed 004 sleep after load) */
@@ -183,7 +225,12 @@ export const FetchSchema = z
      */
     allowPrivateNetworks: z.union([z.boolean(), z.array(allowEntry)]).default(false),
     /** @default {} — host -> IP, like curl --resolve */
-    resolve: z.record(z.string(), z.string()).default({}),
+    resolve: z
+      .record(
+        z.string(),
+        z.string().refine((ip) => isIP(ip) !== 0, 'must be an IPv4 or IPv6 address'),
+      )
+      .default({}),
     /**
      * @default [] — PEM CA certificates trusted for https besides the system's (an intranet's own
      * CA); public certificates, not secrets. Certificates are always verified: there is no way to
@@ -313,7 +360,13 @@ export const ConfigSchema = z.strictObject({
   refresh: RefreshSchema,
   index: z
     .strictObject({
-      mapping: z.record(z.string(), z.string()).default({}),
+      mapping: z
+        .record(z.string(), z.string())
+        .default({})
+        .superRefine((mapping, ctx) => {
+          const problem = mappingProblem(mapping);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
       /**
        * @default true — pages with the same normalized text are one document, kept by the canonical
        * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document)
@@ -384,6 +437,27 @@ function ruleError(rules: unknown): string | null {
   return null;
 }
 
+/** The path of the first JSON rule match nested deeper than MAX_RULE_DEPTH, or null (no recursion). */
+function tooDeepRule(rules: unknown): string | null {
+  if (!Array.isArray(rules)) return null;
+  const stack: [unknown, string, number][] = rules.map((r, i) => [
+    (r as { match?: unknown } | null)?.match,
+    `rules.${i}.match`,
+    0,
+  ]);
+  while (stack.length > 0) {
+    const [node, path, depth] = stack.pop() as [unknown, string, number];
+    if (depth > MAX_RULE_DEPTH) return path;
+    if (node === null || typeof node !== 'object') continue;
+    for (const [key, child] of Object.entries(node)) {
+      if (Array.isArray(child))
+        for (const [i, c] of child.entries()) stack.push([c, `${path}.${key}.${i}`, depth + 1]);
+      else if (key === 'not') stack.push([child, `${path}.not`, depth + 1]);
+    }
+  }
+  return null;
+}
+
 /** A `fetch.memoryMb` too small for the bodies of `fetch.concurrency` requests (fetch-memory.ts). */
 function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
   if (fetch.memoryMb === null || fetchMemoryPlan(fetch.memoryMb, fetch).fits) return null;
@@ -396,8 +470,15 @@ function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
 
 /** Validates a parsed config object; throws ConfigError naming `source`, the field path and the reason. */
 export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
+  // The schema is recursive: rules nested thousands deep overflowed the stack in it.
+  const deep = tooDeepRule((raw as { rules?: unknown } | null)?.rules);
+  if (deep) throw new ConfigError(`${source}: ${deep}: nested deeper than ${MAX_RULE_DEPTH} levels`);
   const result = ConfigSchema.safeParse(raw);
   if (result.success) {
+    // What the schema cannot see (a rule's refresh bounds, contradicting actions): at load, not
+    // when the first stage compiles the rules.
+    const rule = ruleError(result.data.rules);
+    if (rule) throw new ConfigError(`${source}: ${rule}`);
     const problem = orphanGraceProblem(result.data);
     if (problem) throw new ConfigError(`${source}: refresh.orphanGrace: ${problem}`);
     const memory = fetchMemoryProblem(result.data.fetch);

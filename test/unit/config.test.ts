@@ -79,11 +79,70 @@ describe('parseConfig', () => {
       /scope\.schemes: must name at least one scheme/,
     ],
     [
+      'a duration past ten years (its refresh times were invalid dates: the crawl never ended)',
+      { name: 'a', startUrls: ['http://x.y/'], refresh: { maxAge: '99999999999d' } },
+      /refresh\.maxAge: must be at most 3650d/,
+    ],
+    [
+      "a rule's refresh max past ten years",
+      {
+        name: 'a',
+        startUrls: ['http://x.y/'],
+        rules: [{ match: { path: '/a' }, actions: [{ refresh: { min: '1h', max: '4000d' } }] }],
+      },
+      /rules\.0\.actions\.0\.refresh\.max: must be at most 3650d/,
+    ],
+    [
+      'a user agent with a line break (a header injection that failed every fetch)',
+      { name: 'a', startUrls: ['http://x.y/'], fetch: { userAgent: 'good\r\nX-Injected: 1' } },
+      /fetch\.userAgent: must be printable ASCII on one line/,
+    ],
+    [
+      'fetch.resolve to something that is not an address',
+      { name: 'a', startUrls: ['http://x.y/'], fetch: { resolve: { 'a.test': 'banana' } } },
+      /fetch\.resolve\.a\.test: must be an IPv4 or IPv6 address/,
+    ],
+    [
+      'index.mapping onto another field (the URL was dropped from every document)',
+      { name: 'a', startUrls: ['http://x.y/'], index: { mapping: { url: 'title' } } },
+      /index\.mapping: "url" and "title" would both be named "title"/,
+    ],
+    [
+      'index.mapping of a field documents do not have',
+      { name: 'a', startUrls: ['http://x.y/'], index: { mapping: { bogus: 'zz' } } },
+      /index\.mapping: "bogus" is not a document field/,
+    ],
+    [
+      'index.mapping to an empty name',
+      { name: 'a', startUrls: ['http://x.y/'], index: { mapping: { hash: '' } } },
+      /index\.mapping: "hash": the new name is empty/,
+    ],
+    [
       'orphan grace of two cycles',
       { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 2 } },
       /refresh\.orphanGrace/,
     ],
   ];
+  {
+    // Thousands of levels overflowed the stack in the recursive schema (exit 1, a stack trace);
+    // the XML parser's own nesting limit was a plain Error.
+    let deep: unknown = { path: '/a' };
+    for (let i = 0; i < 3000; i++) deep = { not: deep };
+    let xml = '<Path val="/a"/>';
+    for (let i = 0; i < 150; i++) xml = `<Not>${xml}</Not>`;
+    bad.push(
+      [
+        'JSON rules nested 3000 deep',
+        { name: 'a', startUrls: ['http://x.y/'], rules: [{ match: deep, actions: ['index'] }] },
+        /rules\.0\.match(\.not)+: nested deeper than 64 levels/,
+      ],
+      [
+        'XML rules nested 150 deep',
+        { name: 'a', startUrls: ['http://x.y/'], rules: `<Rules><Rule>${xml}<Index/></Rule></Rules>` },
+        /rules: invalid XML: Maximum nested tags exceeded/,
+      ],
+    );
+  }
   for (const [label, raw, pattern] of bad) {
     it(`rejects ${label} naming the field path`, () => {
       assert.throws(

@@ -128,9 +128,9 @@ export function crawlDelayMs(robots: RobotsTxt, userAgent: string): number | nul
  * patterns must be too: `Disallow: /%7Ejoe/` let the crawler fetch `/~joe/…`.
  */
 export function decodeUnreserved(pattern: string): string {
-  return pattern.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+  return pattern.replace(/%([0-9A-Fa-f]{2})/g, (escaped, hex: string) => {
     const c = String.fromCharCode(Number.parseInt(hex, 16));
-    return /[A-Za-z0-9\-._~]/.test(c) ? c : escape;
+    return /[A-Za-z0-9\-._~]/.test(c) ? c : escaped;
   });
 }
 

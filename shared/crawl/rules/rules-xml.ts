@@ -50,7 +50,14 @@ export function parseXmlRules(xml: string): Rule[] {
       `rules: invalid XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`,
     );
   }
-  const root = elements(PARSER.parse(xml) as XmlNode[]);
+  let parsed: XmlNode[];
+  try {
+    parsed = PARSER.parse(xml) as XmlNode[];
+  } catch (err) {
+    // The parser's own limits (`Maximum nested tags exceeded` past 100 levels): a config error too.
+    throw new ConfigError(`rules: invalid XML: ${(err as Error).message}`);
+  }
+  const root = elements(parsed);
   const rules = root.find((node) => tagOf(node).toLowerCase() === 'rules');
   if (!rules) fail('rules', 'the XML needs a <Rules> root element');
   return elements(rules[tagOf(rules)]!).map((node, i) => {
