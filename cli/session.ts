@@ -23,6 +23,7 @@ import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-s
 import { namedQueues, resourceNames, type StageName } from '../shared/topology.ts';
 import type { CrawlDocument, UrlItem } from '../shared/types.ts';
 import { type ExternalSortOptions, externalSort } from './external-sort.ts';
+import { sendFrontierTasks, taskOf } from './frontier.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
 
 export interface CrawlSession {
@@ -255,15 +256,23 @@ export async function redriveDeadLetters(session: CrawlSession): Promise<Record<
   return moved;
 }
 
-/** Seed 002 "Clear Error Cache": forgets every URL in error state. */
+/**
+ * Seed 002 "Clear Error Cache": forgets every URL in error state and queues it again, so the next
+ * crawl fetches it (a deployed crawl's functions at once). Forgotten only, it was never found
+ * again while the pages linking to it answered 304: a 304 carries no links.
+ */
 export async function clearErrors(session: CrawlSession): Promise<number> {
-  let n = 0;
-  for await (const item of session.urls.scan()) {
-    if (item.state !== 'error') continue;
-    await session.urls.forget(item.url);
-    n++;
-  }
+  const errors: UrlItem[] = [];
+  for await (const item of session.urls.scan()) if (item.state === 'error') errors.push(item);
+  for (const item of errors) await session.urls.forget(item.url);
+  // A fresh pending claim each (what the extract stage writes for a new link), then the work.
+  const claimed = await session.urls.claim(
+    errors.map(taskOf),
+    `clear-errors#${new Date().toISOString()}`,
+    new Date().toISOString(),
+  );
+  await sendFrontierTasks(session.monitor, session.resources.queueUrls, claimed);
   // The stages' warm caches must not remember the forgotten URLs as known.
   resetContainerDeps();
-  return n;
+  return errors.length;
 }

@@ -36,10 +36,10 @@ import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
 import { currentStates } from '../shared/aws/refresh-manifest.ts';
-import { chunkBySize, createWorkQueues } from '../shared/aws/work-queues.ts';
 import { PREFIXES } from '../shared/layout.ts';
-import { FRONTIER_QUEUE, resourceNames } from '../shared/topology.ts';
-import type { UrlItem, UrlTask } from '../shared/types.ts';
+import { resourceNames } from '../shared/topology.ts';
+import type { UrlItem } from '../shared/types.ts';
+import { sendFrontierTasks, taskOf } from './frontier.ts';
 
 const PREFIX = 'trawl-';
 
@@ -188,29 +188,12 @@ async function requeuePending(
   raw: Record<string, AttributeValue>[],
 ): Promise<number> {
   const res = await provision(c, resourceNames(crawl));
-  const queues = createWorkQueues({ client: c.sqs });
   const store = createPageStore({ client: c.s3, bucket: res.bucket });
   const states = await currentStates(
     store,
     raw.map((r) => unmarshall(r) as UrlItem),
   );
-  const items = states.filter((i) => i.state === 'pending');
-  const tasks: UrlTask[] = items.map((i) => ({
-    url: i.url,
-    depth: i.depth ?? 0,
-    queue: i.queue ?? 'index_follow',
-    index: i.index ?? true,
-    follow: i.follow ?? true,
-    priority: i.priority ?? 0,
-    ...(i.source ? { source: i.source } : {}),
-    ...(i.addMeta?.length ? { addMeta: i.addMeta } : {}),
-  }));
-  for (const t of new Set(tasks.map((x) => x.queue))) {
-    const mine = tasks.filter((x) => x.queue === t);
-    const messages = chunkBySize(mine, FRONTIER_QUEUE.tasksPerMessage).map((chunk) => ({
-      body: { tasks: chunk },
-    }));
-    await queues.send(res.queueUrls.frontier[t], messages);
-  }
+  const tasks = states.filter((i) => i.state === 'pending').map(taskOf);
+  await sendFrontierTasks(c, res.queueUrls, tasks);
   return tasks.length;
 }

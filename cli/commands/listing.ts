@@ -44,13 +44,20 @@ export async function changesCommand(opts: { config: string; since?: string }): 
   for (const c of await readChanges(s, { since: opts.since })) process.stdout.write(`${JSON.stringify(c)}\n`);
 }
 
-/** Forgets every URL in error state. */
+/** Forgets every URL in error state and queues it again (session.ts clearErrors). */
 export async function clearErrorsCommand(opts: { config: string }): Promise<void> {
   const s = await listingSession(opts.config);
   await markUnsaved(s.config.name);
   const n = await clearErrors(s);
   await persistEmbeddedState(undefined, s.config.name);
-  process.stdout.write(`forgot ${n} URL(s) in error state\n`);
+  const next = loadDeployment(s.config.name)
+    ? 'the deployed functions fetch them'
+    : `"trawl crawl -c ${opts.config}" fetches them`;
+  process.stdout.write(
+    n === 0
+      ? 'no URL in error state\n'
+      : `forgot ${n} URL(s) in error state and queued them again: ${next}\n`,
+  );
 }
 
 /**
