@@ -1,5 +1,9 @@
 /** `trawl docs`, `trawl urls`, `trawl clear-errors`, `trawl redrive`: read and repair the crawl's state. */
 
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
+import { ConfigError } from '../../shared/errors.ts';
+import { resourceNames } from '../../shared/topology.ts';
 import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
@@ -16,6 +20,7 @@ export async function listingSession(file: string) {
     return openSession(config, { resources: deployedResources(deployed.outputs) });
   }
   await resolveAwsEndpoint();
+  await requireState(createAwsClients({ count: false }), config.name, file);
   return openSession(config);
 }
 
@@ -79,4 +84,25 @@ export async function redriveCommand(opts: { config: string }): Promise<void> {
       ? 'no dead-lettered messages\n'
       : `moved ${total} dead-lettered message(s) back (${where}): ${next}\n`,
   );
+}
+
+/**
+ * A crawl run here (not deployed) has its URL table: else exit 2. `docs`, `urls` and the others
+ * used to create the crawl's resources for a name never crawled (a typo read as an empty index),
+ * after which `status --wait` waited for ever.
+ */
+export async function requireState(clients: AwsClients, crawl: string, file: string): Promise<void> {
+  const known = await clients.ddbRaw
+    .send(new DescribeTableCommand({ TableName: resourceNames(crawl).urlsTable }))
+    .then(
+      () => true,
+      (err: Error) => {
+        if (err.name === 'ResourceNotFoundException') return false;
+        throw err;
+      },
+    );
+  if (!known)
+    throw new ConfigError(
+      `crawl "${crawl}" has no state here: run "trawl crawl -c ${file}" (or "trawl deploy -c ${file}") first`,
+    );
 }

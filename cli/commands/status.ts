@@ -5,7 +5,6 @@
  */
 
 import { isDeepStrictEqual } from 'node:util';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
@@ -30,7 +29,7 @@ import {
 import { resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
-import { listingSession } from './listing.ts';
+import { listingSession, requireState } from './listing.ts';
 import { warnStartUrls } from './start-urls.ts';
 
 interface Depth {
@@ -100,17 +99,7 @@ async function locate(file: string): Promise<Located> {
   const endpoint = await resolveAwsEndpoint();
   const clients = createAwsClients({ count: false });
   const names = resourceNames(config.name);
-  const known = await clients.ddbRaw.send(new DescribeTableCommand({ TableName: names.urlsTable })).then(
-    () => true,
-    (err: Error) => {
-      if (err.name === 'ResourceNotFoundException') return false;
-      throw err;
-    },
-  );
-  if (!known)
-    throw new ConfigError(
-      `crawl "${config.name}" has no state here: run "trawl crawl -c ${file}" (or "trawl deploy -c ${file}") first`,
-    );
+  await requireState(clients, config.name, file);
   // The queues are not saved with the emulator's state: made again (empty) if it restarted.
   return { crawl: config.name, stack: null, endpoint, resources: await provision(clients, names), clients };
 }

@@ -118,6 +118,14 @@ describe('trawl CLI on the embedded emulator', () => {
     const missing = trawl(cwd, 'status', '-c', none);
     assert.equal(missing.code, 2);
     assert.match(missing.err, /crawl "never-crawled" has no state here: run "trawl crawl -c .*none\.json"/);
+    // The readers too: they used to make the crawl's resources and print nothing (a typo in the
+    // name read as an empty index), after which status --wait waited for ever.
+    for (const command of ['docs', 'urls', 'changes', 'clear-errors']) {
+      const r = trawl(cwd, command, '-c', none);
+      assert.equal(r.code, 2, `${command}: ${r.err}`);
+      assert.match(r.err, /crawl "never-crawled" has no state here/);
+    }
+    assert.equal(trawl(cwd, 'status', '-c', none).code, 2, 'still nothing made for it');
   });
 
   it('urls shows states, and the state survives an emulator stop and restart', () => {
