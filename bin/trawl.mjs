@@ -21,9 +21,12 @@ if (major < 22) {
   // Ctrl-C (the terminal signals this group), `kill PID`, a supervisor's SIGTERM. Run with
   // spawnSync, this process died at the signal and left the crawl running on its own, or SIGTERM
   // never reached it at all.
+  // A fourth stdio pipe that this process never writes: when it dies, even by kill -9, the pipe
+  // closes and the child stops as at SIGTERM (it used to crawl on, detached, out of Ctrl-C's reach).
   const child = spawn(node24, [fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    stdio: 'inherit',
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     detached: true,
+    env: { ...process.env, TRAWL_PARENT_PIPE: '3' },
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('error', (err) => {
@@ -37,6 +40,16 @@ if (major < 22) {
 
 async function run() {
   process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
+  if (process.env.TRAWL_PARENT_PIPE) {
+    const fd = Number(process.env.TRAWL_PARENT_PIPE);
+    delete process.env.TRAWL_PARENT_PIPE; // not for the processes this one starts
+    const { Socket } = await import('node:net');
+    const parent = new Socket({ fd, readable: true, writable: false });
+    parent.on('error', () => {});
+    parent.on('close', () => process.kill(process.pid, 'SIGTERM'));
+    parent.resume();
+    parent.unref(); // it must not keep this process alive
+  }
   // `trawl docs | head`: a closed pipe ends the command quietly.
   process.stdout.on('error', (err) => {
     if (err.code === 'EPIPE') process.exit(0);

@@ -196,6 +196,18 @@ describe('interrupting and resuming a real trawl crawl', () => {
     const at = site.requests.length;
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(site.requests.length, at, 'no request after the command exited: nothing left running');
+
+    // kill -9 of the command itself: the re-run under Node 24 sees its parent's pipe close and stops
+    // as at SIGTERM. It used to crawl on, detached, beyond Ctrl-C's reach.
+    const again = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress', { node: system });
+    const resumed = site.requests.length;
+    await waitFor(() => site.requests.length >= resumed + 5, '5 more requests');
+    again.child.kill('SIGKILL');
+    await again.exited;
+    await new Promise((r) => setTimeout(r, 3000)); // the stop: handlers finish what they write
+    const settled = site.requests.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal(site.requests.length, settled, 'no request once the orphaned re-run stopped');
   });
 
   it('Ctrl-C while the command starts its emulator: exit 130, says so, and leaves no emulator running', async () => {
