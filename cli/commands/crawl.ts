@@ -53,8 +53,7 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
 async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
   let now: Date | undefined;
   if (opts.now !== undefined) {
-    now = new Date(opts.now);
-    if (Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
+    now = isoTime(opts.now);
   }
   const early = onEarlySignal(kind);
   const { config, close } = await prepare(opts).catch((err) => {
@@ -184,8 +183,7 @@ export async function refreshCommand(opts: RunOptions): Promise<void> {
 
 /** `trawl refresh --dry-run`: one JSON line per URL the cycle would refresh or delete; no writes. */
 async function dryRun(opts: RunOptions): Promise<void> {
-  const now = opts.now === undefined ? undefined : new Date(opts.now);
-  if (now && Number.isNaN(now.getTime())) throw new ConfigError(`--now: not an ISO time: ${opts.now}`);
+  const now = opts.now === undefined ? undefined : isoTime(opts.now);
   // A deployed crawl's plan is read from its stack (it used to be an empty embedded emulator's).
   const file = loadConfigFile(opts.config);
   const deployed = opts.demo ? null : loadDeployment(file.name);
@@ -219,4 +217,21 @@ async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
     if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * `--now`: an ISO 8601 date or date-time that names a real day. `new Date` alone took "1" (the
+ * year 2001) and "2026-02-30" (2 March).
+ */
+export function isoTime(text: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?)?$/.exec(
+    text,
+  );
+  const at = new Date(text);
+  const sameDay =
+    m &&
+    !Number.isNaN(at.getTime()) &&
+    new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)).toISOString().slice(0, 10) === text.slice(0, 10);
+  if (!sameDay) throw new ConfigError(`--now: not an ISO time (e.g. 2026-03-01T12:00:00Z): ${text}`);
+  return at;
 }
