@@ -154,7 +154,8 @@ function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matche
   if (!Object.hasOwn(SHORTCUTS, key)) fail(path, `unknown rule "${key}"`);
   if (typeof value !== 'string') fail(at, 'must be a string');
   const [field, kind] = SHORTCUTS[key];
-  const text = unescapeLiteral(value);
+  // The delimiter a user may write with the value is not part of the field: "http:", "?q=1".
+  const text = stripDelimiter(key, unescapeLiteral(value));
   // Rules see normalized URLs, so a value is compared in its normalized form: a Url value whole
   // ("http://A.b" = "http://a.b/"), a host as punycode ("bücher.de"), a path or query with the
   // escapes the URL has ("/café", "q=a b").
@@ -162,6 +163,12 @@ function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matche
   // Seed 001: Domain "foo.com" matches foo.com and bar.foo.com, not barfoo.com.
   const source = key === 'domain' ? `(?:^|\\.)${literal.replace(/^\\\./, '')}` : literal;
   return compileAtom({ field, kind, value: source }, at);
+}
+
+function stripDelimiter(key: ShortcutKey, text: string): string {
+  if (key === 'scheme') return text.replace(/:(\/\/)?$/, '');
+  if (key === 'query' || key === 'inQuery') return text.replace(/^\?/, '');
+  return text;
 }
 
 function normalizedValue(key: ShortcutKey, text: string): string {

@@ -153,9 +153,14 @@ export function excludeFilter(patterns: LinearRegex[]): UrlFilter {
 /** Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list. */
 export function ignoredExtensionFilter(extensions: string[]): UrlFilter {
   const ignored = new Set(extensions.map((e) => e.toLowerCase().replace(/^\./, '')));
+  // A multi-part extension ("tar.gz") is matched against the segment's end: it never matched.
+  const multi = [...ignored].filter((e) => e.includes('.')).map((e) => `.${e}`);
   return ({ parsed }) => {
     const ext = extensionOf(parsed.pathname);
-    return ext !== null && ignored.has(ext) ? 'ignored-extension' : null;
+    if (ext !== null && ignored.has(ext)) return 'ignored-extension';
+    if (multi.length === 0) return null;
+    const segment = parsed.pathname.slice(parsed.pathname.lastIndexOf('/') + 1).toLowerCase();
+    return multi.some((e) => segment.endsWith(e) && segment.length > e.length) ? 'ignored-extension' : null;
   };
 }
 

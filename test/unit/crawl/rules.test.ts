@@ -77,6 +77,21 @@ const MATCH_CASES: [string, RuleMatch, string, string[], string[]][] = [
     ['http://example.com/a', 'http://example.com:8080/'],
   ],
   ['Scheme http (exact)', { scheme: 'http' }, '<Scheme val="http" />', ['http://a.b/'], ['https://a.b/']],
+  // Written with its delimiter, the value never matched.
+  [
+    'Scheme "http:" (its colon left out)',
+    { scheme: 'http:' },
+    '<Scheme val="http:" />',
+    ['http://a.b/'],
+    ['https://a.b/'],
+  ],
+  [
+    'Query "?q=foo" (its ? left out)',
+    { query: '?q=foo' },
+    '<Query val="?q=foo" />',
+    ['http://a.b/s?q=foo'],
+    ['http://a.b/s?q=food'],
+  ],
   [
     'Query q=foo (exact)',
     { query: 'q=foo' },

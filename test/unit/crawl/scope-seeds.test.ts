@@ -19,6 +19,8 @@ const SEED_EXAMPLES: [string, CrawlConfigInput['scope'], string, string[], Scope
   ['seed 002 HREF="file.pl?test" has a query string', { followQueryStrings: false }, 'http://www.xav.com/file.pl?test', ['http://www.xav.com/'], 'query-string'],
   ['seed 002 ".log" extension ignored', { ignoredExtensions: ['log', 'old'] }, 'http://www.xav.com/search.log', ['http://www.xav.com/'], 'ignored-extension'],
   ['seed 002 ".old" extension ignored', { ignoredExtensions: ['log', 'old'] }, 'http://www.xav.com/search.pending.txt.old', ['http://www.xav.com/'], 'ignored-extension'],
+  ['a two-part extension ("tar.gz") ignored: it never matched', { ignoredExtensions: ['tar.gz'] }, 'http://www.xav.com/dist/site.TAR.GZ', ['http://www.xav.com/'], 'ignored-extension'],
+  ['a two-part extension: only at the end of the name', { ignoredExtensions: ['tar.gz'] }, 'http://www.xav.com/tar.gz/notes.html', ['http://www.xav.com/'], null],
   ['seed 003 include: below the SMILA start URL', { include: ['http://wiki\\.eclipse\\.org/SMILA/.*'] }, 'http://wiki.eclipse.org/SMILA/Documentation', ['http://wiki.eclipse.org/SMILA'], null],
   ['seed 003 include: not below it', { include: ['http://wiki\\.eclipse\\.org/SMILA/.*'] }, 'http://wiki.eclipse.org/Jetty', ['http://wiki.eclipse.org/SMILA'], 'not-included'],
   ['seed 004 host must match: doc.seneca.nl', {}, 'https://doc.seneca.nl/webcrawler', ['https://doc.seneca.nl/'], null],
