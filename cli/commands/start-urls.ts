@@ -1,4 +1,6 @@
 /** Start URLs that led nowhere: said by `trawl crawl` when it ends and by `trawl status --wait`. */
+
+import type { CrawlConfig } from '../../shared/config.ts';
 import { createUrlDecider, startUrlsOf } from '../../shared/crawl/rules/decide.ts';
 import type { UrlItem } from '../../shared/types.ts';
 import type { CrawlSession } from '../session.ts';
@@ -10,12 +12,26 @@ import type { CrawlSession } from '../session.ts';
  * `trawl status --wait` says it once the crawl has drained.
  */
 export async function warnStartUrls(session: CrawlSession): Promise<void> {
-  const urls = startUrlsOf(session.config, createUrlDecider(session.config));
   const lookup = async (url: string) => (await session.urls.getMany([url])).get(url);
-  for (const url of urls) {
-    const problem = await startUrlProblem(url, lookup);
-    if (problem) process.stderr.write(`trawl: warning: start URL ${url} led nowhere (${problem})\n`);
+  for (const warning of await startUrlWarnings(session.config, lookup)) process.stderr.write(`${warning}\n`);
+}
+
+/**
+ * The warnings, one a start URL that led nowhere. One the config itself rejects (an `ignore`
+ * rule, an exclude pattern) is never fetched and has no state: it went unsaid.
+ */
+export async function startUrlWarnings(
+  config: CrawlConfig,
+  lookup: (url: string) => Promise<UrlItem | undefined>,
+): Promise<string[]> {
+  const decider = createUrlDecider(config);
+  const out: string[] = [];
+  for (const url of startUrlsOf(config, decider)) {
+    const d = decider.decide(url, { depth: 0, isStart: true });
+    const problem = d.accepted ? await startUrlProblem(url, lookup) : `the config rejects it: ${d.reason}`;
+    if (problem) out.push(`trawl: warning: start URL ${url} led nowhere (${problem})`);
   }
+  return out;
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startUrlProblem } from '../../cli/commands/start-urls.ts';
+import { startUrlProblem, startUrlWarnings } from '../../cli/commands/start-urls.ts';
+import { parseConfig } from '../../shared/config.ts';
 import type { UrlItem } from '../../shared/types.ts';
 
 const states: Record<string, Partial<UrlItem>> = {
@@ -35,6 +36,16 @@ describe('the start URL warning', () => {
     );
     assert.equal(await startUrlProblem('http://e.test/', lookup), 'error: dns-not-found');
     assert.equal(await startUrlProblem('http://unknown.test/', lookup), null);
+  });
+  it('names a start URL the config itself rejects (never fetched, so no state said it)', async () => {
+    const config = parseConfig({
+      name: 't',
+      startUrls: ['http://a.test/', 'http://a.test/old/'],
+      rules: [{ match: { path: '/old/' }, actions: ['ignore'] }],
+    });
+    assert.deepEqual(await startUrlWarnings(config, async () => undefined), [
+      'trawl: warning: start URL http://a.test/old/ led nowhere (the config rejects it: rule 0: ignore)',
+    ]);
   });
   it('stops on a redirect loop', async () => {
     assert.match(
