@@ -2,15 +2,11 @@
  * A crawl's local session: resources from the topology, the config in S3, the stage
  * environment set, the real handlers loaded, and the runner that drives them.
  */
-import {
-  DeleteMessageBatchCommand,
-  ReceiveMessageCommand,
-  SendMessageBatchCommand,
-} from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
+import { createWorkQueues } from '../shared/aws/work-queues.ts';
 import { type CrawlConfig, configFormat, storedConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/extract/build-document.ts';
 import { byCodeUnits, groupSorted } from '../shared/crawl/state/sorted-runs.ts';
@@ -220,38 +216,18 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
 
 /**
  * Moves every dead-lettered message back to the queue it failed in (what `aws sqs
- * start-message-move-task` does, on any endpoint): the body as it was, a fresh receive count.
- * Sent before it is deleted, so a crash in between leaves a copy, never a loss (the stages are
- * idempotent). Returns how many moved, by queue (`frontier/<source>`, `extract`, `index`).
+ * start-message-move-task` does, on any endpoint; `WorkQueues.moveAll`). Returns how many moved,
+ * by queue (`frontier/<source>`, `extract`, `index`).
  */
 export async function redriveDeadLetters(session: CrawlSession): Promise<Record<string, number>> {
   const { queueUrls, dlqUrls } = session.resources;
+  const queues = createWorkQueues({ client: session.monitor.sqs });
   const mains = new Map(namedQueues(queueUrls));
   const moved: Record<string, number> = {};
   for (const [name, dlq] of namedQueues(dlqUrls)) {
     const main = mains.get(name);
-    if (!main) continue;
-    for (;;) {
-      const { Messages: batch = [] } = await session.monitor.sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: dlq, MaxNumberOfMessages: 10, VisibilityTimeout: 60 }),
-      );
-      if (batch.length === 0) break;
-      const sent = await session.monitor.sqs.send(
-        new SendMessageBatchCommand({
-          QueueUrl: main,
-          Entries: batch.map((m, i) => ({ Id: String(i), MessageBody: m.Body ?? '' })),
-        }),
-      );
-      if (sent.Failed?.length)
-        throw new Error(`redrive to ${name}: ${sent.Failed[0]?.Message ?? 'send failed'}`);
-      await session.monitor.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: dlq,
-          Entries: batch.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
-        }),
-      );
-      moved[name] = (moved[name] ?? 0) + batch.length;
-    }
+    const n = main ? await queues.moveAll(dlq, main) : 0;
+    if (n > 0) moved[name] = n;
   }
   return moved;
 }
@@ -266,11 +242,8 @@ export async function clearErrors(session: CrawlSession): Promise<number> {
   for await (const item of session.urls.scan()) if (item.state === 'error') errors.push(item);
   for (const item of errors) await session.urls.forget(item.url);
   // A fresh pending claim each (what the extract stage writes for a new link), then the work.
-  const claimed = await session.urls.claim(
-    errors.map(taskOf),
-    `clear-errors#${new Date().toISOString()}`,
-    new Date().toISOString(),
-  );
+  const now = new Date().toISOString();
+  const claimed = await session.urls.claim(errors.map(taskOf), `clear-errors#${now}`, now);
   await sendFrontierTasks(session.monitor, session.resources.queueUrls, claimed);
   // The stages' warm caches must not remember the forgotten URLs as known.
   resetContainerDeps();

@@ -47,6 +47,12 @@ export interface WorkQueues {
   /** Extends or ends leases (0 = visible again now), 10 per request. */
   changeVisibility(queueUrl: string, entries: { receiptHandle: string; seconds: number }[]): Promise<void>;
   depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }>;
+  /**
+   * Moves every visible message of `fromUrl` to `toUrl` (a DLQ redrive): the body as it was, a
+   * fresh receive count, sent before it is deleted (a crash in between leaves a copy, never a
+   * loss). Returns how many moved.
+   */
+  moveAll(fromUrl: string, toUrl: string): Promise<number>;
 }
 
 /** Greedy grouping: consecutive items into groups of at most `maxItems` and `maxBytes` (by `sizeOf`). */
@@ -95,35 +101,62 @@ function parseBody<T>(body: string | undefined): T | null {
 
 /** Creates the adapter around an SQS client. */
 export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues {
-  return {
-    async send(queueUrl, messages) {
-      const encoded = messages.map((m) => ({
-        body: JSON.stringify(m.body),
-        delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(m.delaySeconds ?? 0))),
-      }));
-      // Refused before anything is sent: SQS would fail the batch after earlier batches went out,
-      // and a retry would resend those and fail again on the same message.
-      const tooBig = encoded.findIndex((m) => Buffer.byteLength(m.body) > SQS_MESSAGE_LIMIT);
-      if (tooBig >= 0) {
-        const n = Buffer.byteLength(encoded[tooBig]?.body ?? '');
-        throw new CrawlError(`message ${tooBig} is ${n} bytes, over SQS's ${SQS_MESSAGE_LIMIT}-byte limit`);
+  /** Sends message bodies as they are, in batches within SQS's entry and byte limits. */
+  async function sendEncoded(queueUrl: string, encoded: { body: string; delaySeconds?: number }[]) {
+    // Refused before anything is sent: SQS would fail the batch after earlier batches went out,
+    // and a retry would resend those and fail again on the same message.
+    const tooBig = encoded.findIndex((m) => Buffer.byteLength(m.body) > SQS_MESSAGE_LIMIT);
+    if (tooBig >= 0) {
+      const n = Buffer.byteLength(encoded[tooBig]?.body ?? '');
+      throw new CrawlError(`message ${tooBig} is ${n} bytes, over SQS's ${SQS_MESSAGE_LIMIT}-byte limit`);
+    }
+    for (const batch of batches(encoded)) {
+      const res = await client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((m, i) => ({
+            Id: String(i),
+            MessageBody: m.body,
+            DelaySeconds: m.delaySeconds,
+          })),
+        }),
+      );
+      if (res.Failed?.length) {
+        throw new CrawlError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Message ?? ''}`);
       }
-      for (const batch of batches(encoded)) {
-        const res = await client.send(
-          new SendMessageBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: batch.map((m, i) => ({
-              Id: String(i),
-              MessageBody: m.body,
-              DelaySeconds: m.delaySeconds,
-            })),
+    }
+  }
+  const queues: WorkQueues = {
+    async send(queueUrl, messages) {
+      await sendEncoded(
+        queueUrl,
+        messages.map((m) => ({
+          body: JSON.stringify(m.body),
+          delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(m.delaySeconds ?? 0))),
+        })),
+      );
+    },
+    async moveAll(fromUrl, toUrl) {
+      let moved = 0;
+      for (;;) {
+        // Raw bodies: a message that is not JSON (a poison message) goes back as it was.
+        const { Messages: batch = [] } = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: fromUrl,
+            MaxNumberOfMessages: MAX_BATCH_ENTRIES,
+            VisibilityTimeout: 60,
           }),
         );
-        if (res.Failed?.length) {
-          throw new CrawlError(
-            `SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Message ?? ''}`,
-          );
-        }
+        if (batch.length === 0) return moved;
+        await sendEncoded(
+          toUrl,
+          batch.map((m) => ({ body: m.Body ?? '' })),
+        );
+        await queues.delete(
+          fromUrl,
+          batch.map((m) => m.ReceiptHandle ?? ''),
+        );
+        moved += batch.length;
       }
     },
     async receive<T>(queueUrl: string, max: number, waitSeconds = 0, visibilitySeconds?: number) {
@@ -185,6 +218,7 @@ export function createWorkQueues({ client }: { client: SQSClient }): WorkQueues 
       };
     },
   };
+  return queues;
 }
 
 /** Calls `send` with the items in slices of SQS's 10 entries a batch request, one after another. */

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../../../shared/aws/work-queues.ts';
 import { type AdapterEnv, sharedAdapterEnv } from '../../helpers/adapter-env.ts';
 
@@ -132,6 +132,36 @@ describe('work queues adapter', () => {
       message: /message 12 is 1048\d{3} bytes, over SQS's 1048576-byte limit/,
     });
     assert.deepEqual(await queues.depth(url), { visible: 0, inFlight: 0, delayed: 0 }, 'nothing sent');
+  });
+
+  it('moveAll (a DLQ redrive): every body as it was, non-JSON too, in batches under 1 MiB; the source emptied', async () => {
+    // `trawl redrive` sent a DLQ's messages 10 to a batch: large extract messages broke the 1 MiB limit.
+    const [from, to] = [queue(), queue()];
+    await queues.send(
+      from,
+      [0, 1, 2, 3].map((i) => ({ body: { i, pad: 'p'.repeat(300 * 1024) } })),
+    );
+    await env.clients.sqs.send(new SendMessageCommand({ QueueUrl: from, MessageBody: 'not json {' }));
+    const { queues: counted, sent } = observed(env.clients.sqs);
+    assert.equal(await counted.moveAll(from, to), 5);
+    assert.ok(sent.filter((c) => c === 'SendMessageBatchCommand').length >= 2, sent.join(' '));
+    assert.deepEqual(await queues.depth(from), { visible: 0, inFlight: 0, delayed: 0 });
+    const bodies: string[] = [];
+    for (let i = 0; i < 20 && bodies.length < 5; i++) {
+      const r = await env.clients.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: to, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+      );
+      bodies.push(...(r.Messages ?? []).map((m) => m.Body ?? ''));
+    }
+    assert.equal(bodies.filter((b) => b === 'not json {').length, 1);
+    assert.deepEqual(
+      bodies
+        .filter((b) => b !== 'not json {')
+        .map((b) => JSON.parse(b).i)
+        .sort(),
+      [0, 1, 2, 3],
+    );
+    assert.equal(await queues.moveAll(from, to), 0);
   });
 
   it('a body that is not JSON is received as null, not thrown', async () => {
