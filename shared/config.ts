@@ -12,7 +12,7 @@ import { RuleSchema } from './config-rules.ts';
 import { TrapsSchema } from './config-traps.ts';
 import { linearRegexProblem } from './crawl/rules/linear-regex.ts';
 import { compileRules, MAX_RULE_DEPTH } from './crawl/rules/rules.ts';
-import { DURATION, parseDuration } from './crawl/state/duration.ts';
+import { DURATION, MAX_DURATION_MS, parseDuration } from './crawl/state/duration.ts';
 import { orphanGraceProblem } from './crawl/state/orphans.ts';
 import { ConfigError } from './errors.ts';
 import { allowEntryProblem } from './net/ip-guard.ts';
@@ -62,9 +62,6 @@ function mappingProblem(mapping: Record<string, string>): string | null {
   }
   return null;
 }
-
-/** The longest duration a config may give: times past it leave the dates a crawl can store. */
-export const MAX_DURATION_MS = 3650 * 86_400_000;
 
 const duration = z
   .string()

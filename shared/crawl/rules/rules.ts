@@ -14,7 +14,7 @@
 import type { Rule } from '../../config-rules.ts';
 import { ConfigError } from '../../errors.ts';
 import type { MetaValue } from '../../types.ts';
-import { parseDuration } from '../state/duration.ts';
+import { MAX_DURATION_MS, parseDuration } from '../state/duration.ts';
 import { normalizeHostname, normalizePercentEncoding, normalizeUrl } from '../url/normalize-url.ts';
 import { compileLinearRegex, type LinearRegex, linearRegexProblem } from './linear-regex.ts';
 import { parseXmlRules } from './rules-xml.ts';
@@ -303,9 +303,6 @@ export interface RefreshBounds {
   maxMs: number;
 }
 
-/** Ten years, as config durations (config.ts MAX_DURATION_MS). */
-const MAX_REFRESH_MS = 3650 * 86_400_000;
-
 /** `{"refresh": {"min": "1h", "max": "7d"}}`: both durations, min ≤ max. */
 function refreshBounds(spec: Record<string, unknown>, path: string): RefreshBounds {
   const ms = (key: 'min' | 'max') => {
@@ -317,7 +314,7 @@ function refreshBounds(spec: Record<string, unknown>, path: string): RefreshBoun
   };
   const bounds = { minMs: ms('min'), maxMs: ms('max') };
   if (bounds.minMs <= 0 || bounds.minMs > bounds.maxMs) fail(path, 'min must be positive and not exceed max');
-  if (bounds.maxMs > MAX_REFRESH_MS) fail(`${path}.max`, 'must be at most 3650d (10 years)');
+  if (bounds.maxMs > MAX_DURATION_MS) fail(`${path}.max`, 'must be at most 3650d (10 years)');
   return bounds;
 }
 

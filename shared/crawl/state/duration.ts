@@ -8,3 +8,6 @@ export function parseDuration(text: string): number {
   if (!m) throw new Error(`not a duration: ${JSON.stringify(text)} (use e.g. "30s", "1h", "48h", "2d")`);
   return Number(m[1]) * UNIT_MS[m[2]!]!;
 }
+
+/** The longest duration a config may give (ten years): times past it leave the dates a crawl can store. */
+export const MAX_DURATION_MS = 3650 * 86_400_000;

@@ -6,27 +6,17 @@
  * grace of three intervals leaves a sixth of it for late cycles; a shorter one would delete
  * pages whose linking page simply was not due yet.
  */
-import type { Rule } from '../../config-rules.ts';
-import { compileRules } from '../rules/rules.ts';
 import { parseDuration } from './duration.ts';
+import { type RefreshInputs, refreshIntervalRange } from './scheduling.ts';
 
 /** What the grace depends on: the config's refresh section and rules (a structural slice of it). */
-export interface OrphanInputs {
-  refresh: { maxAge: string; adaptive: { max: string } | null; orphanGrace: string | number | null };
-  rules: Rule[] | string;
+export interface OrphanInputs extends RefreshInputs {
+  refresh: RefreshInputs['refresh'] & { orphanGrace: string | number | null };
 }
 
 /** The longest interval at which a page is refetched: maxAge, adaptive.max or a rule's max. */
 export function longestRefreshMs(config: OrphanInputs): number {
-  const { maxAge, adaptive } = config.refresh;
-  let longest = Math.max(parseDuration(maxAge), adaptive ? parseDuration(adaptive.max) : 0);
-  try {
-    for (const rule of compileRules(config.rules))
-      longest = Math.max(longest, rule.actions.refresh?.maxMs ?? 0);
-  } catch {
-    // A bad rule is reported, with its path, where the rules are compiled for the crawl.
-  }
-  return longest;
+  return refreshIntervalRange(config).longestMs;
 }
 
 /** The grace in ms (a duration, or a number of longest refresh intervals); null when orphans are kept. */

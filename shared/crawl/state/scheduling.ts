@@ -3,6 +3,7 @@
  * the sources that still have work, so higher weights are served first and none starves.
  */
 import type { CrawlConfig } from '../../config.ts';
+import type { Rule } from '../../config-rules.ts';
 import { FRONTIER, SCHEDULES } from '../../topology.ts';
 import { SOURCES, type SourceName } from '../../types.ts';
 import { compileRules } from '../rules/rules.ts';
@@ -99,17 +100,29 @@ const REFRESH_CYCLE_MAX_MS = SCHEDULES.refresh.everyMinutes * 60_000;
 /** Cycles per shortest refresh interval: a URL is refreshed at most this share of it late. */
 const CYCLES_PER_INTERVAL = 4;
 
-/** The shortest interval at which a URL can come due: maxAge, adaptive.min or a rule's min. */
-export function shortestRefreshMs(config: Pick<CrawlConfig, 'refresh' | 'rules'>): number {
+/** What the refresh intervals depend on: the config's refresh section and rules (a structural slice). */
+export interface RefreshInputs {
+  refresh: { maxAge: string; adaptive: { min: string; max: string } | null };
+  rules: Rule[] | string;
+}
+
+/**
+ * The shortest and longest intervals at which a URL comes due: `maxAge`, the adaptive bounds
+ * (`refresh.adaptive`) and every rule's `refresh` bounds.
+ */
+export function refreshIntervalRange(config: RefreshInputs): { shortestMs: number; longestMs: number } {
   const { maxAge, adaptive } = config.refresh;
-  let shortest = Math.min(parseDuration(maxAge), adaptive ? parseDuration(adaptive.min) : Infinity);
+  const ms = [
+    parseDuration(maxAge),
+    ...(adaptive ? [parseDuration(adaptive.min), parseDuration(adaptive.max)] : []),
+  ];
   try {
     for (const rule of compileRules(config.rules))
-      shortest = Math.min(shortest, rule.actions.refresh?.minMs ?? Infinity);
+      if (rule.actions.refresh) ms.push(rule.actions.refresh.minMs, rule.actions.refresh.maxMs);
   } catch {
     // A bad rule is reported, with its path, where the rules are compiled for the crawl.
   }
-  return shortest;
+  return { shortestMs: Math.min(...ms), longestMs: Math.max(...ms) };
 }
 
 /**
@@ -118,8 +131,8 @@ export function shortestRefreshMs(config: Pick<CrawlConfig, 'refresh' | 'rules'>
  * (the default 48h maxAge: hourly cycles); a cycle reads only the manifests of the days since
  * the last one, so a faster cadence costs a LIST and the current day's manifests a cycle.
  */
-export function refreshCycleMs(config: Pick<CrawlConfig, 'refresh' | 'rules'>): number {
-  const quarter = Math.ceil(shortestRefreshMs(config) / CYCLES_PER_INTERVAL / 60_000) * 60_000;
+export function refreshCycleMs(config: RefreshInputs): number {
+  const quarter = Math.ceil(refreshIntervalRange(config).shortestMs / CYCLES_PER_INTERVAL / 60_000) * 60_000;
   return Math.min(REFRESH_CYCLE_MAX_MS, Math.max(REFRESH_CYCLE_MIN_MS, quarter));
 }
 
