@@ -51,13 +51,13 @@ export async function prepareSearchSink(
     }
   }
   if (config.index.sink !== 'opensearch') return config;
-  const endpoint = searchEndpoint(config);
+  let endpoint = searchEndpoint(config);
   if (endpoint) await reachable(endpoint);
   else {
     if (!engineInstalled()) throw new ConfigError(`index.sink "opensearch": ${ENGINE_HELP}`);
-    await startEmbedded();
+    endpoint = await startEmbedded();
   }
-  await refuseSharedIndex(config, endpoint ?? (await ensureSearchEngine()).endpoint, opts.file);
+  await refuseSharedIndex(config, endpoint, opts.file);
   return config;
 }
 
@@ -101,9 +101,11 @@ async function reachable(endpoint: string): Promise<void> {
   }
 }
 
-async function startEmbedded(): Promise<void> {
+/** Starts (or finds) the embedded engine and says so; its endpoint. */
+async function startEmbedded(): Promise<string> {
   const engine = await ensureSearchEngine();
   process.stderr.write(`trawl: using the embedded search engine at ${engine.endpoint}\n`);
+  return engine.endpoint;
 }
 
 /** The config's endpoint, else the deployed stack's (its outputs), else the embedded engine. */
