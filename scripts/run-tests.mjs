@@ -32,8 +32,6 @@ const WAITING = [
   'test/integration/many-hosts.test.ts',
   'test/integration/fetch-leases.test.ts',
   'test/integration/adaptive-refresh.test.ts',
-  // Not slot-lead.test.ts: its lead must fall below 50 ms, so it needs emulator writes under 33 ms,
-  // which this lane, beside the main lane's crawls, does not always give (a failed CI run).
   'test/unit',
   'test/infra',
 ];
