@@ -80,6 +80,21 @@ const regexString = z.string().superRefine((s, ctx) => {
     ctx.addIssue({ code: 'custom', message: `invalid regular expression ${JSON.stringify(s)}: ${problem}` });
 });
 
+// A media type pattern as Content-Type essences are matched (classify.ts): type/subtype, type/*, * or */*.
+const MIME_TOKEN = '[a-z0-9!#$&^_.+-]+';
+const mimePattern = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .superRefine((s, ctx) => {
+    if (s === '*' || s === '*/*' || new RegExp(`^${MIME_TOKEN}/(${MIME_TOKEN}|\\*)$`).test(s)) return;
+    const hint = new RegExp(`^${MIME_TOKEN}$`).test(s) ? ` (the whole type is "${s}/*")` : '';
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(s)} is not a media type pattern: type/subtype, type/* or *${hint}`,
+    });
+  });
+
 const allowEntry = z.string().superRefine((s, ctx) => {
   const problem = allowEntryProblem(s);
   if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(s)}: ${problem}` });
@@ -176,8 +191,8 @@ export const ScopeSchema = z
     exclude: z.array(regexString).default([]),
     /** @default seed 004's list */
     ignoredExtensions: z.array(z.string().min(1)).default(DEFAULT_IGNORED_EXTENSIONS),
-    /** @default ["video/*","audio/*","image/*"] */
-    ignoredMimeTypes: z.array(z.string().min(1)).default(['video/*', 'audio/*', 'image/*']),
+    /** @default ["video/*","audio/*","image/*"] — media types, any case, matched against the Content-Type: `type/subtype`, `type/*` (the whole type) or `*` (every type). A match is not downloaded past its headers, stored or indexed */
+    ignoredMimeTypes: z.array(mimePattern).default(['video/*', 'audio/*', 'image/*']),
     /** @default null — unlimited; start URLs have depth 0 */
     maxDepth: z.number().int().nonnegative().nullable().default(null),
     /** crawler-trap limits: repeating segments, path depth, URLs per host, query variants per path, soft 404s */

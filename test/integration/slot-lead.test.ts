@@ -67,7 +67,7 @@ describe('the slot lead follows the slot writes', () => {
       leads.push(turns.leadMs);
     }
     assert.ok(turns.leadMs <= raised / 2, `it comes back down: ${leads.join(', ')}`);
-    assert.ok(leads[0] < raised, `the first fast booking lowers it: ${leads.join(', ')}`);
+    assert.ok((leads[0] as number) < raised, `the first fast booking lowers it: ${leads.join(', ')}`);
 
     // The next invocation of the container begins where this one left off.
     const next = new HostTurns(deps, config, Date.now() + 60_000, undefined, lead);

@@ -118,6 +118,16 @@ describe('parseConfig', () => {
       /index\.mapping: "hash": the new name is empty/,
     ],
     [
+      'an ignored media type without its subtype',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { ignoredMimeTypes: ['video'] } },
+      /scope\.ignoredMimeTypes\.0: "video" is not a media type pattern: type\/subtype, type\/\* or \* \(the whole type is "video\/\*"\)/,
+    ],
+    [
+      'an ignored media type with a space in it',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { ignoredMimeTypes: ['text/plain', 'text/ html'] } },
+      /scope\.ignoredMimeTypes\.1: "text\/ html" is not a media type pattern/,
+    ],
+    [
       'orphan grace of two cycles',
       { name: 'a', startUrls: ['http://x.y/'], refresh: { orphanGrace: 2 } },
       /refresh\.orphanGrace/,
@@ -156,6 +166,17 @@ describe('parseConfig', () => {
       );
     });
   }
+});
+
+describe('scope.ignoredMimeTypes', () => {
+  it('takes type/subtype, type/*, * and */*, in any case and with spaces around', () => {
+    const { scope } = parseConfig({
+      name: 'a',
+      startUrls: ['http://x.y/'],
+      scope: { ignoredMimeTypes: [' Image/PNG ', 'application/vnd.ms-excel', 'font/*', '*/*', '*'] },
+    });
+    assert.deepEqual(scope.ignoredMimeTypes, ['image/png', 'application/vnd.ms-excel', 'font/*', '*/*', '*']);
+  });
 });
 
 describe('scope.schemes', () => {
