@@ -89,11 +89,12 @@ function convertMatch(node: XmlNode, path: string): Json {
     if (children.length !== 1) fail(`${path}.not`, `<Not> needs exactly one rule, found ${children.length}`);
     return { not: convertMatch(children[0]!, `${path}.not`) };
   }
+  const key = SHORTCUTS[tag];
+  if (!key && tag !== 'atom' && tag !== 'length') fail(path, `unknown rule element <${tagOf(node)}>`);
+  if (children.length > 0) noChildren(node, path);
   if (tag === 'atom') return { atom: convertAtom(attrs) };
   if (tag === 'length') return { length: { field: attrs.field, value: attrValue(attrs, `${path}.length`) } };
-  const key = SHORTCUTS[tag];
-  if (!key) fail(path, `unknown rule element <${tagOf(node)}>`);
-  return { [key]: attrValue(attrs, `${path}.${key}`) };
+  return { [key as string]: attrValue(attrs, `${path}.${key}`) };
 }
 
 /** `<Atom field kind norm value|val litteral/>`; norm "non" is the seed's name for the default. */
@@ -110,20 +111,32 @@ function convertAction(node: XmlNode, path: string): unknown {
   const tag = tagOf(node).toLowerCase();
   const attrs = node[':@'] ?? {};
   const word = WORD_ACTIONS[tag];
+  if (!word && !['source', 'addmeta', 'priority'].includes(tag))
+    fail(path, `unknown rule element or action <${tagOf(node)}>`);
+  if (elements(node[tagOf(node)]!).length > 0) noChildren(node, path);
   if (word) return word;
   if (tag === 'source') return { source: attrs.name ?? fail(path, '<Source> needs a name attribute') };
   if (tag === 'addmeta') {
     if (!attrs.name) fail(path, '<AddMeta> needs a name attribute');
-    return { addMeta: { name: attrs.name, value: attrs.value ?? attrs.val ?? '' } };
+    const value = attrs.value ?? attrs.val;
+    // value="" is a value (an empty field); no value at all is a slip, not a silent empty field
+    if (value === undefined) fail(path, '<AddMeta> needs a value attribute');
+    return { addMeta: { name: attrs.name, value } };
   }
   if (tag === 'priority') {
-    // Written as a whole number only: Number() would take "", " ", "0x2", "1e0" and "+1".
+    // Written as a whole number only, signed or not: Number() would take "", " ", "0x2" and "1e0".
     const text = (attrs.shift ?? attrs.value ?? attrs.val ?? '').trim();
-    if (!/^-?\d+$/.test(text))
+    if (!/^[+-]?\d+$/.test(text))
       fail(`${path}.priority`, `<Priority shift> must be a whole number -2..2, got "${text}"`);
     return { priority: Number(text) };
   }
-  return fail(path, `unknown rule element or action <${tagOf(node)}>`);
+  return fail(path, `unknown rule element or action <${tagOf(node)}>`); // (not reached: checked above)
+}
+
+/** A leaf (a shortcut, an atom, an action) with elements inside: they would be ignored, so refused. */
+function noChildren(node: XmlNode, path: string): never {
+  const inner = elements(node[tagOf(node)]!).map((c) => `<${tagOf(c)}>`);
+  return fail(path, `<${tagOf(node)}> takes attributes only, not ${inner.join(', ')} inside it`);
 }
 
 function attrValue(attrs: Record<string, string>, path: string): string {

@@ -40,6 +40,11 @@ const BAD: [string, unknown, RegExp][] = [
   ['XML: priority without shift', '<Rules><Rule><Path val="/"/><Priority/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got ""/],
   ['XML: priority in hex', '<Rules><Rule><Path val="/"/><Priority shift="0x2"/></Rule></Rules>', /must be a whole number -2\.\.2, got "0x2"/],
   ['XML: priority out of range', '<Rules><Rule><Path val="/"/><Priority shift="3"/></Rule></Rules>', /^rules\.0\.actions\.0/],
+  ['XML: AddMeta without a value', '<Rules><Rule><Path val="/"/><AddMeta name="team"/></Rule></Rules>', /^rules\.0\.actions\.0: <AddMeta> needs a value attribute/],
+  ['XML: a shortcut with elements inside (they were ignored)', '<Rules><Rule><Path val="/a"><Host val="x.test"/></Path><Index/></Rule></Rules>', /^rules\.0\.match: <Path> takes attributes only, not <Host> inside it/],
+  ['XML: an atom with elements inside', '<Rules><Rule><And><Path val="/"/><Atom field="host" kind="exact" value="x"><Not/></Atom></And><Index/></Rule></Rules>', /^rules\.0\.match\.and\.1: <Atom> takes attributes only, not <Not> inside it/],
+  ['XML: an action with elements inside', '<Rules><Rule><Path val="/"/><Index><Follow/></Index></Rule></Rules>', /^rules\.0\.actions\.0: <Index> takes attributes only, not <Follow> inside it/],
+  ['XML: an unknown element with elements inside is still unknown', '<Rules><Rule><Path val="/"/><Port val="1"><Index/></Port></Rule></Rules>', /^rules\.0\.actions\.0: unknown rule element or action <Port>/],
   ['XML: bad regex', '<Rules><Rule><Or><Path val="/"/><Atom field="url" kind="inside" value="("/></Or><Index/></Rule></Rules>', /^rules\.0\.match\.or\.1\.atom\.value: invalid regular expression/],
 ];
 

@@ -302,6 +302,8 @@ const ACTION_CASES: [string, string, unknown[], Record<string, unknown>][] = [
   ['Priority -1 higher', '<Priority shift="-1"/>', [{ priority: -1 }], { priority: -1 }],
   ['Priority 0 normal', '<Priority shift="0"/>', [{ priority: 0 }], { priority: 0 }],
   ['Priority 1 lower', '<Priority shift="1"/>', [{ priority: 1 }], { priority: 1 }],
+  ['Priority +1, signed', '<Priority shift="+1"/>', [{ priority: 1 }], { priority: 1 }],
+  ['Add meta with an empty value', '<AddMeta name="team" value=""/>', [{ addMeta: { name: 'team', value: '' } }], { addMeta: [{ name: 'team', value: '' }] }],
   ['Priority 2 lowest', '<Priority shift="2"/>', [{ priority: 2 }], { priority: 2 }],
 ];
 
