@@ -263,7 +263,9 @@ async function fetchOnce(
   const outcome = await readResponse(res, target, opts, remoteAddress, clock);
   // A dropped body that came with its headers (a 304, most 404s) ends in a few ticks: then the
   // connection is kept before the next request to the site (robots.txt's page) looks for one.
-  if (key && outcome.kind !== 'ok' && res.complete && !res.readableEnded)
+  // Not a response destroyed unread (a skipped MIME type): it never ends, and waiting for it held
+  // every skipped image up to the fetch's deadline (30 s by default) before its outcome came.
+  if (key && outcome.kind !== 'ok' && res.complete && !res.readableEnded && !res.destroyed)
     await once(res, 'end', { signal }).catch(noop);
   if (key) settle(key, res, outcome, detachSockets(signal), opts.keepAliveMs ?? 0);
   return outcome;

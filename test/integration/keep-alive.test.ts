@@ -81,6 +81,25 @@ describe('keep-alive', () => {
     });
   });
 
+  it('gives a skipped MIME type its outcome before its deadline, and drops its connection', async () => {
+    // A small image arrives whole with its headers; its response is destroyed unread. Waiting for
+    // its end (which never comes) held each skipped image up to the fetch's deadline.
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.url === '/logo.png') return res.writeHead(200, { 'content-type': 'image/png' }).end('PNG');
+      page(req, res);
+    };
+    await withSite(handler, async (site) => {
+      const timeoutMs = 120_000;
+      const started = Date.now();
+      const out = await fetchUrl(`${site.base}/logo.png`, kept({ timeoutMs }));
+      const took = Date.now() - started;
+      assert.equal(out.kind, 'skipped');
+      assert.ok(took < timeoutMs / 2, `the outcome waited ${took} ms of its ${timeoutMs} ms deadline`);
+      ok(await fetchUrl(`${site.base}/a.html`, kept({ timeoutMs })));
+      assert.equal(site.connections, 2, 'the skipped response took its connection with it');
+    });
+  });
+
   it('keeps the connection of an error or redirect whose short body is dropped', async () => {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
       if (req.url === '/robots.txt') return res.writeHead(404).end(); // chunked, empty
