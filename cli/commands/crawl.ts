@@ -1,5 +1,6 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
 
+import { createAwsClients } from '../../shared/aws/clients.ts';
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
@@ -16,8 +17,10 @@ import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
 import { printSummary } from '../summary.ts';
+import { isoTime } from '../time-option.ts';
 import { CommandFailed } from './deploy.ts';
 import { onEarlySignal, onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
+import { requireState } from './listing.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
 import { warnStartUrls } from './start-urls.ts';
 import { deadLetterCount, runDeployed } from './status.ts';
@@ -31,7 +34,10 @@ interface RunOptions {
   dryRun?: boolean;
 }
 
-async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: () => Promise<void> }> {
+async function prepare(
+  opts: RunOptions,
+  kind: 'crawl' | 'refresh',
+): Promise<{ config: CrawlConfig; close: () => Promise<void> }> {
   let config = loadConfigFile(opts.config);
   let close = async () => {};
   if (opts.demo) {
@@ -42,6 +48,9 @@ async function prepare(opts: RunOptions): Promise<{ config: CrawlConfig; close: 
   }
   try {
     await resolveAwsEndpoint();
+    // A refresh of a crawl never run here (a misspelt name) made its resources and refreshed
+    // nothing, exit 0: now exit 2, as the listing commands do.
+    if (kind === 'refresh') await requireState(createAwsClients({ count: false }), config.name, opts.config);
     config = await prepareSearchSink(config, { demo: opts.demo, file: opts.config });
   } catch (err) {
     await close(); // the demo site must not keep the process alive after the error
@@ -56,7 +65,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     now = isoTime(opts.now);
   }
   const early = onEarlySignal(kind);
-  const { config, close } = await prepare(opts).catch((err) => {
+  const { config, close } = await prepare(opts, kind).catch((err) => {
     early.dispose();
     throw err;
   });
@@ -188,7 +197,9 @@ async function dryRun(opts: RunOptions): Promise<void> {
   const file = loadConfigFile(opts.config);
   const deployed = opts.demo ? null : loadDeployment(file.name);
   if (deployed) await useDeployment(deployed);
-  const { config, close } = deployed ? { config: file, close: async () => {} } : await prepare(opts);
+  const { config, close } = deployed
+    ? { config: file, close: async () => {} }
+    : await prepare(opts, 'refresh');
   try {
     const resources = deployed ? deployedResources(deployed.outputs) : undefined;
     const plan = await planRefresh(await openSession(config, { now, resources }));
@@ -217,21 +228,4 @@ async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
     if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
     throw err;
   }
-}
-
-/**
- * `--now`: an ISO 8601 date or date-time that names a real day. `new Date` alone took "1" (the
- * year 2001) and "2026-02-30" (2 March).
- */
-export function isoTime(text: string): Date {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?)?$/.exec(
-    text,
-  );
-  const at = new Date(text);
-  const sameDay =
-    m &&
-    !Number.isNaN(at.getTime()) &&
-    new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!)).toISOString().slice(0, 10) === text.slice(0, 10);
-  if (!sameDay) throw new ConfigError(`--now: not an ISO time (e.g. 2026-03-01T12:00:00Z): ${text}`);
-  return at;
 }

@@ -9,6 +9,7 @@ import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
 import { clearErrors, documents, openSession, redriveDeadLetters, urlStates } from '../session.ts';
+import { isoTime } from '../time-option.ts';
 
 /** The crawl's session: a deployed stack's resources when `trawl deploy` recorded one, else local. */
 export async function listingSession(file: string) {
@@ -45,8 +46,10 @@ export async function recordedState(file: string, url: string): Promise<Record<s
 
 /** Prints the change feed a search index consumes, oldest first. */
 export async function changesCommand(opts: { config: string; since?: string }): Promise<void> {
+  // Compared as text with the records' times, a --since that is not a time printed nothing, exit 0.
+  const since = opts.since === undefined ? undefined : isoTime(opts.since, '--since').toISOString();
   const s = await listingSession(opts.config);
-  for (const c of await readChanges(s, { since: opts.since })) process.stdout.write(`${JSON.stringify(c)}\n`);
+  for (const c of await readChanges(s, { since })) process.stdout.write(`${JSON.stringify(c)}\n`);
 }
 
 /** Forgets every URL in error state and queues it again (session.ts clearErrors). */

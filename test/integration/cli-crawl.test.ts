@@ -120,12 +120,25 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.match(missing.err, /crawl "never-crawled" has no state here: run "trawl crawl -c .*none\.json"/);
     // The readers too: they used to make the crawl's resources and print nothing (a typo in the
     // name read as an empty index), after which status --wait waited for ever.
-    for (const command of ['docs', 'urls', 'changes', 'clear-errors']) {
-      const r = trawl(cwd, command, '-c', none);
+    // And a refresh: it made them and refreshed nothing, exit 0 (its dry run too).
+    for (const command of ['docs', 'urls', 'changes', 'clear-errors', 'refresh', 'refresh --dry-run']) {
+      const r = trawl(cwd, ...command.split(' '), '-c', none);
       assert.equal(r.code, 2, `${command}: ${r.err}`);
       assert.match(r.err, /crawl "never-crawled" has no state here/);
     }
     assert.equal(trawl(cwd, 'status', '-c', none).code, 2, 'still nothing made for it');
+    // A --since that is not a time was compared as text with the records' times: nothing, exit 0.
+    const demo = join(ROOT, 'demo', 'trawl.json');
+    const since = trawl(cwd, 'changes', '-c', demo, '--since', 'yesterday');
+    assert.equal(since.code, 2);
+    assert.match(since.err, /--since: not an ISO time \(e\.g\. 2026-03-01T12:00:00Z\): yesterday/);
+    const all = trawl(cwd, 'changes', '-c', demo).out.trim().split('\n');
+    assert.equal(all.length, 293, 'every document new once');
+    // A time with an offset names the same instant as in UTC (it was compared as text).
+    const at = JSON.parse(all[0] as string).at as string;
+    const later = new Date(Date.parse(at) + 1).toISOString().replace('Z', '+00:00');
+    const after = trawl(cwd, 'changes', '-c', demo, '--since', later).out.trim().split('\n').filter(Boolean);
+    assert.equal(after.length, all.filter((l) => (JSON.parse(l).at as string) > at).length);
   });
 
   it('urls shows states, and the state survives an emulator stop and restart', () => {

@@ -1,7 +1,7 @@
 /** `trawl refresh --now`: an ISO date or date-time naming a real day, else exit 2 (ConfigError). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isoTime } from '../../../cli/commands/crawl.ts';
+import { isoTime } from '../../../cli/time-option.ts';
 import { ConfigError } from '../../../shared/errors.ts';
 
 describe('--now', () => {
