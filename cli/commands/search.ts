@@ -150,9 +150,18 @@ export async function searchCommand(query: string, opts: { config: string; limit
     throw new ConfigError(`--limit: a whole number from 1 to 10000, not ${opts.limit}`);
   const client = searchClient(await endpointFor(config));
   const index = indexName(config);
+  const feed = config.index.sink !== 'opensearch';
   if (!(await client.indices.exists({ index })).body)
     throw new ConfigError(
-      `no search index ${index}: crawl with index.sink "opensearch", or run trawl reindex`,
+      feed
+        ? `no search index ${index}: ${opts.config} has index.sink "feed" (documents go to the change feed only): set it to "opensearch", then crawl or run trawl reindex`
+        : `no search index ${index}: crawl, or run trawl reindex`,
+    );
+  // An index a --demo run made (or a reindex before the sink was changed back): it answers, but a
+  // crawl or refresh without --demo does not keep it up to date.
+  if (feed)
+    process.stderr.write(
+      `trawl: warning: ${opts.config} has index.sink "feed": only --demo runs update index ${index}\n`,
     );
   for (const hit of await search(client, index, query, limit))
     process.stdout.write(`${JSON.stringify(hit)}\n`);
@@ -169,6 +178,11 @@ const REINDEX_BULK = 500;
  */
 export async function reindexCommand(opts: { config: string }): Promise<void> {
   const config = loadConfigFile(opts.config);
+  // With the feed sink, crawls never update the index a reindex builds: its search answers went stale.
+  if (config.index.sink !== 'opensearch')
+    throw new ConfigError(
+      `${opts.config}: index.sink is "feed", so crawls and refreshes would not keep a rebuilt index up to date: set index.sink to "opensearch" first`,
+    );
   const crawl = await session(opts.config);
   const client = searchClient(await endpointFor(config));
   const name = indexName(config);

@@ -74,6 +74,33 @@ describe('trawl CLI on the embedded emulator', () => {
       assert.match(r.err, /npx trawl search .*--limit 3\n\{"url":"http:\/\/127\.0\.0\.1:\d+\//);
   });
 
+  it('with the feed sink, search says only --demo runs update the index, and reindex is refused', () => {
+    const demo = join(ROOT, 'demo', 'trawl.json');
+    // A reindex built an index that later crawls never updated: searches answered stale pages.
+    const reindex = trawl(cwd, 'reindex', '-c', demo);
+    assert.equal(reindex.code, 2);
+    assert.match(
+      reindex.err,
+      /trawl\.json: index\.sink is "feed", so crawls and refreshes would not keep a rebuilt index up to date: set index\.sink to "opensearch" first/,
+    );
+    if (!engineInstalled()) return;
+    const found = trawl(cwd, 'search', '-c', demo, 'page', '--limit', '1');
+    assert.equal(found.code, 0, found.err);
+    assert.equal(found.out.trim().split('\n').length, 1);
+    assert.match(
+      found.err,
+      /warning: .*trawl\.json has index\.sink "feed": only --demo runs update index trawl-demo/,
+    );
+    const other = join(cwd, 'feed-only.json');
+    writeFileSync(other, JSON.stringify({ name: 'feed-only', startUrls: ['http://127.0.0.1:9/'] }));
+    const none = trawl(cwd, 'search', '-c', other, 'page');
+    assert.equal(none.code, 2);
+    assert.match(
+      none.err,
+      /no search index trawl-feed-only: .*feed-only\.json has index\.sink "feed" \(documents go to the change feed only\): set it to "opensearch", then crawl or run trawl reindex/,
+    );
+  });
+
   it('docs prints one JSON document per line with the contract fields', () => {
     const r = trawl(cwd, 'docs', '-c', join(ROOT, 'demo', 'trawl.json'));
     assert.equal(r.code, 0, r.err);
