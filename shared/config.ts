@@ -346,7 +346,7 @@ export const RefreshSchema = z
   .prefault({});
 
 export const ConfigSchema = z.strictObject({
-  /** names the crawl's resources: lower-case letters, digits and dashes */
+  /** names the crawl's resources: 1-31 lower-case letters, digits and dashes, starting with a letter or digit */
   name: z
     .string()
     .regex(
