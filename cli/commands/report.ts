@@ -4,10 +4,13 @@
  * aggregates (shared/report/report-model.ts), plus the run records of the last local runs and a
  * deployed stack's hourly usage (shared/stages/usage.ts), priced alike.
  */
-import { writeFileSync } from 'node:fs';
+
+import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { createHostTable } from '../../shared/aws/host-table.ts';
 import { deployedUsageRecords, lastRunRecords } from '../../shared/aws/run-records.ts';
 import { parseDuration } from '../../shared/config.ts';
+import { ConfigError } from '../../shared/errors.ts';
 import { ReportAggregate, type ReportData } from '../../shared/report/report-model.ts';
 import { eachChange } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
@@ -41,12 +44,35 @@ export async function reportCommand(opts: { config: string; output?: string }): 
   const where = deployed
     ? `deployed stack ${deployed.stackName} (${deployed.local ? 'local cloud' : deployed.region})`
     : 'local crawl (embedded emulator)';
+  const out = opts.output ?? 'report.html';
+  // Before the report is built (minutes for a large crawl): a path it cannot be written to.
+  writable(out);
   const session = await listingSession(opts.config);
   const data = await buildReport(session, where, Date.now());
-  const out = opts.output ?? 'report.html';
   const html = renderReportHtml(data);
-  writeFileSync(out, html);
+  try {
+    writeFileSync(out, html);
+  } catch (err) {
+    throw new ConfigError(`-o: cannot write ${out} (${(err as NodeJS.ErrnoException).code ?? err})`);
+  }
   process.stderr.write(
     `trawl: report for "${name}" written to ${out} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KB): ${data.totals.urls} URLs, ${data.totals.documents} documents, ${data.totals.errors} errors\n`,
   );
+}
+
+/** The report's path can be written: its folder exists and takes files, and it is not a folder. */
+function writable(out: string): void {
+  const fail = (why: string) => {
+    throw new ConfigError(`-o: cannot write ${out} (${why})`);
+  };
+  try {
+    if (statSync(out).isDirectory()) fail('a folder');
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+  }
+  try {
+    accessSync(dirname(resolve(out)), constants.W_OK);
+  } catch (err) {
+    fail(`${(err as NodeJS.ErrnoException).code ?? err}: its folder ${dirname(resolve(out))}`);
+  }
 }

@@ -271,6 +271,18 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.equal(missing.code, 2);
     assert.match(missing.err, /nope\.json: cannot read/);
     assert.equal(trawl(cwd, 'crawl', '--bogus').code, 2);
+    // A report to where it cannot be written: said before the report is built, no stack trace.
+    const demo = join(ROOT, 'demo', 'trawl.json');
+    for (const [out, why] of [
+      [join(cwd, 'no-such-folder', 'r.html'), /ENOENT: its folder .*no-such-folder/],
+      [cwd, /a folder/],
+    ] as const) {
+      const report = trawl(cwd, 'report', '-c', demo, '-o', out);
+      assert.equal(report.code, 2, report.err);
+      assert.match(report.err, /^trawl: -o: cannot write /);
+      assert.match(report.err, why);
+      assert.doesNotMatch(report.err, /^\s+at /m);
+    }
   });
 
   it('a search endpoint without a scheme, or one that does not answer: exit 2 before anything is crawled', () => {
