@@ -211,7 +211,7 @@ export const FetchSchema = z
       .default('trawl'),
     /** @default true — false is seed 002's "Rogue" mode (robots.txt and meta robots ignored) */
     respectRobotsTxt: z.boolean().default(true),
-    /** @default 0 — per host, across all workers (SMILA waitBetweenRequests, seed 004 sleep after load) */
+    /** @default 0 — the gap between request starts per host, across all workers, robots.txt's included; a longer robots.txt Crawl-delay wins (SMILA waitBetweenRequests, seed 004 sleep after load) */
     waitBetweenRequestsMs: z.number().int().nonnegative().default(0),
     /** @default true */
     followRedirects: z.boolean().default(true),

@@ -70,12 +70,18 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const stop = new AbortController();
   if (opts.signal?.aborted) stop.abort();
   else opts.signal?.addEventListener('abort', () => stop.abort(), { once: true });
+  const turns = new HostTurns(deps, config, opts.deadline, stop.signal);
   const ctx: FetchContext = {
     deps,
     config,
-    robots: createRobotsCache(deps.hosts, config, deps.now, (request) => requests.run(request)),
+    // A robots.txt request books its host's turn: the host's tasks here know it is not due until
+    // that slot ends, without a slot write that would only fail.
+    robots: createRobotsCache(deps.hosts, config, deps.now, {
+      limit: (request) => requests.run(request),
+      booked: (host, until) => turns.defer(host, until),
+    }),
     requests,
-    turns: new HostTurns(deps, config, opts.deadline, stop.signal),
+    turns,
     deadline: opts.deadline,
     signal: stop.signal,
     stop: () => stop.abort(),

@@ -17,12 +17,12 @@ const CRAWL_DELAY_S = 0.5;
 const PAGES_PER_HOST = 10;
 const WORKERS = 4;
 
-/** Smallest gap between two page requests (robots.txt aside: it is the permission check itself). */
+/**
+ * Smallest gap between two requests, robots.txt's included: it takes the host's turn like a page
+ * (the first page came 206-458 ms after it, whatever the delay, before it did).
+ */
 function minGap(log: RequestLog[]): number {
-  const times = log
-    .filter((r) => r.path !== '/robots.txt')
-    .map((r) => r.at)
-    .sort((a, b) => a - b);
+  const times = log.map((r) => r.at).sort((a, b) => a - b);
   let min = Number.POSITIVE_INFINITY;
   for (let i = 1; i < times.length; i++) min = Math.min(min, times[i]! - times[i - 1]!);
   return min;
@@ -62,6 +62,14 @@ describe('politeness per host across concurrent fetch workers', () => {
     emu = await startTestEmulator();
     for (let i = 0; i < 4; i++) {
       const routes = pageRoutes(i);
+      // The third host's robots.txt is a redirect: both of its requests take the host's turn.
+      if (i === 2) {
+        routes['/robots.txt'] = { status: 301, headers: { location: '/robots-real.txt' }, body: '' };
+        routes['/robots-real.txt'] = {
+          headers: { 'content-type': 'text/plain' },
+          body: 'User-agent: *\nAllow: /\n',
+        };
+      }
       // The last host asks for more than waitBetweenRequestsMs: Crawl-delay wins (the larger delay).
       if (i === 3)
         routes['/robots.txt'] = {

@@ -45,8 +45,8 @@ const MAX_OVERLAP_WAIT_MS = 5_000;
  * start + jitter. It is held for delay + margin: the margin beyond the jitter absorbs a stall between
  * that check and the request leaving, so requests stay ≥ delay apart whoever holds the next slot.
  */
-const SLOT_JITTER_MS = 50;
-const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
+export const SLOT_JITTER_MS = 50;
+export const SLOT_MARGIN_MS = 2 * SLOT_JITTER_MS;
 /** The lead grows (to this cap) when a slot write or timer came back too late to start on time. */
 const MAX_SLOT_LEAD_MS = 2_000;
 /** While slot writes are fast again, each booking keeps this share of the lead. */
