@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type CrawlSession, crawl, documents, openSession, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type RequestLog, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -87,12 +88,16 @@ describe('redirects and robots.txt through the pipeline', () => {
       '/private/page',
       '/to-excluded',
     ];
+    const fetchedBefore = stageStats.fetched ?? 0;
     const { states, docs } = await run({
       startUrls: paths.map((p) => `${site.url}${p}`),
       discovery: false,
       scope: { exclude: ['/excluded/'] },
       fetch: { allowPrivateNetworks: true, maxRedirects: 3 },
     });
+    // "fetched" is what the site was asked (robots.txt aside): not the URLs robots.txt stopped.
+    const pages = site.requests.filter((r) => r.path !== '/robots.txt').length;
+    assert.equal((stageStats.fetched ?? 0) - fetchedBefore, pages);
     const err = (p: string) => [states.get(p)?.state, states.get(p)?.errorKind, states.get(p)?.errorCode];
     assert.deepEqual(err('/loop-b'), ['error', 'permanent', 'redirect-loop']);
     assert.equal(states.get('/loop-a')?.note, `redirected to ${site.url}/loop-b`);
