@@ -39,7 +39,7 @@ describe('wake-up calls for URLs put back by politeness', () => {
     await emu?.stop();
   });
 
-  it('one page fetched, the others put back, and one wake-up message delayed until they are due', async () => {
+  it('robots.txt takes the first turn, the pages go back, and one wake-up message is delayed until they are due', async () => {
     const config = parseConfig({
       name: uniqueCrawlName('wake'),
       startUrls: [`${site.url}/0.html`],
@@ -53,8 +53,13 @@ describe('wake-up calls for URLs put back by politeness', () => {
     );
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(summary.drained, true);
-    assert.equal(summary.fetched, 1, 'one page per 3 s: the first only');
-    assert.equal(summary.requeued, 2);
+    // One request per 3 s: the host's robots.txt was its first (it takes a turn as a page does).
+    assert.equal(summary.fetched, 0, 'no page: robots.txt had the turn');
+    assert.deepEqual(
+      site.requests.map((r) => r.path),
+      ['/robots.txt'],
+    );
+    assert.equal(summary.requeued, 3);
     assert.ok(summary.wakeAt !== undefined && summary.wakeAt > Date.now(), 'the put-back URLs are due later');
 
     const wake = deps.queueUrls.wake;
@@ -96,9 +101,12 @@ describe('wake-up calls for URLs put back by politeness', () => {
       1,
       'the other source untouched',
     );
-    // A fetcher started by the tick (no wake-up call) polls every source.
+    // A fetcher started by the tick (no wake-up call) polls every source. (The other host's first
+    // turn is its robots.txt's, so its URL goes back to its queue with a delay: polled, not fetched.)
     const all = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
-    assert.equal(all.order.filter((o) => o.source === 'follow').length, 1);
+    const follow = await deps.queues.depth(deps.queueUrls.frontier.follow);
+    assert.deepEqual([follow.visible, follow.delayed], [0, 1], 'the follow source was polled');
+    assert.ok(all.requeued >= 1);
   });
 
   it('a fetcher with nothing put back leaves no wake-up call', async () => {
