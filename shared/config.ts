@@ -82,13 +82,15 @@ const regexString = z.string().superRefine((s, ctx) => {
 
 // A media type pattern as Content-Type essences are matched (classify.ts): type/subtype, type/*, * or */*.
 const MIME_TOKEN = '[a-z0-9!#$&^_.+-]+';
+const MIME_PATTERN = new RegExp(`^${MIME_TOKEN}/(${MIME_TOKEN}|\\*)$`);
+const MIME_TYPE_ALONE = new RegExp(`^${MIME_TOKEN}$`);
 const mimePattern = z
   .string()
   .trim()
   .toLowerCase()
   .superRefine((s, ctx) => {
-    if (s === '*' || s === '*/*' || new RegExp(`^${MIME_TOKEN}/(${MIME_TOKEN}|\\*)$`).test(s)) return;
-    const hint = new RegExp(`^${MIME_TOKEN}$`).test(s) ? ` (the whole type is "${s}/*")` : '';
+    if (s === '*' || s === '*/*' || MIME_PATTERN.test(s)) return;
+    const hint = MIME_TYPE_ALONE.test(s) ? ` (the whole type is "${s}/*")` : '';
     ctx.addIssue({
       code: 'custom',
       message: `${JSON.stringify(s)} is not a media type pattern: type/subtype, type/* or *${hint}`,

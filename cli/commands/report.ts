@@ -53,26 +53,22 @@ export async function reportCommand(opts: { config: string; output?: string }): 
   try {
     writeFileSync(out, html);
   } catch (err) {
-    throw new ConfigError(`-o: cannot write ${out} (${(err as NodeJS.ErrnoException).code ?? err})`);
+    throw cannotWrite(out, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   process.stderr.write(
     `trawl: report for "${name}" written to ${out} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KB): ${data.totals.urls} URLs, ${data.totals.documents} documents, ${data.totals.errors} errors\n`,
   );
 }
 
+const cannotWrite = (out: string, why: string) => new ConfigError(`-o: cannot write ${out} (${why})`);
+
 /** The report's path can be written: its folder exists and takes files, and it is not a folder. */
 function writable(out: string): void {
-  const fail = (why: string) => {
-    throw new ConfigError(`-o: cannot write ${out} (${why})`);
-  };
+  if (statSync(out, { throwIfNoEntry: false })?.isDirectory()) throw cannotWrite(out, 'a folder');
+  const folder = dirname(resolve(out));
   try {
-    if (statSync(out).isDirectory()) fail('a folder');
+    accessSync(folder, constants.W_OK);
   } catch (err) {
-    if (err instanceof ConfigError) throw err;
-  }
-  try {
-    accessSync(dirname(resolve(out)), constants.W_OK);
-  } catch (err) {
-    fail(`${(err as NodeJS.ErrnoException).code ?? err}: its folder ${dirname(resolve(out))}`);
+    throw cannotWrite(out, `${(err as NodeJS.ErrnoException).code ?? err}: its folder ${folder}`);
   }
 }

@@ -123,14 +123,12 @@ function convertAction(node: XmlNode, path: string): unknown {
     if (value === undefined) fail(path, '<AddMeta> needs a value attribute');
     return { addMeta: { name: attrs.name, value } };
   }
-  if (tag === 'priority') {
-    // Written as a whole number only, signed or not: Number() would take "", " ", "0x2" and "1e0".
-    const text = (attrs.shift ?? attrs.value ?? attrs.val ?? '').trim();
-    if (!/^[+-]?\d+$/.test(text))
-      fail(`${path}.priority`, `<Priority shift> must be a whole number -2..2, got "${text}"`);
-    return { priority: Number(text) };
-  }
-  return fail(path, `unknown rule element or action <${tagOf(node)}>`); // (not reached: checked above)
+  // <Priority shift>, the last action left. Written as a whole number only, signed or not: Number()
+  // would take "", " ", "0x2" and "1e0".
+  const text = (attrs.shift ?? attrs.value ?? attrs.val ?? '').trim();
+  if (!/^[+-]?\d+$/.test(text))
+    fail(`${path}.priority`, `<Priority shift> must be a whole number -2..2, got "${text}"`);
+  return { priority: Number(text) };
 }
 
 /** A leaf (a shortcut, an atom, an action) with elements inside: they would be ignored, so refused. */
