@@ -57,6 +57,8 @@ export interface UrlItem {
   stored?: 'table' | 'line';
   /** when a state line was written (orders two lines of one fetch time) */
   at?: string;
+  /** a marker line: the line it copies moved to an earlier due time then (refresh-review.ts) */
+  moved?: string;
 }
 
 /** One URL to fetch: the unit of work carried (in bulks) by frontier messages. */

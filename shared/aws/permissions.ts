@@ -38,8 +38,9 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'queues:frontier': ['sqs:SendMessage'],
     // Reads the start URLs' and sitemaps' items, then claims the new ones (conditional put).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
-    // robots.txt (cache read and write, the host's politeness slot), the schedule-run time and,
-    // in every stage, the usage record: one UpdateItem per invocation (shared/stages/usage.ts).
+    // robots.txt (cache read and write, the host's politeness slot), the schedule-run time, the
+    // refresh policy (read each cycle, written once: refresh-review.ts) and, in every stage, the
+    // usage record: one UpdateItem per invocation (shared/stages/usage.ts).
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     'function:fetch': ['lambda:InvokeFunction'],
   },

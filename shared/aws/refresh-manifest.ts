@@ -57,7 +57,9 @@ export async function dueLines(
   until: string,
 ): Promise<UrlItem[]> {
   const due = (l: UrlItem) => Boolean(l.nextRefreshAt && l.nextRefreshAt >= from && l.nextRefreshAt <= until);
-  return [...(await newestUnder(store, KEYS.refreshDay(day), due)).values()];
+  // A marker (a line moved to an earlier time, refresh-review.ts) copies the line it supersedes
+  // with a later write time: the newest line, it keeps the old time from refreshing the page.
+  return [...(await newestUnder(store, KEYS.refreshDay(day), due)).values()].filter((l) => !l.moved);
 }
 
 /**

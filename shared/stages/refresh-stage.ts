@@ -21,6 +21,14 @@ import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
 import { bump } from './logger.ts';
+import {
+  type PolicyReview,
+  policyChanged,
+  reviewContext,
+  reviewLines,
+  storeRefreshPolicy,
+  writeReview,
+} from './refresh-review.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface RefreshSummary {
@@ -53,7 +61,8 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review } = await findDue(deps);
+  const early = new Set(review?.due.map((r) => r.url));
   return due.map((item) => {
     const isStart = starts.has(item.url) || item.kind === 'sitemap';
     const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
@@ -63,7 +72,12 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     if (orphan) return { url: item.url, action, reason: orphan };
     if (item.docBulk && !d.index)
       return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason}` };
-    return { url: item.url, action: 'refresh', reason: `due since ${item.nextRefreshAt ?? '?'}` };
+    const since = `due since ${item.nextRefreshAt ?? '?'}`;
+    return {
+      url: item.url,
+      action: 'refresh',
+      reason: early.has(item.url) ? `${since} (refresh policy changed)` : since,
+    };
   });
 }
 
@@ -83,10 +97,17 @@ async function findDue(deps: StageDeps) {
   const items = await deps.urls.getMany(lines.map((l) => l.url));
   const due = dueStates(lines, items);
   const starts = new Set(startUrlsOf(config, decider));
+  // A changed scope or refresh time reaches the pages due later now (refresh-review.ts).
+  let review: PolicyReview | null = null;
+  if (from <= until && (await policyChanged(deps, config))) {
+    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now), dueStates);
+    const inWindow = new Set(due.map((d) => d.url));
+    due.push(...review.due.filter((r) => !inWindow.has(r.url)));
+  }
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
   const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from };
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review };
 }
 
 /**
@@ -104,7 +125,7 @@ function windowStart(cursor: string | null, now: number): string {
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from } =
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review } =
     await findDue(deps);
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
@@ -130,6 +151,11 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
   if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
   await mapLimit(deferred, QUERY_CONCURRENCY, (write) => write());
+  // The pages a changed policy made due are queued: their old lines can be superseded now.
+  if (review) {
+    await writeReview(deps, review, until);
+    await storeRefreshPolicy(deps, config);
+  }
   // A resumed cycle leaves the cursor where it is: the window's end never moves back.
   await deps.hosts.putValue(CURSOR_KEY, from > until ? from : until);
   if (tasks.length > 0) await deps.kickFetch();

@@ -13,6 +13,7 @@ import { sitemapCapKey } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
+import { recordRefreshPolicy } from './refresh-review.ts';
 import { sendTasks } from './send-tasks.ts';
 
 export interface SeedSummary {
@@ -74,6 +75,8 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
       sitemapCounts.set(sitemapCapKey(t.url), (sitemapCounts.get(sitemapCapKey(t.url)) ?? 0) + 1);
   if (sitemapCounts.size > 0) await deps.hosts.addCounts(sitemapCounts);
   await sendTasks(deps, tasks);
+  // The policy the pages' refresh times are fixed under, from the crawl's first seed on.
+  await recordRefreshPolicy(deps, config);
   await deps.kickFetch();
   return summary;
 }

@@ -1,0 +1,202 @@
+/**
+ * A changed refresh policy takes effect at the next cycle, not at each page's old due time.
+ *
+ * A page's next refresh time is fixed when it is fetched (a line in its due day's manifest,
+ * refresh-manifest.ts). Lowering `refresh.maxAge` (or a rule's refresh bounds) or narrowing the
+ * scope would otherwise reach a page only at that time: a page fetched under a 30-day maxAge
+ * stays 30 days old after the maxAge is cut to 2 days, and a path taken out of scope stays in
+ * the search index until its pages come due.
+ *
+ * The policy is a fingerprint of the config keys that decide scope and refresh times. The seed
+ * stage records it when the crawl starts; a refresh cycle that finds another one reviews every
+ * future line once, under the current config:
+ * - a page the scope now rejects, or a rule now keeps out of the index, is due now (the cycle
+ *   deletes it, as it does at a due time);
+ * - a page whose interval under the current config ended is due now;
+ * - a page whose interval ends earlier than its line says moves to that earlier time.
+ * A line that moves leaves a marker behind: a copy of itself, written later and flagged `moved`,
+ * which supersedes it in its old day's folder (`dueLines` skips a URL whose newest line there is
+ * a marker), so the old time does not refresh the page a second time.
+ *
+ * Cost: a review reads every manifest of the future days once (S3 GETs, ½ read unit per
+ * candidate URL), and only when the policy changed. URLs whose state is kept in the table
+ * (errors, start URLs, sitemaps) are made due now when they should be, never moved later on.
+ */
+import { createHash } from 'node:crypto';
+import { writeStateLines } from '../aws/refresh-manifest.ts';
+import type { CrawlConfig } from '../config.ts';
+import type { UrlDecider } from '../crawl/rules/decide.ts';
+import { type PlanContext, planContext } from '../crawl/state/index-plan.ts';
+import { refreshBucket, refreshCycleMs } from '../crawl/state/scheduling.ts';
+import { isNewerLine, keepNewest } from '../crawl/state/url-state.ts';
+import { KEYS, PREFIXES } from '../layout.ts';
+import type { UrlItem } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+
+const POLICY_KEY = 'refresh-policy';
+
+/** The fingerprint of what decides a URL's scope and refresh time in `config`. */
+export function refreshPolicy(config: CrawlConfig): string {
+  const { startUrls, sitemaps, scope, rules, domains, limits, refresh } = config;
+  const parts = {
+    startUrls,
+    sitemaps,
+    scope,
+    rules,
+    domains,
+    ruleCount: limits.ruleCount,
+    maxAge: refresh.maxAge,
+    adaptive: refresh.adaptive,
+  };
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
+/** Records the crawl's policy when none is recorded yet (the seed stage, at a crawl's start). */
+export async function recordRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
+  if ((await deps.hosts.getValue(POLICY_KEY)) === null)
+    await deps.hosts.swapValue(POLICY_KEY, null, refreshPolicy(config));
+}
+
+/** The policy the cycles have reviewed the lines under; none recorded counts as another one. */
+export async function policyChanged(deps: StageDeps, config: CrawlConfig): Promise<boolean> {
+  return (await deps.hosts.getValue(POLICY_KEY)) !== refreshPolicy(config);
+}
+
+/** Stores the current policy once a cycle has acted on its review. */
+export async function storeRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
+  await deps.hosts.putValue(POLICY_KEY, refreshPolicy(config));
+}
+
+/** What a review found: pages due now, and pages due earlier than their lines say. */
+export interface PolicyReview {
+  /** current states, due in this cycle (`nextRefreshAt`: the time the current config gives) */
+  due: UrlItem[];
+  /** line-kept states with their earlier time in `nextRefreshAt` */
+  moved: UrlItem[];
+  /** the lines `due` and `moved` came from, where a marker must supersede them */
+  superseded: UrlItem[];
+}
+
+/** What the current config says of one future line: due now, due at an earlier time, or nothing. */
+export type LineVerdict = { due: string } | { moveTo: string } | null;
+
+export interface ReviewContext {
+  decider: UrlDecider;
+  /** normalized start URLs */
+  starts: Set<string>;
+  now: number;
+  /** the cycle's window end */
+  untilMs: number;
+  /** maxAge and the refresh bounds of a URL under the current config */
+  plan: PlanContext;
+  /** how often the refresh cycle runs under the current config */
+  cycleMs: number;
+}
+
+/** The context a review judges lines in, compiled once. */
+export function reviewContext(
+  config: CrawlConfig,
+  decider: UrlDecider,
+  starts: Set<string>,
+  now: number,
+  untilMs: number,
+): ReviewContext {
+  return {
+    decider,
+    starts,
+    now,
+    untilMs,
+    plan: planContext(config, new Map(), now),
+    cycleMs: refreshCycleMs(config),
+  };
+}
+
+/**
+ * Judges one line under the current config. A move must bring the time forward by more than
+ * one refresh cycle: a few minutes' difference is not worth a marker.
+ */
+export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
+  const stored = Date.parse(line.nextRefreshAt ?? '');
+  if (Number.isNaN(stored) || stored <= ctx.untilMs) return null;
+  const now = new Date(ctx.now).toISOString();
+  const isStart = ctx.starts.has(line.url) || line.kind === 'sitemap';
+  const d = ctx.decider.decide(line.url, { depth: line.depth ?? 0, isStart });
+  if (!d.accepted || (line.docBulk && !d.index)) return { due: now };
+  const fetched = Date.parse(line.lastFetched ?? '');
+  if (Number.isNaN(fetched)) return null;
+  const { plan } = ctx;
+  const bounds = plan.bounds(line.url);
+  const interval = bounds
+    ? Math.min(bounds.maxMs, Math.max(bounds.minMs, line.refreshInterval ?? plan.maxAgeMs))
+    : plan.maxAgeMs;
+  const due = fetched + interval;
+  if (due + ctx.cycleMs >= stored) return null;
+  const at = new Date(due).toISOString();
+  return due <= ctx.untilMs ? { due: at } : { moveTo: at };
+}
+
+/**
+ * Reviews the lines due after the cycle's window (reads only). `items` reads the URLs' table
+ * items, as the cycle's own due check does: a line counts while it is its URL's current state.
+ */
+export async function reviewLines(
+  deps: StageDeps,
+  ctx: ReviewContext,
+  current: (lines: UrlItem[], items: Map<string, UrlItem>) => UrlItem[],
+): Promise<PolicyReview> {
+  const until = new Date(ctx.untilMs).toISOString();
+  const judged = new Map<string, { line: UrlItem; verdict: NonNullable<LineVerdict> }>();
+  const markers = new Map<string, UrlItem>();
+  // Day folders sort by date; `never/` (compound elements) sorts after them and is left out.
+  for await (const key of deps.store.list(
+    PREFIXES.refresh,
+    KEYS.refreshDay(refreshBucket(until)).slice(0, -1),
+  )) {
+    if (!/^\d{4}-\d{2}-\d{2}\//.test(key.slice(PREFIXES.refresh.length))) break;
+    for (const line of await deps.store.getLines<UrlItem>(key)) {
+      if (line.moved) {
+        keepNewest(markers, line);
+        continue;
+      }
+      const verdict = judgeLine(line, ctx);
+      const seen = judged.get(line.url);
+      // One URL with two future lines: the newer one is its state.
+      if (verdict && (!seen || isNewerLine(line, seen.line))) judged.set(line.url, { line, verdict });
+    }
+  }
+  // A line a marker supersedes moved in an earlier review.
+  const lines = [...judged.values()].map((j) => j.line).filter((l) => isNewerLine(l, markers.get(l.url)));
+  if (lines.length === 0) return { due: [], moved: [], superseded: [] };
+  const items = await deps.urls.getMany(lines.map((l) => l.url));
+  const review: PolicyReview = { due: [], moved: [], superseded: [] };
+  for (const state of current(lines, items)) {
+    const entry = judged.get(state.url);
+    if (!entry) continue;
+    const { line, verdict } = entry;
+    const lineKept = state.stored === 'line';
+    if ('due' in verdict) {
+      // The grid of the next refresh starts at the new due time (scheduling.ts nextRefreshAt).
+      review.due.push({ ...state, nextRefreshAt: verdict.due });
+      if (lineKept) review.superseded.push(line);
+    } else if (lineKept) {
+      review.moved.push({ ...line, nextRefreshAt: verdict.moveTo });
+      review.superseded.push(line);
+    }
+  }
+  return review;
+}
+
+/**
+ * Writes what a review decided, after the cycle has queued its due pages: the markers that
+ * supersede the old lines, then the moved lines, a millisecond later so a listing takes them.
+ */
+export async function writeReview(deps: StageDeps, review: PolicyReview, nowIso: string): Promise<void> {
+  if (review.superseded.length > 0) {
+    const markers = review.superseded.map((l) => ({ ...l, moved: nowIso }));
+    await writeStateLines(deps.store, markers, nowIso);
+  }
+  if (review.moved.length > 0) {
+    const later = new Date(Date.parse(nowIso) + 1).toISOString();
+    await writeStateLines(deps.store, review.moved, later);
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * A changed refresh policy takes effect at the next cycle (refresh-review.ts): a lowered maxAge
+ * refreshes the pages it makes due at once and moves the others' times forward, a narrowed scope
+ * deletes its pages at once, and the old times refresh nothing a second time. Real emulator,
+ * real handlers, a real site on loopback; the clock moved by `openSession`'s `now`.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { readChanges } from '../../cli/change-feed.ts';
+import { crawl, documents, openSession, planRefresh, refresh } from '../../cli/session.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { collect } from '../helpers/collect.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+const page = (title: string, links: string[] = []) =>
+  `<!doctype html><html><head><title>${title}</title></head><body><p>${title} text</p>${links
+    .map((l) => `<a href="${l}">${l}</a>`)
+    .join('')}</body></html>`;
+
+describe('a changed refresh policy reaches pages due later (refresh-review.ts)', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  before(async () => {
+    emu = await startTestEmulator();
+    site = await startSiteServer({
+      routes: {
+        '/': { body: page('Home', ['/a', '/b', '/private/c']) },
+        '/a': { body: page('A') },
+        '/b': { body: page('B') },
+        '/private/c': { body: page('C') },
+        '/robots.txt': { status: 404, body: '' },
+      },
+    });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  /** The pages (not robots.txt) the site served since `mark`, sorted. */
+  const fetchedSince = (mark: number) =>
+    site.requests
+      .slice(mark)
+      .map((r) => r.path)
+      .filter((p) => p !== '/robots.txt')
+      .sort();
+
+  const input = (name: string, maxAge: string): CrawlConfigInput => ({
+    name,
+    startUrls: [`${site.url}/`],
+    fetch: { allowPrivateNetworks: true },
+    refresh: { maxAge },
+  });
+
+  it('a lowered maxAge refreshes the pages it makes due at once, and their old due time refreshes nothing', async () => {
+    const name = uniqueCrawlName('policy');
+    const t0 = Date.now();
+    await crawl(await openSession(parseConfig(input(name, '10d'))));
+    const cycle = async (at: number) => {
+      const mark = site.requests.length;
+      await refresh(await openSession(parseConfig(input(name, '3d')), { now: new Date(at) }));
+      return fetchedSince(mark);
+    };
+    // Four days on, under a 3-day maxAge: every page is a day overdue; the dry run says why.
+    const dry = await planRefresh(
+      await openSession(parseConfig(input(name, '3d')), { now: new Date(t0 + 4 * DAY) }),
+    );
+    assert.deepEqual(dry.map((p) => new URL(p.url).pathname).sort(), ['/', '/a', '/b', '/private/c']);
+    for (const p of dry) {
+      assert.equal(p.action, 'refresh', p.url);
+      assert.match(p.reason, /^due since \S+ \(refresh policy changed\)$/, p.url);
+    }
+    assert.deepEqual(await cycle(t0 + 4 * DAY), ['/', '/a', '/b', '/private/c']);
+    // Then every 3 days on the new grid…
+    assert.deepEqual(await cycle(t0 + 6 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
+    assert.deepEqual(await cycle(t0 + 9 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
+    // …and the old 10-day lines, superseded by their markers, refresh nothing.
+    assert.deepEqual(await cycle(t0 + 10 * DAY + HOUR), []);
+    assert.deepEqual(await cycle(t0 + 12 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
+  });
+
+  it('a lowered maxAge that ends later than now moves the pages to that time; nothing is fetched before it', async () => {
+    const name = uniqueCrawlName('moved');
+    const t0 = Date.now();
+    await crawl(await openSession(parseConfig(input(name, '30d'))));
+    const cycle = async (at: number) => {
+      const mark = site.requests.length;
+      await refresh(await openSession(parseConfig(input(name, '5d')), { now: new Date(at) }));
+      return fetchedSince(mark);
+    };
+    assert.deepEqual(await cycle(t0 + DAY), []);
+    assert.deepEqual(await cycle(t0 + 3 * DAY), []);
+    // The start URL's state is kept in the table: it comes due by discovery, not by a move.
+    assert.deepEqual(await cycle(t0 + 5 * DAY + HOUR), ['/a', '/b', '/private/c']);
+    // At the old 30-day time each page is refreshed once, from its newest line.
+    assert.deepEqual(await cycle(t0 + 30 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
+  });
+
+  it('a narrowed scope deletes its pages at the next cycle, not at their due time', async () => {
+    const name = uniqueCrawlName('narrowed');
+    const t0 = Date.now();
+    const wide = input(name, '30d');
+    await crawl(await openSession(parseConfig(wide)));
+    const narrow = parseConfig({ ...wide, scope: { exclude: ['/private/'] } });
+    const session = await openSession(narrow, { now: new Date(t0 + DAY) });
+    const plan = await planRefresh(session);
+    assert.deepEqual(
+      plan.map((p) => [new URL(p.url).pathname, p.action]),
+      [['/private/c', 'delete']],
+    );
+    const mark = site.requests.length;
+    await refresh(session);
+    assert.deepEqual(fetchedSince(mark), [], 'nothing was due for a fetch');
+    const deletes = (await readChanges(session)).filter((c) => c.type === 'delete');
+    assert.deepEqual(
+      deletes.map((d) => [new URL(d.url).pathname, d.reason?.split(':')[0]]),
+      [['/private/c', 'out-of-scope']],
+    );
+    const docs = (await collect(documents(session))).map((d) => new URL(d.url as string).pathname);
+    assert.deepEqual(docs.sort(), ['/', '/a', '/b']);
+    // The policy is recorded: the next cycle reviews nothing and deletes nothing more.
+    assert.deepEqual(await planRefresh(await openSession(narrow, { now: new Date(t0 + 2 * DAY) })), []);
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * What a changed refresh policy does to a line due later (refresh-review.ts judgeLine): due now,
+ * due at an earlier time, or left alone. Pure: a config, a line and a clock.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
+import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
+import { judgeLine, refreshPolicy, reviewContext } from '../../../shared/stages/refresh-review.ts';
+import type { UrlItem } from '../../../shared/types.ts';
+
+const DAY = 86_400_000;
+const T0 = Date.parse('2030-01-01T00:00:00.000Z');
+const base: CrawlConfigInput = { name: 'review', startUrls: ['https://example.com/'] };
+
+function judge(input: Partial<CrawlConfigInput>, line: Partial<UrlItem>, now: number) {
+  const config = parseConfig({ ...base, ...input });
+  const decider = createUrlDecider(config);
+  const starts = new Set(['https://example.com/']);
+  const full: UrlItem = {
+    url: 'https://example.com/docs/a',
+    state: 'indexed',
+    depth: 1,
+    queue: 'index_follow',
+    lastFetched: new Date(T0).toISOString(),
+    nextRefreshAt: new Date(T0 + 30 * DAY).toISOString(),
+    docBulk: 'docs/b1',
+    ...line,
+  };
+  return judgeLine(full, reviewContext(config, decider, starts, now, now));
+}
+
+describe('a changed refresh policy (refresh-review.ts)', () => {
+  it('leaves a line alone under the policy that fixed its time', () => {
+    assert.equal(judge({ refresh: { maxAge: '30d' } }, {}, T0 + DAY), null);
+  });
+
+  it('makes a page due now when its interval under the lowered maxAge has ended', () => {
+    assert.deepEqual(judge({ refresh: { maxAge: '2d' } }, {}, T0 + 3 * DAY), {
+      due: new Date(T0 + 2 * DAY).toISOString(),
+    });
+  });
+
+  it('moves a page to the earlier time when the lowered interval ends later than now', () => {
+    assert.deepEqual(judge({ refresh: { maxAge: '5d' } }, {}, T0 + DAY), {
+      moveTo: new Date(T0 + 5 * DAY).toISOString(),
+    });
+  });
+
+  it('does not move a page by less than one refresh cycle', () => {
+    // 30 days less 30 minutes: the cycle for a 29.98-day maxAge is hourly.
+    const maxAge = `${30 * 24 * 60 - 30}m`;
+    assert.equal(judge({ refresh: { maxAge } }, {}, T0 + DAY), null);
+  });
+
+  it('never moves a page later: a raised maxAge waits for the page to be refreshed', () => {
+    assert.equal(judge({ refresh: { maxAge: '60d' } }, {}, T0 + DAY), null);
+  });
+
+  it('makes a page the scope now rejects due now, whatever its time', () => {
+    const verdict = judge({ refresh: { maxAge: '30d' }, scope: { exclude: ['/docs/'] } }, {}, T0 + DAY);
+    assert.deepEqual(verdict, { due: new Date(T0 + DAY).toISOString() });
+  });
+
+  it('makes an indexed page a rule now keeps out of the index due now; a page without a document waits', () => {
+    const rules: CrawlConfigInput['rules'] = [
+      { match: { path: '/docs/' }, actions: ['noIndex', 'follow', 'accept'] },
+    ];
+    const now = T0 + DAY;
+    assert.deepEqual(judge({ refresh: { maxAge: '30d' }, rules }, {}, now), {
+      due: new Date(now).toISOString(),
+    });
+    assert.equal(
+      judge({ refresh: { maxAge: '30d' }, rules }, { docBulk: null, state: 'followed' }, now),
+      null,
+    );
+  });
+
+  it("uses a rule's refresh bounds: the line's adaptive interval is capped at the new max", () => {
+    const rules: CrawlConfigInput['rules'] = [
+      { match: { path: '/docs/' }, actions: ['index', 'follow', { refresh: { min: '1h', max: '3d' } }] },
+    ];
+    const line = { refreshInterval: 20 * DAY, nextRefreshAt: new Date(T0 + 20 * DAY).toISOString() };
+    assert.deepEqual(judge({ refresh: { maxAge: '30d' }, rules }, line, T0 + DAY), {
+      moveTo: new Date(T0 + 3 * DAY).toISOString(),
+    });
+  });
+
+  it('leaves a line due inside the cycle window to the cycle itself', () => {
+    assert.equal(
+      judge({ refresh: { maxAge: '2d' } }, { nextRefreshAt: new Date(T0).toISOString() }, T0 + DAY),
+      null,
+    );
+  });
+
+  it('fingerprints scope and refresh times, not fetch settings', () => {
+    const a = refreshPolicy(parseConfig(base));
+    assert.equal(refreshPolicy(parseConfig({ ...base, fetch: { concurrency: 4 } })), a);
+    assert.notEqual(refreshPolicy(parseConfig({ ...base, refresh: { maxAge: '1d' } })), a);
+    assert.notEqual(refreshPolicy(parseConfig({ ...base, scope: { exclude: ['/x/'] } })), a);
+  });
+});
