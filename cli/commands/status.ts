@@ -109,6 +109,8 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   const { crawl, stack, endpoint, resources, clients } = await locate(file);
   const queues: Record<string, Depth> = {};
   for (const [name, url] of namedQueues(resources.queueUrls)) queues[name] = await depth(clients, url);
+  // The wake-up calls for URLs put back for politeness: a delayed one is work still to come.
+  if (resources.queueUrls.wake) queues.wake = await depth(clients, resources.queueUrls.wake);
   const deadLetters: Record<string, number> = {};
   for (const [name, url] of namedQueues(resources.dlqUrls))
     deadLetters[name] = (await depth(clients, url)).visible;

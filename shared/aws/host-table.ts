@@ -47,9 +47,17 @@ export interface HostTable {
   swapValue(key: string, expected: string | null, value: string): Promise<boolean>;
   /** Adds to named counters (scope.traps caps), one UpdateItem each; returns each counter's value before. */
   addCounts(counts: Map<string, number>): Promise<Map<string, number>>;
-  /** Adds named counters to one item (a deployed stack's usage hour) in one UpdateItem; it expires at `expiresAt` (s). */
-  addToItem(key: string, counters: Record<string, number>, expiresAt: number): Promise<void>;
-  /** The counters of each present item of `keys` (the report's reader, not a stage's). */
+  /**
+   * Adds named counters, and members to named number sets, to one item (a deployed stack's usage
+   * hour) in one UpdateItem; it expires at `expiresAt` (s).
+   */
+  addToItem(
+    key: string,
+    counters: Record<string, number>,
+    expiresAt: number,
+    sets?: Record<string, number[]>,
+  ): Promise<void>;
+  /** The counters of each present item of `keys` (a set counts its members; the report's reader, not a stage's). */
   getItems(keys: string[]): Promise<Map<string, Record<string, number>>>;
 }
 
@@ -201,18 +209,26 @@ export function createHostTable({
       }
       return before;
     },
-    async addToItem(key, counters, expiresAt) {
+    async addToItem(key, counters, expiresAt, sets = {}) {
       const entries = Object.entries(counters).filter(([, n]) => n !== 0);
       // Counter names hold dots ("call.S3.PutObject"): every name goes through a placeholder.
-      const names = Object.fromEntries(entries.map(([k], i) => [`#c${i}`, k]));
-      const values = Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n]));
-      const add = entries.map((_, i) => `#c${i} :c${i}`).join(', ');
+      const names: Record<string, string> = Object.fromEntries(entries.map(([k], i) => [`#c${i}`, k]));
+      const values: Record<string, unknown> = Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n]));
+      const adds = entries.map((_, i) => `#c${i} :c${i}`);
+      // Number sets: ADD makes their union (the minutes of an hour some invocation ran in).
+      for (const [i, [name, members]] of Object.entries(sets)
+        .filter(([, m]) => m.length > 0)
+        .entries()) {
+        names[`#s${i}`] = name;
+        values[`:s${i}`] = new Set(members);
+        adds.push(`#s${i} :s${i}`);
+      }
       await client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: { host: key },
-          UpdateExpression: `SET expiresAt = :exp${add ? ` ADD ${add}` : ''}`,
-          ExpressionAttributeNames: entries.length > 0 ? names : undefined,
+          UpdateExpression: `SET expiresAt = :exp${adds.length > 0 ? ` ADD ${adds.join(', ')}` : ''}`,
+          ExpressionAttributeNames: adds.length > 0 ? names : undefined,
           ExpressionAttributeValues: { ...values, ':exp': expiresAt },
         }),
       );
@@ -227,7 +243,9 @@ export function createHostTable({
         while (request && Object.keys(request).length > 0) {
           const res = await client.send(new BatchGetCommand({ RequestItems: request }));
           for (const item of res.Responses?.[tableName] ?? []) {
-            const { host, expiresAt: _exp, ...counters } = item as Record<string, number> & { host: string };
+            const { host, expiresAt: _exp, ...fields } = item as Record<string, unknown> & { host: string };
+            const counters: Record<string, number> = {};
+            for (const [k, v] of Object.entries(fields)) counters[k] = v instanceof Set ? v.size : Number(v);
             out.set(host, counters);
           }
           request = res.UnprocessedKeys as typeof request;

@@ -55,7 +55,22 @@ export function usageCounters(u: InvocationUsage): Record<string, number> {
   return out;
 }
 
-/** One hour's item as a run record (`kind: 'deployed'`, an hour long), ready to be priced. */
+/** The usage item's number set of the minutes (0–59) of its hour in which some handler ran. */
+export const ACTIVE_MINUTES = 'activeMinutes';
+
+/** The minutes of the hour of `endMs` that an invocation from `startMs` to `endMs` ran in. */
+export function activeMinutes(startMs: number, endMs: number): number[] {
+  const hourStart = Math.floor(endMs / 3_600_000) * 3_600_000;
+  const first = Math.floor((Math.max(startMs, hourStart) - hourStart) / 60_000);
+  const last = Math.floor((endMs - hourStart) / 60_000);
+  return Array.from({ length: last - first + 1 }, (_, i) => first + i);
+}
+
+/**
+ * One hour's item as a run record (`kind: 'deployed'`), ready to be priced. Its seconds are the
+ * minutes some handler ran in (so pages/s is the rate while the crawl ran, not over the whole
+ * hour); an item from before they were recorded counts the whole hour.
+ */
 export function usageRunRecord(crawl: string, hour: string, item: Record<string, number>): RunRecord {
   const start = Date.parse(`${hour}:00:00.000Z`);
   const calls: Record<string, number> = {};
@@ -74,7 +89,7 @@ export function usageRunRecord(crawl: string, hour: string, item: Record<string,
     crawl,
     startedAt: new Date(start).toISOString(),
     finishedAt: new Date(start + 3_600_000).toISOString(),
-    seconds: 3600,
+    seconds: item[ACTIVE_MINUTES] ? item[ACTIVE_MINUTES] * 60 : 3600,
     pages: item.pages ?? 0,
     stats: {},
     counts: {

@@ -6,7 +6,14 @@
  * (`TRAWL_USAGE=1`, set by infra/, as TRAWL_METRICS): local runs write run records instead.
  */
 import { countedInto, emptyCounts } from '../aws/request-counter.ts';
-import { type InvocationUsage, usageCounters, usageHour, usageKey } from '../report/usage-record.ts';
+import {
+  ACTIVE_MINUTES,
+  activeMinutes,
+  type InvocationUsage,
+  usageCounters,
+  usageHour,
+  usageKey,
+} from '../report/usage-record.ts';
 import { FUNCTIONS, type StageName } from '../topology.ts';
 import type { StageDeps } from './deps.ts';
 
@@ -58,6 +65,7 @@ export async function withUsage<R>(
         usageKey(usageHour(new Date(now).toISOString())),
         usageCounters(usage),
         Math.floor(now / 1000) + KEEP_SECONDS,
+        { [ACTIVE_MINUTES]: activeMinutes(now - usage.ms, now) },
       )
       .catch((err: Error) => deps.log.warn('usage record not written', { stage, error: err.message }));
   }

@@ -69,6 +69,7 @@ describe('deployed usage record: what the handlers counted is what the report pr
     } finally {
       stop();
     }
+    const ended = Date.now();
     const fetched = (stageStats.fetched ?? 0) - fetchedBefore;
     assert.equal(fetched, 6, 'robots.txt is not a page: /, a–d and the 404');
 
@@ -77,6 +78,10 @@ describe('deployed usage record: what the handlers counted is what the report pr
     assert.ok(records.length >= 1 && records.length <= 2, 'one item per hour the crawl ran in');
     assert.ok(records.every((r) => r.kind === 'deployed'));
     assert.ok(Date.parse(records[0]?.startedAt ?? '') <= started);
+    // An hour counts the minutes its handlers ran in, not 3,600 s: pages/s is the crawl's rate.
+    const minutes = Math.floor(ended / 60_000) - Math.floor(started / 60_000) + 1;
+    const seconds = records.reduce((n, r) => n + r.seconds, 0);
+    assert.ok(seconds >= 60 && seconds <= minutes * 60, `${seconds} s for a crawl over ${minutes} minute(s)`);
 
     // The hours summed: calls, invocations, wall time, pages.
     const calls: Record<string, number> = {};

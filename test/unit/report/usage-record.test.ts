@@ -3,6 +3,8 @@ import { describe, it } from 'node:test';
 import { emptyCounts } from '../../../shared/aws/request-counter.ts';
 import { priceRunRecord } from '../../../shared/report/run-record.ts';
 import {
+  ACTIVE_MINUTES,
+  activeMinutes,
   MAPPING_DELETE,
   MAPPING_RECEIVE,
   recentUsageHours,
@@ -82,6 +84,18 @@ describe('usage records: one invocation’s counters, an hour’s item as a pric
     assert.equal(r.stages.fetch.memoryMb, undefined);
     const gbs = (FUNCTIONS.fetch.memoryMb * 2) / 1024;
     assert.ok(Math.abs(priceRunRecord(r).lambdaGbSeconds - gbs) < 1e-12);
+  });
+
+  it('an hour counts the minutes its handlers ran in: the union of each invocation’s minutes', () => {
+    const at = (hms: string) => Date.parse(`2026-11-23T${hms}.000Z`);
+    assert.deepEqual(activeMinutes(at('16:05:10'), at('16:05:50')), [5]);
+    assert.deepEqual(activeMinutes(at('16:05:50'), at('16:08:01')), [5, 6, 7, 8]);
+    // An invocation that began in the hour before counts from this hour's first minute.
+    assert.deepEqual(activeMinutes(at('15:58:00'), at('16:01:30')), [0, 1]);
+    const item = { pages: 600, 'inv.fetch': 3, 'ms.fetch': 90_000, [ACTIVE_MINUTES]: 10 };
+    assert.equal(usageRunRecord('demo', '2026-11-23T16', item).seconds, 600);
+    // An item from before the minutes were recorded counts the whole hour.
+    assert.equal(usageRunRecord('demo', '2026-11-23T16', { pages: 600 }).seconds, 3600);
   });
 
   it('names the hours of the last days, newest first', () => {
