@@ -74,11 +74,10 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   const ctx: FetchContext = {
     deps,
     config,
-    // A robots.txt request books its host's turn: the host's tasks here know it is not due until
-    // that slot ends, without a slot write that would only fail.
+    // A robots.txt request takes its host's turn from the same HostTurns as the pages.
     robots: createRobotsCache(deps.hosts, config, deps.now, {
       limit: (request) => requests.run(request),
-      booked: (host, until) => turns.defer(host, until),
+      turns,
     }),
     requests,
     turns,

@@ -12,6 +12,7 @@ import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import { sitemapCapKey } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { HostTurns } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
 import { recordRefreshPolicy } from './refresh-review.ts';
 import { sendTasks } from './send-tasks.ts';
@@ -89,7 +90,9 @@ async function sitemapUrls(
   summary: SeedSummary,
 ): Promise<string[]> {
   const urls = new Set(config.sitemaps);
-  const robots = createRobotsCache(deps.hosts, config, deps.now);
+  // The start sites' robots.txt requests take their hosts' turns, as the fetch stage's do.
+  const turns = new HostTurns(deps, config, Number.POSITIVE_INFINITY);
+  const robots = createRobotsCache(deps.hosts, config, deps.now, { turns });
   const origins = [...new Set(starts.map((t) => new URL(t.url).origin))];
   // An unreachable or broken robots.txt is an answer (cached by the robots cache); what throws here
   // is the hosts table or S3 failing. The seed then fails and is retried: carrying on would drop

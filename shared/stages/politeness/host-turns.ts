@@ -16,6 +16,21 @@ export type Turn = { requeueSeconds: number } | { sendBy?: number };
 /** Why a task goes back before it is fetched: not its host's turn, or the invocation is stopping. */
 export type NotNow = { delaySeconds: number; reason: 'politeness' | 'deadline' };
 
+/** The slot a robots.txt request took: when it starts and ends (epoch ms), and when to send by. */
+export type RobotsSlot = { start: number; end: number; sendBy?: number };
+
+/**
+ * The turns robots.txt requests take (robots-cache.ts): the same slots as the host's pages, in
+ * the same table, but waited for whatever their length (a robots.txt is read once a day a host,
+ * and the workers that need it wait on its lease meanwhile).
+ */
+export interface RobotsTurns {
+  /** The host's next turn, waited for until `deadline` at most (then null: go anyway). */
+  robotsTurn(host: string, deadline: number): Promise<RobotsSlot | null>;
+  /** Holds the host from `from` to `until` (a Crawl-delay longer than the config's wait). */
+  hold(host: string, from: number, until: number): Promise<void>;
+}
+
 /** A limit the host's delay met (a Crawl-delay over limits.crawlDelayMs): counted and noted with the page. */
 export type Capped = { limit: string; note: string };
 
@@ -101,7 +116,7 @@ const BACKOFF_READ_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One invocation's view of its hosts' turns; the hosts table is the view every worker shares. */
-export class HostTurns {
+export class HostTurns implements RobotsTurns {
   /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
   private readonly backoffs = new Map<string, { until: number; readAt: number }>();
   /** each host's delay as the last fetch found it (config and robots.txt Crawl-delay) */
@@ -208,6 +223,36 @@ export class HostTurns {
       const requeue = await this.waitOrRequeue(this.deps.now(), slot.waitMs);
       if (requeue !== null) return { requeueSeconds: requeue };
     }
+  }
+
+  /**
+   * A robots.txt request's turn: one slot of the configured wait, booked with the same lead as a
+   * page's and waited for (another worker's run of slots too, until `deadline`). The host's tasks
+   * here then know it is not due before the slot ends, without a write that would only fail.
+   */
+  async robotsTurn(host: string, deadline: number): Promise<RobotsSlot | null> {
+    const delayMs = this.config.fetch.waitBetweenRequestsMs;
+    if (delayMs <= 0) return { start: this.deps.now(), end: this.deps.now() };
+    const step = delayMs + SLOT_MARGIN_MS;
+    for (;;) {
+      const asked = this.deps.now();
+      const start = asked + this.lead.ms;
+      const slot = await this.deps.hosts.acquireSlot(host, start, step);
+      this.lead.wrote(this.deps.now() - asked);
+      const wait = slot.ok ? start - this.deps.now() : Math.min(slot.waitMs, deadline - this.deps.now());
+      // Not cut short by a stop: a request sent early would break the gap (the worker stops after it).
+      if (wait > 0) await sleep(wait);
+      if (slot.ok) {
+        this.defer(host, start + step);
+        return { start, end: start + step, sendBy: start + SLOT_JITTER_MS };
+      }
+      if (this.deps.now() >= deadline) return null;
+    }
+  }
+
+  /** Holds the host from `from` to `until` when no other worker booked it since (one conditional write). */
+  async hold(host: string, from: number, until: number): Promise<void> {
+    if ((await this.deps.hosts.acquireSlot(host, from, until - from)).ok) this.defer(host, until);
   }
 
   /**

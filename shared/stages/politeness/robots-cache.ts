@@ -17,7 +17,7 @@ import {
 } from '../../crawl/robots/robots.ts';
 import { fetchUrl } from '../../net/fetcher.ts';
 import { siteConnection } from '../fetch-context.ts';
-import { SLOT_JITTER_MS, SLOT_MARGIN_MS } from './host-turns.ts';
+import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.ts';
 
 /** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */
 const ROBOTS_TTL_MS = 24 * 3_600_000;
@@ -31,11 +31,8 @@ const LEASE_WAIT_MS = 20_000;
 const LEASE_POLL_MS = 150;
 /** How long a robots.txt request waits for its host's turn at most (another worker's run of slots). */
 const ROBOTS_TURN_WAIT_MS = 10_000;
-/** A robots.txt slot is booked this far ahead of the write (host-turns.ts: the slot lead). */
-const TURN_LEAD_MS = 50;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** The slots a robots.txt request booked, per host (a redirect may make two requests). */
-type Booked = Map<string, { start: number; end: number }>;
+/** The slots a robots.txt request took, per host (a redirect may make two requests). */
+type Booked = Map<string, RobotsSlot>;
 /** DynamoDB items are at most 400 KB: a bigger parsed file stays in memory only. */
 const MAX_STORED_CHARS = 300_000;
 /**
@@ -62,8 +59,8 @@ export function createRobotsCache(
   opts: {
     /** runs each robots.txt request (the fetch stage's bound on requests in flight) */
     limit?: <T>(request: () => Promise<T>) => Promise<T>;
-    /** a robots.txt request booked its host's turn until `until` (epoch ms) */
-    booked?: (host: string, until: number) => void;
+    /** the hosts' turns (host-turns.ts); without them a robots.txt request takes none */
+    turns?: RobotsTurns;
   } = {},
 ): RobotsCache {
   const limit = opts.limit ?? (<T>(request: () => Promise<T>) => request());
@@ -122,32 +119,17 @@ export function createRobotsCache(
   }
 
   /**
-   * The robots.txt request takes its host's turn as a page request does (host-turns.ts books the
-   * same slots in the hosts table), so the site's first page follows it by the delay, not a few
-   * hundred ms later (seen in a site's own log: 206-458 ms with a 0.5-2 s delay). Like a page's,
-   * the turn is taken once connected and a slot whose start has passed unused is not used
-   * (fetcher.ts: `late`). It is waited for here: a robots.txt is read once a day a host, and the
-   * workers that need it wait on its lease meanwhile. Past ROBOTS_TURN_WAIT_MS (another worker's
-   * run of slots) it goes anyway.
+   * The robots.txt request takes its host's turn as a page request does (HostTurns books the same
+   * slots in the hosts table), so the site's first page follows it by the delay, not a few hundred
+   * ms later (seen in a site's own log: 206-458 ms with a 0.5-2 s delay). Like a page's, the turn
+   * is taken once connected and a slot whose start has passed unused is not used (fetcher.ts:
+   * `late`). Past ROBOTS_TURN_WAIT_MS (another worker's run of slots) it goes anyway.
    */
   async function takeTurn(host: string, booked: Booked, deadline: number): Promise<{ sendBy?: number }> {
-    const delay = config.fetch.waitBetweenRequestsMs;
-    if (delay <= 0) {
-      booked.set(host, { start: now(), end: now() });
-      return {};
-    }
-    for (;;) {
-      const start = now() + TURN_LEAD_MS;
-      const slot = await hosts.acquireSlot(host, start, delay + SLOT_MARGIN_MS);
-      const wait = slot.ok ? start - now() : Math.min(slot.waitMs, deadline - now());
-      if (wait > 0) await sleep(wait);
-      if (slot.ok) {
-        booked.set(host, { start, end: start + delay + SLOT_MARGIN_MS });
-        opts.booked?.(host, start + delay + SLOT_MARGIN_MS);
-        return { sendBy: start + SLOT_JITTER_MS };
-      }
-      if (now() >= deadline) return {};
-    }
+    const slot = await opts.turns?.robotsTurn(host, deadline);
+    if (!slot) return {};
+    booked.set(host, slot);
+    return slot.sendBy === undefined ? {} : { sendBy: slot.sendBy };
   }
 
   /**
@@ -161,10 +143,9 @@ export function createRobotsCache(
       config.limits.crawlDelayMs,
     );
     const last = booked.get(host); // the host's last robots.txt request (a redirect may make two)
-    if (!last || last.start + asked + SLOT_MARGIN_MS <= last.end) return;
-    // From the end of the slot takeTurn booked (its start, with no wait configured).
-    const until = last.start + asked + SLOT_MARGIN_MS;
-    if ((await hosts.acquireSlot(host, last.end, until - last.end)).ok) opts.booked?.(host, until);
+    // From the end of the slot it took (its start, with no wait configured), plus the margin.
+    const until = last ? last.start + asked + SLOT_MARGIN_MS : 0;
+    if (last && until > last.end) await opts.turns?.hold(host, last.end, until);
   }
 
   async function fetchFollowing(first: string, booked: Booked) {
