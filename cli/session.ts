@@ -3,6 +3,7 @@
  * environment set, the real handlers loaded, and the runner that drives them.
  */
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
+import { createHostTable } from '../shared/aws/host-table.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
@@ -15,6 +16,7 @@ import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
 import { logger } from '../shared/stages/logger.ts';
+import { ROBOTS_TTL_MS } from '../shared/stages/politeness/robots-cache.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { namedQueues, resourceNames, type StageName } from '../shared/topology.ts';
 import type { CrawlDocument, UrlItem } from '../shared/types.ts';
@@ -95,7 +97,27 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
+  if (!opts.resources) await clearClockTravel(monitor, resources.hostsTable, config, opts.now);
   return { config, resources, clients, monitor, urls, store, runner };
+}
+
+/**
+ * A run with its clock moved ahead (`trawl refresh --now 2030-…`) books the hosts' politeness
+ * slots and caches their robots.txt at that time. A later run on the real clock found every host
+ * busy until then and fetched nothing (a `trawl crawl` after the README's own `refresh --now`
+ * example waited without end). Before a local run, what lies further ahead of its clock than any
+ * booking can (the Retry-After cap or a run of capped Crawl-delays, a robots.txt's 24 h) goes.
+ */
+async function clearClockTravel(clients: AwsClients, hostsTable: string, config: CrawlConfig, at?: Date) {
+  const now = at?.getTime() ?? Date.now();
+  const slack = 60_000;
+  const hosts = createHostTable({ client: clients.ddb, tableName: hostsTable });
+  const { retryAfterMs, crawlDelayMs } = config.limits;
+  await hosts.clearAhead({
+    slot: now + Math.max(retryAfterMs, 8 * crawlDelayMs) + slack,
+    lease: now + slack,
+    robots: now + ROBOTS_TTL_MS + slack,
+  });
 }
 
 /** Seeds and drains: one crawl (or discovery cycle). */

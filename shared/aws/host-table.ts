@@ -6,9 +6,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { withKeyLock } from './key-lock.ts';
@@ -59,6 +61,12 @@ export interface HostTable {
   ): Promise<void>;
   /** The counters of each present item of `keys` (a set counts its members; the report's reader, not a stage's). */
   getItems(keys: string[]): Promise<Map<string, Record<string, number>>>;
+  /**
+   * Deletes the politeness slots, leases and cached robots.txt files whose times lie past the
+   * given ones (epoch ms): what a run with its clock moved ahead (`trawl refresh --now`) left
+   * behind. A Scan of the table: the CLI's, for a local crawl, never a stage's. Returns how many.
+   */
+  clearAhead(after: { slot: number; lease: number; robots: number }): Promise<number>;
 }
 
 /** Creates the adapter around the hosts table. */
@@ -232,6 +240,30 @@ export function createHostTable({
           ExpressionAttributeValues: { ...values, ':exp': expiresAt },
         }),
       );
+    },
+    async clearAhead(after) {
+      let cleared = 0;
+      let start: Record<string, unknown> | undefined;
+      do {
+        const res = await client.send(
+          new ScanCommand({
+            TableName: tableName,
+            ProjectionExpression: 'host, nextFetchAt, leaseUntil, robotsExpiresAt',
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of (res.Items ?? []) as (HostItem & { leaseUntil?: number })[]) {
+          const ahead =
+            (item.host.startsWith('slot#') && (item.nextFetchAt ?? 0) > after.slot) ||
+            (item.host.startsWith('lease#') && (item.leaseUntil ?? 0) > after.lease) ||
+            (item.host.startsWith('robots#') && (item.robotsExpiresAt ?? 0) > after.robots);
+          if (!ahead) continue;
+          await client.send(new DeleteCommand({ TableName: tableName, Key: { host: item.host } }));
+          cleared++;
+        }
+        start = res.LastEvaluatedKey;
+      } while (start);
+      return cleared;
     },
     async getItems(keys) {
       const out = new Map<string, Record<string, number>>();

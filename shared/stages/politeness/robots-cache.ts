@@ -20,7 +20,7 @@ import { siteConnection } from '../fetch-context.ts';
 import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.ts';
 
 /** How long a parsed robots.txt is trusted (RFC 9309 §2.4: SHOULD NOT be used for more than 24 hours). */
-const ROBOTS_TTL_MS = 24 * 3_600_000;
+export const ROBOTS_TTL_MS = 24 * 3_600_000;
 /** After a server error the site is retried sooner. */
 const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
 /** RFC 9309 §2.5: parse at least 500 KiB. */
@@ -143,9 +143,11 @@ export function createRobotsCache(
       config.limits.crawlDelayMs,
     );
     const last = booked.get(host); // the host's last robots.txt request (a redirect may make two)
+    // Only a longer delay: a host that asks for none had a slot write of its own for nothing.
+    if (!last || asked <= config.fetch.waitBetweenRequestsMs) return;
     // From the end of the slot it took (its start, with no wait configured), plus the margin.
-    const until = last ? last.start + asked + SLOT_MARGIN_MS : 0;
-    if (last && until > last.end) await opts.turns?.hold(host, last.end, until);
+    const until = last.start + asked + SLOT_MARGIN_MS;
+    if (until > last.end) await opts.turns?.hold(host, last.end, until);
   }
 
   async function fetchFollowing(first: string, booked: Booked) {
