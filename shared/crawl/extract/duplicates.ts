@@ -15,6 +15,8 @@ export interface DupEntry {
   dups: string[];
   /** the keeper's page names itself rel=canonical (absent: it does not) */
   selfCanonical?: boolean;
+  /** the URL the keeper's page names as its rel=canonical, when another one: that URL takes it over */
+  canonicalOf?: string;
 }
 
 /**
@@ -44,9 +46,12 @@ function bounded(entry: DupEntry): DupEntry {
   return fitted;
 }
 
-/** Digest of title and text, whitespace collapsed and lower-cased: markup and spacing do not count. */
+/**
+ * Digest of title and text, whitespace collapsed: markup and spacing do not count; letter case
+ * does (two pages that differ only in it, case-sensitive IDs or codes, are two documents).
+ */
 export function textDigest(title: string, content: string): string {
-  const norm = `${title}\n${content}`.replace(/\s+/g, ' ').trim().toLowerCase();
+  const norm = `${title}\n${content}`.replace(/\s+/g, ' ').trim();
   return createHash('sha256').update(norm).digest('hex').slice(0, 40);
 }
 
@@ -63,7 +68,9 @@ function outranks(url: string, urlSelf: boolean, keeper: string, keeperSelf: boo
   return url < keeper;
 }
 
-const selfFlag = (self: boolean) => (self ? { selfCanonical: true } : {});
+/** What a keeper's page says of its canonical: itself, another URL, or nothing. */
+const canonicalFlags = (url: string, canonical: string | null) =>
+  canonical === url ? { selfCanonical: true } : canonical ? { canonicalOf: canonical } : {};
 
 export type DupDecision =
   /** `url` keeps the document; `demoted` lost it to `url` (its document is deleted) */
@@ -79,15 +86,21 @@ export function admitContent(
   canonical: string | null,
 ): DupDecision {
   const self = canonical === url;
+  const flags = canonicalFlags(url, canonical);
   if (!entry || entry.keeper === '' || entry.keeper === url) {
     const dups = (entry?.dups ?? []).filter((u) => u !== url);
-    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups, ...selfFlag(self) }) };
+    return { kind: 'keep', entry: bounded({ keeper: url, depth, dups, ...flags }) };
   }
-  // A page naming the keeper its canonical is its duplicate, whatever the ranks.
-  if (canonical !== entry.keeper && outranks(url, self, entry.keeper, entry.selfCanonical === true)) {
+  // A page naming the keeper its canonical is its duplicate, whatever the ranks; the URL the
+  // keeper names its canonical takes the content over, whatever the ranks.
+  const named = entry.canonicalOf === url;
+  if (
+    canonical !== entry.keeper &&
+    (named || outranks(url, self, entry.keeper, entry.selfCanonical === true))
+  ) {
     // The demoted keeper first: it is fetched again and would be listed then anyway.
     const dups = [...new Set([entry.keeper, ...entry.dups])].filter((u) => u !== url);
-    const kept = bounded({ keeper: url, depth, dups, ...selfFlag(self) });
+    const kept = bounded({ keeper: url, depth, dups, ...flags });
     return { kind: 'keep', entry: kept, demoted: entry.keeper };
   }
   // Listed while the entry has room; past it the entry is the same (no write: stages/duplicates.ts).

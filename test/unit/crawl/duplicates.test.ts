@@ -9,9 +9,29 @@ import {
 } from '../../../shared/crawl/extract/duplicates.ts';
 
 describe('duplicate content', () => {
-  it('digests normalized text: spacing and case do not count, words do', () => {
-    assert.equal(textDigest('A', 'one  two\nthree'), textDigest('a', 'One two three'));
+  it('digests normalized text: spacing does not count; words and letter case do', () => {
+    assert.equal(textDigest('A', 'one  two\nthree'), textDigest('A', ' one two three '));
     assert.notEqual(textDigest('A', 'one two'), textDigest('A', 'one two three'));
+    // Two pages that differ only in case (case-sensitive IDs, codes) are two documents.
+    assert.notEqual(textDigest('Part AB-12', 'part ab-12'), textDigest('Part ab-12', 'part AB-12'));
+  });
+
+  it('the URL a keeper names as its canonical takes the content over, in either order', () => {
+    const a = 'http://x/canon-a.html';
+    const b = 'http://x/canon-b.html';
+    // a (naming b canonical) first, then b, which names no canonical: b keeps it, a is demoted.
+    const first = admitContent(null, a, 1, b);
+    const second = admitContent(first.entry, b, 1, null);
+    assert.deepEqual([second.kind, second.kind === 'keep' && second.demoted], ['keep', a]);
+    // a fetched again: a duplicate of b, and it stays so.
+    const third = admitContent(second.entry, a, 1, b);
+    assert.deepEqual([third.kind, third.kind === 'duplicate' && third.of], ['duplicate', b]);
+    assert.equal(admitContent(third.entry, b, 1, null).kind, 'keep');
+    // b first: a names the keeper its canonical, a duplicate at once.
+    const bFirst = admitContent(null, b, 1, null);
+    assert.equal(admitContent(bFirst.entry, a, 1, b).kind, 'duplicate');
+    // A third URL is not helped by the keeper's canonical naming someone else.
+    assert.equal(admitContent(first.entry, 'http://x/zz-longer-url.html', 1, null).kind, 'duplicate');
   });
 
   it('passes a released keeper’s content to the shorter duplicate, else the smaller', () => {
