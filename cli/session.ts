@@ -19,7 +19,7 @@ import { logger } from '../shared/stages/logger.ts';
 import { ROBOTS_TTL_MS } from '../shared/stages/politeness/robots-cache.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { namedQueues, resourceNames, type StageName } from '../shared/topology.ts';
-import type { CrawlDocument, UrlItem } from '../shared/types.ts';
+import type { CrawlDocument, UrlItem, UrlTask } from '../shared/types.ts';
 import { type ExternalSortOptions, externalSort } from './external-sort.ts';
 import { sendFrontierTasks, taskOf } from './frontier.ts';
 import { type AnyHandler, LocalRunner, type RunnerOptions, scheduledEvent } from './runner.ts';
@@ -262,11 +262,30 @@ export async function redriveDeadLetters(session: CrawlSession): Promise<Record<
 export async function clearErrors(session: CrawlSession): Promise<number> {
   const errors: UrlItem[] = [];
   for await (const item of session.urls.scan()) if (item.state === 'error') errors.push(item);
-  for (const item of errors) await session.urls.forget(item.url);
+  // A URL that kept its document through temporary errors keeps it: forgotten, its document left
+  // the index with no deletion in the change feed (a search index following the feed kept it for
+  // good). Its error is cleared and it is fetched again, conditionally, with its state, as a
+  // known start URL is: a 404 then deletes the document through the feed, a 200 updates it.
+  const withDoc = errors.filter((i) => i.docBulk);
+  const cleared: UrlItem[] = withDoc.map((i) => ({
+    ...i,
+    state: 'pending',
+    errorKind: null,
+    errorCode: null,
+    temporaryErrors: 0,
+  }));
+  if (cleared.length > 0) await session.urls.writeMany(cleared, []);
+  const again: UrlTask[] = cleared.map((i) => ({
+    ...taskOf(i),
+    prev: { ...i, stored: 'table' },
+    conditional: { etag: i.etag ?? undefined, lastModified: i.lastModified ?? undefined },
+  }));
+  const forgotten = errors.filter((i) => !i.docBulk);
+  for (const item of forgotten) await session.urls.forget(item.url);
   // A fresh pending claim each (what the extract stage writes for a new link), then the work.
   const now = new Date().toISOString();
-  const claimed = await session.urls.claim(errors.map(taskOf), `clear-errors#${now}`, now);
-  await sendFrontierTasks(session.monitor, session.resources.queueUrls, claimed);
+  const claimed = await session.urls.claim(forgotten.map(taskOf), `clear-errors#${now}`, now);
+  await sendFrontierTasks(session.monitor, session.resources.queueUrls, [...claimed, ...again]);
   // The stages' warm caches must not remember the forgotten URLs as known.
   resetContainerDeps();
   return errors.length;

@@ -1,0 +1,80 @@
+/**
+ * `trawl clear-errors` (seed 002 "Clear Error Cache") and documents: a URL in temporary error
+ * keeps its document (seed 001), and clearing the error must not drop it behind the change feed's
+ * back. It stays in the index until the URL is fetched again: a 404 then deletes it through the
+ * feed, a page that answers again keeps it. Real emulator, real handlers, a site on loopback
+ * whose page resets its connections.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { readChanges } from '../../cli/change-feed.ts';
+import { clearErrors, crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { collect } from '../helpers/collect.ts';
+import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { type Route, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+
+const page = (title: string, links: string[] = []) =>
+  `<!doctype html><title>${title}</title><p>${title} text</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}`;
+const reset: Route = { handler: (req) => req.socket.destroy() };
+
+describe('clear-errors and the documents of URLs in temporary error', () => {
+  let emu: TestEmulator;
+  let site: SiteServer;
+  before(async () => {
+    emu = await startTestEmulator();
+    site = await startSiteServer({
+      routes: {
+        '/robots.txt': { status: 404, body: '' },
+        '/': { body: page('Home', ['/p', '/q']) },
+      },
+    });
+  });
+  after(async () => {
+    await site?.close();
+    await emu?.stop();
+  });
+
+  it('keeps the document until the URL is fetched again: a 404 deletes it through the feed, a 200 keeps it', async () => {
+    site.route('/p', { body: page('P') });
+    site.route('/q', { body: page('Q') });
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('clearerr'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1h', maxTemporaryErrors: 3 },
+    };
+    const config = parseConfig(input);
+    await crawl(await openSession(config));
+    // Two hours on, both pages reset their connections: temporary errors, documents kept.
+    site.route('/p', reset);
+    site.route('/q', reset);
+    const later = await openSession(config, { now: new Date(Date.now() + 2 * 3_600_000) });
+    await refresh(later);
+    const state = async (path: string) =>
+      (await collect(urlStates(later))).find((u) => new URL(u.url as string).pathname === path);
+    assert.equal((await state('/p'))?.errorKind, 'temporary');
+    const paths = async () =>
+      (await collect(documents(later))).map((d) => new URL(d.url as string).pathname).sort();
+    assert.deepEqual(await paths(), ['/', '/p', '/q'], 'a temporary error keeps the document');
+
+    assert.equal(await clearErrors(later), 2);
+    assert.deepEqual(await paths(), ['/', '/p', '/q'], 'clearing the error keeps the document');
+    assert.equal((await state('/p'))?.state, 'pending');
+    const deletesBefore = (await readChanges(later)).filter((c) => c.type === 'delete');
+    assert.deepEqual(deletesBefore, [], 'nothing was deleted, so the feed says nothing');
+
+    // The next crawl fetches both again: /p is gone for good, /q answers again.
+    site.route('/p', { status: 404, body: 'gone' });
+    site.route('/q', { body: page('Q') });
+    await crawl(later);
+    assert.deepEqual(await paths(), ['/', '/q']);
+    const deletes = (await readChanges(later)).filter((c) => c.type === 'delete');
+    assert.deepEqual(
+      deletes.map((d) => [new URL(d.url).pathname, d.reason]),
+      [['/p', 'permanent-error: http-404 (HTTP 404)']],
+    );
+    assert.equal((await state('/q'))?.state, 'indexed');
+    assert.equal((await state('/q'))?.temporaryErrors, 0);
+  });
+});
