@@ -351,6 +351,12 @@ describe('trawl CLI on the embedded emulator', () => {
       r.err,
       /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
     );
+    // A host not found is a permanent error (seed 001), not "robots.txt unavailable", a temporary one.
+    const [state] = trawl(cwd, 'urls', '-c', config)
+      .out.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual([state.errorKind, state.errorCode], ['permanent', 'dns-not-found']);
     // `status --wait` says it too once the crawl has drained: a deployed crawl's only word on it
     // (`trawl deploy` seeds the crawl, and the deployed functions fetch it later).
     const waited = trawl(cwd, 'status', '-c', config, '--wait', '--timeout', '30');

@@ -36,11 +36,13 @@ type Booked = Map<string, RobotsSlot>;
 /** DynamoDB items are at most 400 KB: a bigger parsed file stays in memory only. */
 const MAX_STORED_CHARS = 300_000;
 /**
- * Refusals of the crawler's own (SSRF guard, a bad `fetch.resolve`): no request was made, so the site
- * is not "unreachable" (RFC 9309 §2.3.1.4). The page fetch meets the same refusal and records it as the
- * URL's error instead of a misleading "robots.txt".
+ * Failures that reached no server: the crawler's own refusals (SSRF guard, a bad `fetch.resolve`)
+ * and a host name that does not exist (DNS NXDOMAIN). The site is not "unreachable" (RFC 9309
+ * §2.3.1.4: there is no server to ask), and the page fetch meets the same failure and records it
+ * as the URL's own error: a host not found is a permanent error (seed 001), where a "robots.txt
+ * unavailable" made it a temporary one while a cached robots.txt made it permanent.
  */
-const OWN_REFUSALS = new Set(['private-address', 'bad-resolve']);
+const NO_SERVER = new Set(['private-address', 'bad-resolve', 'dns-not-found']);
 
 /** A robots.txt as cached: `unavailable` names why the whole site counts as disallowed for now. */
 export type CachedRobots = RobotsTxt & { unavailable?: string };
@@ -92,7 +94,7 @@ export function createRobotsCache(
     }
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
-    if (res.kind === 'error' && OWN_REFUSALS.has(res.code)) {
+    if (res.kind === 'error' && NO_SERVER.has(res.code)) {
       // Stored too (briefly), so workers waiting on the lease get their answer.
       await hosts.putRobots(robotsUrl, JSON.stringify(ALLOW_ALL), now() + ROBOTS_ERROR_TTL_MS);
       return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
