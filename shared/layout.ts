@@ -10,6 +10,7 @@ export const PREFIXES = {
   docs: 'docs/',
   changes: 'changes/',
   refresh: 'refresh/',
+  compound: 'compound/',
 } as const;
 export type BucketPrefix = (typeof PREFIXES)[keyof typeof PREFIXES];
 
@@ -37,4 +38,6 @@ export const KEYS = {
   refreshDay: (dueDay: string) => `${PREFIXES.refresh}${dueDay}/`,
   refreshLines: (dueDay: string, stamp: string, id: string) =>
     `${PREFIXES.refresh}${dueDay}/${stamp}-${id}.jsonl.gz`,
+  /** the element URLs an archive gave when it was last read (`id`: a digest of its URL) */
+  compoundElements: (id: string) => `${PREFIXES.compound}${id}.json`,
 };

@@ -208,6 +208,8 @@ export interface PageOutcome {
   notModified?: boolean;
   /** an element of a compound file (archive): no task and no refresh time of its own */
   element?: boolean;
+  /** an archive's outcome: the URLs of the elements it gave (compound-elements.ts retires the others) */
+  elements?: string[];
   /** a message on the way here was delivered more than once (possibly a copy of one indexed before) */
   redelivered?: boolean;
   /** digest of the document's normalized text and its rel=canonical: duplicate folding (index stage) */

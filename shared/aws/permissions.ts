@@ -90,6 +90,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'objects:docs/': ['s3:GetObject'],
     'objects:changes/': ['s3:PutObject'],
     'objects:refresh/': ['s3:PutObject'],
+    // The element URLs each archive gave when last read (compound-elements.ts).
+    'objects:compound/': ['s3:GetObject', 's3:PutObject'],
     'bus:default': ['events:PutEvents'],
   },
   refresh: {
@@ -98,6 +100,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
     'list:refresh/': ['s3:ListBucket'],
+    // A gone archive's elements go with it (compound-elements.ts).
+    'objects:compound/': ['s3:GetObject', 's3:PutObject'],
     // The refresh cursor and the schedule-run time are key/value items of the hosts table; the usage record.
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     'queues:frontier': ['sqs:SendMessage'],

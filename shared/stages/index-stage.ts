@@ -21,6 +21,7 @@ import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
+import { putElementList, retireElements } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates } from './duplicates.ts';
 
@@ -52,6 +53,9 @@ export async function runIndexStage(
     const live = newestPerUrl(kept);
     if (live.length < kept.length) result.stats.superseded = kept.length - live.length;
     const plans = live.map((o) => planOutcome(o, ctx));
+    // Elements an archive no longer gives (or a gone archive's) are retired with it.
+    const retiring = await retireElements(deps, plans, ctx);
+    plans.push(...retiring.plans);
     // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
     const folded = config.index.foldDuplicates
       ? await foldDuplicates(deps, plans, existing, new Date(now).toISOString())
@@ -73,6 +77,7 @@ export async function runIndexStage(
     await persistStates(deps, writes, () => {
       linesWritten = true;
     });
+    for (const list of retiring.lists) await putElementList(deps, list.archive, list.urls);
   } catch (err) {
     // Every write is idempotent (whole items, the same pointers, a key named by its content).
     deps.log.error('index writes failed', { error: err as Error });

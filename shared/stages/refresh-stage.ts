@@ -19,6 +19,7 @@ import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
+import { elementsOfGone, putElementList, wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { bump } from './logger.ts';
 import {
@@ -218,6 +219,19 @@ async function refreshOne(
     out.deferred.push(() => deps.urls.forget(item.url));
     if (item.docBulk)
       changes.push({ type: 'delete', url: item.url, at, reason: gone, version: Date.parse(at) });
+    // An archive's elements go with it (compound-elements.ts): they have no refresh time of their own.
+    for (const el of await elementsOfGone(deps, item)) {
+      out.deferred.push(() => deps.urls.forget(el.url));
+      if (el.docBulk)
+        changes.push({
+          type: 'delete',
+          url: el.url,
+          at,
+          reason: `${gone} (archive ${item.url})`,
+          version: Date.parse(at),
+        });
+    }
+    if (wasArchive(item)) out.deferred.push(() => putElementList(deps, item.url, []));
     return null;
   }
   let prev = item;

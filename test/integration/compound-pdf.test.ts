@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { readChanges } from '../../cli/change-feed.ts';
+import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { DEFAULT_IGNORED_EXTENSIONS, parseConfig } from '../../shared/config.ts';
 import { lyingZip, minimalPdf, tar } from '../fixtures/site-extraction/archives.ts';
 import { collect } from '../helpers/collect.ts';
@@ -138,5 +139,72 @@ describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)
       states.get(bombUrl)?.note,
       `archive with 1 element(s), truncated by limits: ${bombUrl}: zeros.bin: declares 209715200 bytes, over the 104857600 left of limits.archiveBytes (maxTotalBytes)`,
     );
+  });
+  it('retires the elements an archive no longer gives, and a gone archive’s, through the change feed', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('compoundgone'),
+      startUrls: [`${site.url}/`],
+      scope: { ignoredExtensions: DEFAULT_IGNORED_EXTENSIONS.filter((e) => e !== 'zip') },
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '48h' },
+    });
+    await crawl(await openSession(config));
+    const zip = `${site.url}/files/archive.zip`;
+    const tgz = `${site.url}/files/bundle.tar.gz`;
+    // The zip loses its HTML page; the tar.gz is taken off the site.
+    const smaller = zipSync({
+      'readme.txt': strToU8('Zip   readme\ntext'),
+      'inner.zip': inner,
+      'manual.pdf': manual,
+      'logo.png': PNG,
+    });
+    site.route('/files/archive.zip', { headers: { 'Content-Type': 'application/zip' }, body: smaller });
+    site.route('/files/bundle.tar.gz', { status: 404, body: 'gone' });
+    try {
+      const later = await openSession(config, { now: new Date(Date.now() + 3 * 86_400_000) });
+      await refresh(later);
+      const docs = (await collect(documents(later))).map((d) => d.url as string);
+      const inArchives = docs.filter((u) => u.startsWith(`${zip}/`) || u.startsWith(`${tgz}/`)).sort();
+      assert.deepEqual(inArchives, [`${zip}/inner.zip/deep.txt`, `${zip}/manual.pdf`, `${zip}/readme.txt`]);
+      const deletes = (await readChanges(later))
+        .filter((c) => c.type === 'delete' && (c.url.startsWith(zip) || c.url.startsWith(tgz)))
+        .map((c) => [c.url, c.reason])
+        .sort();
+      assert.deepEqual(deletes, [
+        [`${zip}/docs/page.html`, 'permanent-error: removed-from-archive'],
+        [`${tgz}/notes/one.txt`, 'permanent-error: archive-gone'],
+        [`${tgz}/two.md`, 'permanent-error: archive-gone'],
+      ]);
+      // Their states are forgotten with them; the kept elements keep theirs.
+      const states = new Set((await collect(urlStates(later))).map((u) => u.url as string));
+      for (const gone of [`${zip}/docs/page.html`, `${tgz}/notes/one.txt`, `${tgz}/two.md`, tgz])
+        assert.ok(!states.has(gone), gone);
+      assert.ok(states.has(`${zip}/readme.txt`));
+      // A second cycle a day later deletes nothing more.
+      const next = await openSession(config, { now: new Date(Date.now() + 4 * 86_400_000) });
+      await refresh(next);
+      const again = (await readChanges(next)).filter((c) => c.type === 'delete');
+      assert.equal(again.length, 3);
+      // The zip taken out of the scope: the next cycle deletes it unfetched, its elements with it.
+      const narrowed = parseConfig({ ...config, scope: { ...config.scope, exclude: ['/files/'] } });
+      const out = await openSession(narrowed, { now: new Date(Date.now() + 4 * 86_400_000 + 3_600_000) });
+      await refresh(out);
+      const left = (await collect(documents(out)))
+        .map((d) => d.url as string)
+        .filter((u) => u.startsWith(zip));
+      assert.deepEqual(left, []);
+      const outDeletes = (await readChanges(out)).filter(
+        (c) => c.type === 'delete' && c.url.startsWith(`${zip}/`),
+      );
+      assert.equal(outDeletes.length, 3 + 1, 'the page removed before, and the three elements left');
+      for (const c of outDeletes.filter((d) => !d.url.endsWith('/docs/page.html')))
+        assert.match(
+          c.reason ?? '',
+          new RegExp(`^out-of-scope: .* \\(archive ${zip.replace(/[.]/g, '\\.')}\\)$`),
+        );
+    } finally {
+      site.route('/files/archive.zip', { headers: { 'Content-Type': 'application/zip' }, body: archive });
+      site.route('/files/bundle.tar.gz', { headers: { 'Content-Type': 'application/gzip' }, body: bundle });
+    }
   });
 });

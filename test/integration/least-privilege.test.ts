@@ -148,6 +148,8 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
 
       rules: [
         { match: { path: '/d.html' }, actions: ['ignore'] },
+        // The archive leaves the scope: its elements go with it (the refresh stage's compound/ list).
+        { match: { path: '/files/' }, actions: ['ignore'] },
         { match: { path: '/b.html' }, actions: ['noIndex'] },
         { match: { path: '/g.html' }, actions: ['noIndex'] },
       ],

@@ -270,6 +270,7 @@ async function compound(
   const limits = { maxEntries: archiveEntries, maxTotalBytes: archiveBytes, maxDepth: archiveDepth };
   const { elements, truncated, warnings } = extractCompound(bytes, page.url, limits);
   let skipped = 0;
+  const given: string[] = [];
   for (const el of elements) {
     const mimeType = elementMimeType(el.name);
     // An element has no headers of its own: its type comes from its name, its date from the archive's.
@@ -280,11 +281,13 @@ async function compound(
     const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...task, url: el.url } };
     const doc = await elementDocument(el.url, el.bytes, mimeType, ctx, result);
     if (doc === null) skipped++;
-    else
+    else {
+      given.push(el.url);
       result.outcomes.push({
         ...documentOutcome(elementPage, ctx, result, { ...doc, compoundPath: el.compoundPath }, doc.note),
         element: true,
       });
+    }
   }
   const notes = [`archive with ${elements.length} element(s)`];
   if (skipped) notes.push(`${skipped} not indexable`);
@@ -298,7 +301,7 @@ async function compound(
         .join('; ')}`,
     );
   }
-  result.outcomes.push(base(page, 'followed', { note: notes.join(', ') }));
+  result.outcomes.push({ ...base(page, 'followed', { note: notes.join(', ') }), elements: given });
 }
 
 async function elementDocument(
