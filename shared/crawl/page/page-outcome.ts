@@ -14,6 +14,7 @@ import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, headerCanonical, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
+import type { UrlDecider } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
@@ -202,12 +203,21 @@ function html(
     ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
     : undefined;
   // An instant refresh to another URL is a redirect (Google reads it as a permanent one): the page
-  // is a "moved" stub, not a document; its target is followed as a link. A page whose links are not
-  // followed keeps its document, so its content is not lost.
+  // is a "moved" stub, not a document; its target is followed as an HTTP redirect's is, at the
+  // page's depth, through the redir source, in the same chain (maxRedirects). A page whose links
+  // are not followed keeps its document, so its content is not lost.
   const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
   if (moved) {
+    const target = moved.normalized as string;
+    result.tasks = result.tasks.filter((t) => t.url !== target);
+    result.tasks.push({
+      ...taskFrom(moved, page.task.depth),
+      queue: 'redir',
+      redirectChain: [...(page.task.redirectChain ?? []), page.url],
+      kind: page.task.kind,
+    });
     result.outcomes.push(
-      base(page, 'followed', { note: joinNotes(`redirected to ${moved} (meta refresh)`, cut) }),
+      base(page, 'followed', { note: joinNotes(`redirected to ${target} (meta refresh)`, cut) }),
     );
   } else if (index) {
     const notes = joinNotes(note, cut);
@@ -232,10 +242,19 @@ function agentToken(userAgent: string): string {
   return lastAgent.token;
 }
 
-/** The normalized target of an instant meta refresh, when it is another URL the crawl accepts. */
-function movedTo(target: string, page: FetchedPage, ctx: PageContext): string | null {
-  const d = ctx.decider.decide(target, { depth: page.task.depth + 1, base: page.url });
-  return d.accepted && d.normalized && d.normalized !== page.url ? d.normalized : null;
+/**
+ * The decision on an instant meta refresh's target, when it is another URL the crawl accepts at
+ * the page's depth and the redirect chain has room for it (else the page stays a document).
+ */
+function movedTo(
+  target: string,
+  page: FetchedPage,
+  ctx: PageContext,
+): ReturnType<UrlDecider['decide']> | null {
+  const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });
+  const chain = [...(page.task.redirectChain ?? []), page.url];
+  if (!d.accepted || !d.normalized || chain.includes(d.normalized)) return null;
+  return chain.length > ctx.config.fetch.maxRedirects ? null : d;
 }
 
 /** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */

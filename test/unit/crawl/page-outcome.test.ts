@@ -216,6 +216,8 @@ const ROWS: Row[] = [
     states: ['followed'],
     note: /^redirected to http:\/\/site\.test\/new \(meta refresh\)$/,
     tasks: ['/new'],
+    // As an HTTP redirect's target: at the page's depth, through the redir source.
+    queue: 'redir',
   },
   {
     kind: 'HTML with a delayed meta refresh: a document of its own, the target a link',
@@ -488,6 +490,34 @@ describe('processPage: what a fetched page becomes', () => {
     const r = await processPage(page, { config, decider: createUrlDecider(config), now: AT });
     assert.deepEqual(r.tasks[0]?.redirectChain, [`${SITE}/page`]);
     assert.equal(r.tasks[0]?.kind, 'sitemap');
+  });
+
+  it('an instant meta refresh is a redirect: in the chain, at its depth, and within maxRedirects', async () => {
+    const config = parseConfig({ name: 'pages', startUrls: [`${SITE}/`], fetch: { maxRedirects: 2 } });
+    const ctx = { config, decider: createUrlDecider(config), now: AT };
+    const refresh = HTML('<p>Moved.</p>', '<meta http-equiv="refresh" content="0; url=/new">');
+    const r = await processPage(
+      fetched({ kind: '', page: { body: refresh, task: { depth: 3 } }, states: [] }),
+      ctx,
+    );
+    assert.deepEqual(
+      r.tasks.map((t) => [t.url, t.depth, t.queue, t.redirectChain]),
+      [[`${SITE}/new`, 3, 'redir', [`${SITE}/page`]]],
+    );
+    // The chain has no room left: the page keeps its document, the target is a link.
+    const chain = [`${SITE}/r1`, `${SITE}/r2`];
+    const full = await processPage(
+      fetched({ kind: '', page: { body: refresh, task: { redirectChain: chain } }, states: [] }),
+      ctx,
+    );
+    assert.deepEqual(
+      full.outcomes.map((o) => o.state),
+      ['indexed'],
+    );
+    assert.deepEqual(
+      full.tasks.map((t) => [t.url, t.queue]),
+      [[`${SITE}/new`, 'index_follow']],
+    );
   });
 
   it('the same page gives the same document hash; changed text a different one', async () => {
