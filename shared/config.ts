@@ -217,7 +217,7 @@ export const FetchSchema = z
     waitBetweenRequestsMs: z.number().int().nonnegative().default(0),
     /** @default true */
     followRedirects: z.boolean().default(true),
-    /** @default 5 */
+    /** @default 5 — redirects followed from a link, HTTP 3xx and instant meta refreshes alike; the hop past them is a permanent `too-many-redirects` error, and a refresh of a redirect target continues the chain it was reached by */
     maxRedirects: z.number().int().nonnegative().max(30).default(5),
     /** @default 30000 — socket timeout (SMILA socketTimeout) */
     timeoutMs: z.number().int().positive().default(30_000),

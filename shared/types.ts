@@ -59,6 +59,8 @@ export interface UrlItem {
   at?: string;
   /** a marker line: the line it copies moved to an earlier due time then (refresh-review.ts) */
   moved?: string;
+  /** a redirect target: the URLs that led to it (its refresh continues the chain, fetch.maxRedirects) */
+  redirectChain?: string[];
 }
 
 /** One URL to fetch: the unit of work carried (in bulks) by frontier messages. */

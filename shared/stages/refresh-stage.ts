@@ -262,6 +262,7 @@ async function refreshOne(
     follow: d.follow,
     priority: d.priorityShift,
     kind: item.kind ?? 'page',
+    ...(item.redirectChain?.length ? { redirectChain: item.redirectChain } : {}),
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.

@@ -3,7 +3,7 @@
 // through the whole pipeline.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type CrawlSession, crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { type CrawlSession, crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
@@ -123,6 +123,32 @@ describe('redirects and robots.txt through the pipeline', () => {
       assert.equal(requested(site.requests, p), 0, `${p} was requested`);
     }
     assert.equal(states.get('/private/secret')?.queue, 'redir');
+  });
+
+  it('a refresh continues a redirect chain: the hop past maxRedirects stays an error, its target unfetched', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('redirchain'),
+      startUrls: [`${site.url}/hop/5`],
+      discovery: false,
+      fetch: { allowPrivateNetworks: true, maxRedirects: 2 },
+      refresh: { maxAge: '48h' },
+    });
+    const first = await openSession(config);
+    await crawl(first);
+    const states = new Map<string, UrlState>();
+    for await (const u of urlStates(first)) states.set(new URL(u.url as string).pathname, u);
+    // /hop/5 → 6 → 7: the third redirect is one too many.
+    assert.deepEqual(
+      [states.get('/hop/7')?.state, states.get('/hop/7')?.errorCode],
+      ['error', 'too-many-redirects'],
+    );
+    const hop7 = requested(site.requests, '/hop/7');
+    // Refreshed, each hop continues the chain it was reached by: /hop/7 redirects one too many
+    // again (and, a permanent error on a refresh, is forgotten); it started a chain of its own
+    // before, and /hop/8, 9, … were fetched and the end of the chain indexed.
+    await refresh(await openSession(config, { now: new Date(Date.now() + 3 * 86_400_000) }));
+    assert.equal(requested(site.requests, '/hop/7'), hop7 + 1, 'the hop was refreshed');
+    assert.equal(requested(site.requests, '/hop/8'), 0, 'the refreshed hop started a chain of its own');
   });
 
   it('Rogue mode (respectRobotsTxt: false) fetches what robots.txt disallows', async () => {

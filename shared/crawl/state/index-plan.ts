@@ -78,6 +78,8 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     errorCode: null,
     temporaryErrors: 0,
     ...(o.task.kind ? { kind: o.task.kind } : {}),
+    // A redirect target's chain: refreshed, its redirects still count against fetch.maxRedirects.
+    ...(o.task.redirectChain?.length ? { redirectChain: o.task.redirectChain } : {}),
     // Orphans: a page's links were read (and their targets stamped) by a whole fetch of it.
     ...(o.task.follow && !o.notModified && o.state !== 'error' ? { linksReadAt: o.fetchedAt } : {}),
     ...schedule(o, ctx, 'unknown'),
