@@ -3,7 +3,7 @@
  * environment set, the real handlers loaded, and the runner that drives them.
  */
 import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
-import { createHostTable } from '../shared/aws/host-table.ts';
+import { createHostTable, type HostTable } from '../shared/aws/host-table.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
@@ -72,6 +72,8 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   const store = createPageStore({ client: monitor.s3, bucket: resources.bucket });
   // A deployed crawl's config is the one `trawl deploy` uploaded (demo URLs swapped): not overwritten.
   if (!opts.resources) await store.putJson(CONFIG_KEY, storedConfig(config));
+  const hosts = createHostTable({ client: monitor.ddb, tableName: resources.hostsTable });
+  const offset = opts.resources ? 0 : await crawlClockOffset(hosts, config.name, opts.now);
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,
@@ -81,7 +83,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     TRAWL_QUEUES: JSON.stringify(resources.queueUrls),
     TRAWL_CONFIG_KEY: CONFIG_KEY,
     TRAWL_CONFIG_FORMAT: configFormat(),
-    TRAWL_CLOCK_OFFSET_MS: String(opts.now ? opts.now.getTime() - Date.now() : 0),
+    TRAWL_CLOCK_OFFSET_MS: String(offset),
   });
   delete process.env.TRAWL_FETCH_FUNCTION;
   resetContainerDeps();
@@ -97,8 +99,31 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
-  if (!opts.resources) await clearClockTravel(monitor, resources.hostsTable, config, opts.now);
+  if (!opts.resources) await clearClockTravel(hosts, config, Date.now() + offset);
   return { config, resources, clients, monitor, urls, store, runner };
+}
+
+/** The hosts-table value that holds a local crawl's clock offset (ms ahead of the real clock). */
+const CLOCK_KEY = 'clock-offset';
+
+/**
+ * A local crawl's clock never goes back. `trawl refresh --now T` runs the stages at T; every run
+ * after it (a plain `trawl crawl` too) goes on from there, T plus the time since. Going back put
+ * the fetches of a later run behind the states recorded at T: the index stage dropped them as
+ * stale (a changed page kept its old document), pages fetched then were due before the refresh
+ * cursor and never refreshed, and the hosts' slots were booked until T. An earlier `--now` is
+ * taken as the crawl's own time, with a warning.
+ */
+async function crawlClockOffset(hosts: HostTable, crawl: string, at?: Date): Promise<number> {
+  const stored = Number((await hosts.getValue(CLOCK_KEY)) ?? 0) || 0;
+  const asked = at ? at.getTime() - Date.now() : 0;
+  // (A --now repeated a little later, as a resumed `refresh --now T` is, is no news.)
+  if (at && stored - asked > 60_000)
+    process.stderr.write(
+      `trawl: warning: crawl "${crawl}" is at ${new Date(Date.now() + stored).toISOString()} on its own clock (an earlier --now moved it there); it does not go back, so this run goes on from there, not from ${at.toISOString()}\n`,
+    );
+  if (asked > stored) await hosts.putValue(CLOCK_KEY, String(asked));
+  return Math.max(asked, stored);
 }
 
 /**
@@ -108,10 +133,8 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
  * example waited without end). Before a local run, what lies further ahead of its clock than any
  * booking can (the Retry-After cap or a run of capped Crawl-delays, a robots.txt's 24 h) goes.
  */
-async function clearClockTravel(clients: AwsClients, hostsTable: string, config: CrawlConfig, at?: Date) {
-  const now = at?.getTime() ?? Date.now();
+async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: number) {
   const slack = 60_000;
-  const hosts = createHostTable({ client: clients.ddb, tableName: hostsTable });
   const { retryAfterMs, crawlDelayMs } = config.limits;
   await hosts.clearAhead({
     slot: now + Math.max(retryAfterMs, 8 * crawlDelayMs) + slack,
