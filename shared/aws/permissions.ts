@@ -96,7 +96,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
   },
   refresh: {
     ...CONFIG,
-    // Due items; forget the out-of-scope; drop the document fields of a now-noIndex table item.
+    // Due items; forget the out-of-scope; drop the document fields of a now-noIndex table item;
+    // move a table-kept URL's refresh time forward after a config change (refresh-review.ts).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
     'list:refresh/': ['s3:ListBucket'],

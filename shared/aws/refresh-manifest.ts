@@ -56,7 +56,10 @@ export async function dueLines(
   from: string,
   until: string,
 ): Promise<UrlItem[]> {
-  const due = (l: UrlItem) => Boolean(l.nextRefreshAt && l.nextRefreshAt >= from && l.nextRefreshAt <= until);
+  // (from, until]: the last cycle's window ended at `from` inclusive. A line due exactly then was
+  // that cycle's, and read again here it was refreshed twice (a page a changed rule made noIndex
+  // kept its document-less line at the cycle's own time, and the next cycle fetched it again).
+  const due = (l: UrlItem) => Boolean(l.nextRefreshAt && l.nextRefreshAt > from && l.nextRefreshAt <= until);
   // A marker (a line moved to an earlier time, refresh-review.ts) copies the line it supersedes
   // with a later write time: the newest line, it keeps the old time from refreshing the page.
   return [...(await newestUnder(store, KEYS.refreshDay(day), due)).values()].filter((l) => !l.moved);

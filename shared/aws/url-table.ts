@@ -46,6 +46,8 @@ export interface UrlTable {
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
   removeFields(url: string, fields: string[]): Promise<void>;
+  /** Moves a table-kept URL's refresh time from `from` to `to`; false when it changed since (refetched). */
+  moveRefresh(url: string, from: string, to: string): Promise<boolean>;
   forget(url: string): Promise<void>;
   scan(): AsyncGenerator<UrlItem>;
   /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
@@ -218,6 +220,23 @@ export function createUrlTable({
           ExpressionAttributeNames: names,
         }),
       );
+    },
+    async moveRefresh(url, from, to) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { url },
+            UpdateExpression: 'SET nextRefreshAt = :to',
+            ConditionExpression: 'nextRefreshAt = :from',
+            ExpressionAttributeValues: { ':from': from, ':to': to },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (err instanceof ConditionalCheckFailedException) return false;
+        throw err;
+      }
     },
     async forget(url) {
       await client.send(new DeleteCommand({ TableName: tableName, Key: { url } }));

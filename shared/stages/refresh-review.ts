@@ -18,9 +18,11 @@
  * which supersedes it in its old day's folder (`dueLines` skips a URL whose newest line there is
  * a marker), so the old time does not refresh the page a second time.
  *
+ * URLs whose state is kept in the table (errors, start URLs, sitemaps) move by a conditional
+ * update of their item (a write unit each; they are few).
+ *
  * Cost: a review reads every manifest of the future days once (S3 GETs, ½ read unit per
- * candidate URL), and only when the policy changed. URLs whose state is kept in the table
- * (errors, start URLs, sitemaps) are made due now when they should be, never moved later on.
+ * candidate URL), and only when the policy changed.
  */
 import { createHash } from 'node:crypto';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
@@ -75,6 +77,8 @@ export interface PolicyReview {
   moved: UrlItem[];
   /** the lines `due` and `moved` came from, where a marker must supersede them */
   superseded: UrlItem[];
+  /** table-kept states with their earlier time in `nextRefreshAt`, and the time their item holds */
+  tableMoved: { state: UrlItem; from: string }[];
 }
 
 /** What the current config says of one future line: due now, due at an earlier time, or nothing. */
@@ -166,9 +170,9 @@ export async function reviewLines(
   }
   // A line a marker supersedes moved in an earlier review.
   const lines = [...judged.values()].map((j) => j.line).filter((l) => isNewerLine(l, markers.get(l.url)));
-  if (lines.length === 0) return { due: [], moved: [], superseded: [] };
+  if (lines.length === 0) return { due: [], moved: [], superseded: [], tableMoved: [] };
   const items = await deps.urls.getMany(lines.map((l) => l.url));
-  const review: PolicyReview = { due: [], moved: [], superseded: [] };
+  const review: PolicyReview = { due: [], moved: [], superseded: [], tableMoved: [] };
   for (const state of current(lines, items)) {
     const entry = judged.get(state.url);
     if (!entry) continue;
@@ -181,6 +185,8 @@ export async function reviewLines(
     } else if (lineKept) {
       review.moved.push({ ...line, nextRefreshAt: verdict.moveTo });
       review.superseded.push(line);
+    } else if (line.nextRefreshAt) {
+      review.tableMoved.push({ state: { ...line, nextRefreshAt: verdict.moveTo }, from: line.nextRefreshAt });
     }
   }
   return review;
@@ -199,4 +205,11 @@ export async function writeReview(deps: StageDeps, review: PolicyReview, nowIso:
     const later = new Date(Date.parse(nowIso) + 1).toISOString();
     await writeStateLines(deps.store, review.moved, later);
   }
+  // A table-kept URL's time is its item's (a line is only a hint that must match it): the item
+  // moves first, conditionally (a refetch since wins), then a line in the new day points at it.
+  const moved: UrlItem[] = [];
+  for (const { state, from } of review.tableMoved)
+    if (state.nextRefreshAt && (await deps.urls.moveRefresh(state.url, from, state.nextRefreshAt)))
+      moved.push(state);
+  if (moved.length > 0) await writeStateLines(deps.store, moved, nowIso);
 }

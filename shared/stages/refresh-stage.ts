@@ -71,8 +71,9 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     if (!d.accepted) return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
     const orphan = orphanReason(item, isStart, orphanBefore);
     if (orphan) return { url: item.url, action, reason: orphan };
+    // The cycle deletes the document and fetches the page again (its links, its next state).
     if (item.docBulk && !d.index)
-      return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason}` };
+      return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason} (then fetched again)` };
     const since = `due since ${item.nextRefreshAt ?? '?'}`;
     return {
       url: item.url,

@@ -94,8 +94,8 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     };
     assert.deepEqual(await cycle(t0 + DAY), []);
     assert.deepEqual(await cycle(t0 + 3 * DAY), []);
-    // The start URL's state is kept in the table: it comes due by discovery, not by a move.
-    assert.deepEqual(await cycle(t0 + 5 * DAY + HOUR), ['/a', '/b', '/private/c']);
+    // The start URL too, whose state is kept in the table (its item moves, conditionally).
+    assert.deepEqual(await cycle(t0 + 5 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
     // At the old 30-day time each page is refreshed once, from its newest line.
     assert.deepEqual(await cycle(t0 + 30 * DAY + HOUR), ['/', '/a', '/b', '/private/c']);
   });
@@ -124,5 +124,33 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     assert.deepEqual(docs.sort(), ['/', '/a', '/b']);
     // The policy is recorded: the next cycle reviews nothing and deletes nothing more.
     assert.deepEqual(await planRefresh(await openSession(narrow, { now: new Date(t0 + 2 * DAY) })), []);
+  });
+  it('a rule that keeps a page out of the index deletes its document at the next cycle, and the page is fetched once', async () => {
+    const name = uniqueCrawlName('noindex');
+    const t0 = Date.now();
+    await crawl(await openSession(parseConfig(input(name, '3d'))));
+    const rules: CrawlConfigInput['rules'] = [
+      { match: { path: '/a' }, actions: ['noIndex', 'follow', 'accept'] },
+    ];
+    const withRule = parseConfig({ ...input(name, '3d'), rules });
+    const session = await openSession(withRule, { now: new Date(t0 + DAY) });
+    const plan = await planRefresh(session);
+    assert.deepEqual(
+      plan.map((p) => [new URL(p.url).pathname, p.action]),
+      [['/a', 'delete']],
+    );
+    assert.match(plan[0]?.reason ?? '', /^not-indexed: .* \(then fetched again\)$/);
+    const mark = site.requests.length;
+    await refresh(session);
+    assert.deepEqual(fetchedSince(mark), ['/a']);
+    const docs = (await collect(documents(session))).map((d) => new URL(d.url as string).pathname);
+    assert.deepEqual(docs.sort(), ['/', '/b', '/private/c']);
+    // The next cycles, before the page's new time, fetch nothing: its document-less line at the
+    // cycle's own time belonged to that cycle.
+    for (const at of [t0 + DAY + HOUR, t0 + 2 * DAY]) {
+      const later = site.requests.length;
+      await refresh(await openSession(withRule, { now: new Date(at) }));
+      assert.deepEqual(fetchedSince(later), [], new Date(at).toISOString());
+    }
   });
 });
