@@ -207,7 +207,13 @@ function html(
   // page's depth, through the redir source, in the same chain (maxRedirects). A page whose links
   // are not followed keeps its document, so its content is not lost.
   const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
-  if (moved) {
+  if (moved && 'code' in moved) {
+    // As for HTTP redirects: a loop, or one hop past fetch.maxRedirects, is a permanent error.
+    result.tasks = result.tasks.filter((t) => t.url !== moved.target);
+    result.outcomes.push(
+      base(page, 'error', { error: { kind: 'permanent', code: moved.code, message: moved.message } }),
+    );
+  } else if (moved) {
     const target = moved.normalized as string;
     result.tasks = result.tasks.filter((t) => t.url !== target);
     result.tasks.push({
@@ -243,18 +249,31 @@ function agentToken(userAgent: string): string {
 }
 
 /**
- * The decision on an instant meta refresh's target, when it is another URL the crawl accepts at
- * the page's depth and the redirect chain has room for it (else the page stays a document).
+ * An instant meta refresh's target, judged as an HTTP redirect's: the decision when it is another
+ * URL the crawl accepts at the page's depth; a loop or a hop past fetch.maxRedirects, the error;
+ * null (the page stays a document) for a refresh of the page itself or a target the crawl rejects.
  */
 function movedTo(
   target: string,
   page: FetchedPage,
   ctx: PageContext,
-): ReturnType<UrlDecider['decide']> | null {
+): ReturnType<UrlDecider['decide']> | { code: string; message: string; target: string } | null {
   const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });
+  if (!d.accepted || !d.normalized || d.normalized === page.url) return null;
   const chain = [...(page.task.redirectChain ?? []), page.url];
-  if (!d.accepted || !d.normalized || chain.includes(d.normalized)) return null;
-  return chain.length > ctx.config.fetch.maxRedirects ? null : d;
+  if (chain.includes(d.normalized))
+    return {
+      code: 'redirect-loop',
+      message: `redirect loop via ${d.normalized} (meta refresh)`,
+      target: d.normalized,
+    };
+  if (chain.length > ctx.config.fetch.maxRedirects)
+    return {
+      code: 'too-many-redirects',
+      message: `more than ${ctx.config.fetch.maxRedirects} redirects (meta refresh)`,
+      target: d.normalized,
+    };
+  return d;
 }
 
 /** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */

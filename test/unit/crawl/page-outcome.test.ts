@@ -504,19 +504,24 @@ describe('processPage: what a fetched page becomes', () => {
       r.tasks.map((t) => [t.url, t.depth, t.queue, t.redirectChain]),
       [[`${SITE}/new`, 3, 'redir', [`${SITE}/page`]]],
     );
-    // The chain has no room left: the page keeps its document, the target is a link.
+    // One hop past maxRedirects, and a loop: permanent errors, as for HTTP redirects; no task.
     const chain = [`${SITE}/r1`, `${SITE}/r2`];
     const full = await processPage(
       fetched({ kind: '', page: { body: refresh, task: { redirectChain: chain } }, states: [] }),
       ctx,
     );
     assert.deepEqual(
-      full.outcomes.map((o) => o.state),
-      ['indexed'],
+      full.outcomes.map((o) => [o.state, o.error?.code]),
+      [['error', 'too-many-redirects']],
+    );
+    assert.deepEqual(full.tasks, []);
+    const loop = await processPage(
+      fetched({ kind: '', page: { body: refresh, task: { redirectChain: [`${SITE}/new`] } }, states: [] }),
+      ctx,
     );
     assert.deepEqual(
-      full.tasks.map((t) => [t.url, t.queue]),
-      [[`${SITE}/new`, 'index_follow']],
+      loop.outcomes.map((o) => [o.state, o.error?.code]),
+      [['error', 'redirect-loop']],
     );
   });
 
