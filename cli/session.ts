@@ -296,6 +296,8 @@ export async function clearErrors(session: CrawlSession): Promise<number> {
     errorKind: null,
     errorCode: null,
     temporaryErrors: 0,
+    note: null,
+    httpStatus: null,
   }));
   if (cleared.length > 0) await session.urls.writeMany(cleared, []);
   const again: UrlTask[] = cleared.map((i) => ({

@@ -251,7 +251,8 @@ async function refreshOne(
       version: Date.parse(at),
     });
   }
-  const hasDoc = Boolean(prev.docBulk);
+  // An archive's elements are its documents: it is refreshed conditionally too (a 304 keeps them).
+  const hasDoc = Boolean(prev.docBulk) || wasArchive(prev);
   const lastModified =
     item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
   return {

@@ -150,6 +150,8 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
       ...plan.set,
       etag: o.etag ?? prev?.etag ?? null,
       lastModified: o.lastModified ?? prev?.lastModified ?? null,
+      // What the page was found to be stays true of it (an archive's "archive with N element(s)").
+      note: o.note ?? prev?.note ?? null,
     };
     if (!hadDoc) plan.set.state = prev?.state ?? 'followed';
     plan.stat = 'not-modified';

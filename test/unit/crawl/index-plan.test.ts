@@ -111,6 +111,22 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.set.nextRefreshAt, '2026-03-12T11:59:00.000Z');
   });
 
+  it('304 to an archive: it stays an archive (its note), so its elements are kept and later retired with it', () => {
+    const archive = {
+      ...indexedItem,
+      state: 'followed' as const,
+      docBulk: null,
+      docLine: null,
+      note: 'archive with 2 element(s)',
+    };
+    const p = planOutcome(
+      outcome({ task: refreshTask, notModified: true, doc: undefined, httpStatus: 304 }),
+      ctx([archive]),
+    );
+    assert.equal(p.set.state, 'followed');
+    assert.equal(p.set.note, 'archive with 2 element(s)');
+  });
+
   it('a refresh fetched twice (its first run killed after writing) stays on the grid of the due time it carried', () => {
     // The second fetch found the state already moved a maxAge on, and put the URL a whole maxAge
     // further: two maxAges after its last refresh.
