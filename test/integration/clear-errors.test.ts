@@ -6,49 +6,39 @@
  * whose page resets its connections.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
 import { clearErrors, crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type Route, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
+import type { Route } from '../helpers/site-server.ts';
 
-const page = (title: string, links: string[] = []) =>
-  `<!doctype html><title>${title}</title><p>${title} text</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}`;
 const reset: Route = { handler: (req) => req.socket.destroy() };
 
 describe('clear-errors and the documents of URLs in temporary error', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({
-      routes: {
-        '/robots.txt': { status: 404, body: '' },
-        '/': { body: page('Home', ['/p', '/q']) },
-      },
-    });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
+  const env = useEmulatorAndSite({
+    routes: {
+      '/robots.txt': { status: 404, body: '' },
+      '/': { body: linkPage('Home', ['/p', '/q']) },
+    },
   });
 
   it('keeps the document until the URL is fetched again: a 404 deletes it through the feed, a 200 keeps it', async () => {
-    site.route('/p', { body: page('P') });
-    site.route('/q', { body: page('Q') });
+    env.site.route('/p', { body: linkPage('P') });
+    env.site.route('/q', { body: linkPage('Q') });
     const input: CrawlConfigInput = {
       name: uniqueCrawlName('clearerr'),
-      startUrls: [`${site.url}/`],
+      startUrls: [`${env.site.url}/`],
       fetch: { allowPrivateNetworks: true },
       refresh: { maxAge: '1h', maxTemporaryErrors: 3 },
     };
     const config = parseConfig(input);
     await crawl(await openSession(config));
     // Two hours on, both pages reset their connections: temporary errors, documents kept.
-    site.route('/p', reset);
-    site.route('/q', reset);
+    env.site.route('/p', reset);
+    env.site.route('/q', reset);
     const later = await openSession(config, { now: new Date(Date.now() + 2 * 3_600_000) });
     await refresh(later);
     const state = async (path: string) =>
@@ -65,8 +55,8 @@ describe('clear-errors and the documents of URLs in temporary error', () => {
     assert.deepEqual(deletesBefore, [], 'nothing was deleted, so the feed says nothing');
 
     // The next crawl fetches both again: /p is gone for good, /q answers again.
-    site.route('/p', { status: 404, body: 'gone' });
-    site.route('/q', { body: page('Q') });
+    env.site.route('/p', { status: 404, body: 'gone' });
+    env.site.route('/q', { body: linkPage('Q') });
     await crawl(later);
     assert.deepEqual(await paths(), ['/', '/q']);
     const deletes = (await readChanges(later)).filter((c) => c.type === 'delete');

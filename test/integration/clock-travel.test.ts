@@ -7,44 +7,33 @@
  * asserts no duration.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { createHostTable } from '../../shared/aws/host-table.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 const DAY = 86_400_000;
-const page = (title: string, links: string[] = []) =>
-  `<!doctype html><title>${title}</title><p>${title}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join('')}`;
 
 describe('a run on the real clock after one moved ahead (refresh --now)', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({
-      routes: {
-        '/': { body: page('Home', ['/a']) },
-        '/a': { body: page('A') },
-        '/robots.txt': { body: 'User-agent: *\nCrawl-delay: 0.2\n' },
-      },
-    });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
+  const env = useEmulatorAndSite({
+    routes: {
+      '/': { body: linkPage('Home', ['/a']) },
+      '/a': { body: linkPage('A') },
+      '/robots.txt': { body: 'User-agent: *\nCrawl-delay: 0.2\n' },
+    },
   });
 
   for (const wait of [0, 300])
     it(`a plain crawl after a refresh --now goes on from that time (waitBetweenRequestsMs ${wait})`, {
       timeout: 180_000,
     }, async () => {
-      site.route('/', { body: page('Home', ['/a']) });
+      env.site.route('/', { body: linkPage('Home', ['/a']) });
       const input: CrawlConfigInput = {
         name: uniqueCrawlName(`travel${wait}`),
-        startUrls: [`${site.url}/`],
+        startUrls: [`${env.site.url}/`],
         fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: wait },
         refresh: { maxAge: '1d' },
       };
@@ -53,19 +42,19 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
       // Ten days on: everything is due, every page is fetched again on the moved clock.
       const movedAt = Date.now() + 10 * DAY;
       const moved = await openSession(config, { now: new Date(movedAt) });
-      const mark = site.requests.length;
+      const mark = env.site.requests.length;
       await refresh(moved);
       assert.ok(
-        site.requests.slice(mark).some((r) => r.path === '/a'),
+        env.site.requests.slice(mark).some((r) => r.path === '/a'),
         'the moved cycle refreshed /a',
       );
       // A slot booked far past any real booking (what a run before the crawl kept its clock left).
       const hosts = createHostTable({ client: moved.monitor.ddb, tableName: moved.resources.hostsTable });
-      await hosts.acquireSlot(new URL(site.url).host, movedAt + 100 * DAY, 1000);
+      await hosts.acquireSlot(new URL(env.site.url).host, movedAt + 100 * DAY, 1000);
 
       // A plain crawl, the site changed: the home page's new title and its new page are indexed.
-      site.route('/', { body: page('Home again', ['/a', '/b']) });
-      site.route('/b', { body: page('B') });
+      env.site.route('/', { body: linkPage('Home again', ['/a', '/b']) });
+      env.site.route('/b', { body: linkPage('B') });
       const plain = await openSession(config);
       await crawl(plain);
       const docs = await collect(documents(plain));
@@ -76,10 +65,10 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
       assert.ok(Date.parse(b?.lastFetched as string) >= movedAt, 'fetched on the crawl clock, not behind it');
       // Due a day later on that clock, /b is refreshed by the next cycle.
       const next = await openSession(config, { now: new Date(movedAt + 2 * DAY) });
-      const before = site.requests.length;
+      const before = env.site.requests.length;
       await refresh(next);
       assert.ok(
-        site.requests.slice(before).some((r) => r.path === '/b'),
+        env.site.requests.slice(before).some((r) => r.path === '/b'),
         'the new page was refreshed',
       );
     });

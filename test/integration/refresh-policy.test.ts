@@ -5,45 +5,31 @@
  * real handlers, a real site on loopback; the clock moved by `openSession`'s `now`.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
 import { crawl, documents, openSession, planRefresh, refresh } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 
-const page = (title: string, links: string[] = []) =>
-  `<!doctype html><html><head><title>${title}</title></head><body><p>${title} text</p>${links
-    .map((l) => `<a href="${l}">${l}</a>`)
-    .join('')}</body></html>`;
-
 describe('a changed refresh policy reaches pages due later (refresh-review.ts)', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({
-      routes: {
-        '/': { body: page('Home', ['/a', '/b', '/private/c']) },
-        '/a': { body: page('A') },
-        '/b': { body: page('B') },
-        '/private/c': { body: page('C') },
-        '/robots.txt': { status: 404, body: '' },
-      },
-    });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
+  const env = useEmulatorAndSite({
+    routes: {
+      '/': { body: linkPage('Home', ['/a', '/b', '/private/c']) },
+      '/a': { body: linkPage('A') },
+      '/b': { body: linkPage('B') },
+      '/private/c': { body: linkPage('C') },
+      '/robots.txt': { status: 404, body: '' },
+    },
   });
 
   /** The pages (not robots.txt) the site served since `mark`, sorted. */
   const fetchedSince = (mark: number) =>
-    site.requests
+    env.site.requests
       .slice(mark)
       .map((r) => r.path)
       .filter((p) => p !== '/robots.txt')
@@ -51,20 +37,23 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
 
   const input = (name: string, maxAge: string): CrawlConfigInput => ({
     name,
-    startUrls: [`${site.url}/`],
+    startUrls: [`${env.site.url}/`],
     fetch: { allowPrivateNetworks: true },
     refresh: { maxAge },
   });
+
+  /** One refresh cycle of crawl `name` under `maxAge` at `at`: the pages it fetched. */
+  const cycleOf = (name: string, maxAge: string) => async (at: number) => {
+    const mark = env.site.requests.length;
+    await refresh(await openSession(parseConfig(input(name, maxAge)), { now: new Date(at) }));
+    return fetchedSince(mark);
+  };
 
   it('a lowered maxAge refreshes the pages it makes due at once, and their old due time refreshes nothing', async () => {
     const name = uniqueCrawlName('policy');
     const t0 = Date.now();
     await crawl(await openSession(parseConfig(input(name, '10d'))));
-    const cycle = async (at: number) => {
-      const mark = site.requests.length;
-      await refresh(await openSession(parseConfig(input(name, '3d')), { now: new Date(at) }));
-      return fetchedSince(mark);
-    };
+    const cycle = cycleOf(name, '3d');
     // Four days on, under a 3-day maxAge: every page is a day overdue; the dry run says why.
     const dry = await planRefresh(
       await openSession(parseConfig(input(name, '3d')), { now: new Date(t0 + 4 * DAY) }),
@@ -87,11 +76,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const name = uniqueCrawlName('moved');
     const t0 = Date.now();
     await crawl(await openSession(parseConfig(input(name, '30d'))));
-    const cycle = async (at: number) => {
-      const mark = site.requests.length;
-      await refresh(await openSession(parseConfig(input(name, '5d')), { now: new Date(at) }));
-      return fetchedSince(mark);
-    };
+    const cycle = cycleOf(name, '5d');
     assert.deepEqual(await cycle(t0 + DAY), []);
     assert.deepEqual(await cycle(t0 + 3 * DAY), []);
     // The start URL too, whose state is kept in the table (its item moves, conditionally).
@@ -112,7 +97,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       plan.map((p) => [new URL(p.url).pathname, p.action]),
       [['/private/c', 'delete']],
     );
-    const mark = site.requests.length;
+    const mark = env.site.requests.length;
     await refresh(session);
     assert.deepEqual(fetchedSince(mark), [], 'nothing was due for a fetch');
     const deletes = (await readChanges(session)).filter((c) => c.type === 'delete');
@@ -140,7 +125,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       [['/a', 'delete']],
     );
     assert.match(plan[0]?.reason ?? '', /^not-indexed: .* \(then fetched again\)$/);
-    const mark = site.requests.length;
+    const mark = env.site.requests.length;
     await refresh(session);
     assert.deepEqual(fetchedSince(mark), ['/a']);
     const docs = (await collect(documents(session))).map((d) => new URL(d.url as string).pathname);
@@ -148,7 +133,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     // The next cycles, before the page's new time, fetch nothing: its document-less line at the
     // cycle's own time belonged to that cycle.
     for (const at of [t0 + DAY + HOUR, t0 + 2 * DAY]) {
-      const later = site.requests.length;
+      const later = env.site.requests.length;
       await refresh(await openSession(withRule, { now: new Date(at) }));
       assert.deepEqual(fetchedSince(later), [], new Date(at).toISOString());
     }

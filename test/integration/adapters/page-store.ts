@@ -227,7 +227,8 @@ describe('bucket adapters', () => {
       const batch = [state('https://twice.test/1', at, '2026-06-03T00:00:00.000Z')];
       await writeStateLines(store, batch, at);
       await writeStateLines(store, batch, at);
-      const due = await dueLines(store, '2026-06-03', '2026-06-03T00:00:00.000Z', '2026-06-03T23:59:59.999Z');
+      // A cycle's window is (from, until]: the line is due at 00:00, in the window that ends then.
+      const due = await dueLines(store, '2026-06-03', '2026-06-02T23:00:00.000Z', '2026-06-03T23:59:59.999Z');
       assert.deepEqual(due, [{ ...batch[0], at }]);
       const items: UrlItem[] = [
         {
