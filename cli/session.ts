@@ -73,7 +73,13 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   // A deployed crawl's config is the one `trawl deploy` uploaded (demo URLs swapped): not overwritten.
   if (!opts.resources) await store.putJson(CONFIG_KEY, storedConfig(config));
   const hosts = createHostTable({ client: monitor.ddb, tableName: resources.hostsTable });
-  const offset = opts.resources ? 0 : await crawlClockOffset(hosts, config.name, opts.now);
+  // A deployed crawl's functions run on the real clock: `--now` only shifts this process
+  // (`refresh --dry-run --now`), and is not kept.
+  const offset = opts.resources
+    ? opts.now
+      ? opts.now.getTime() - Date.now()
+      : 0
+    : await crawlClockOffset(hosts, config.name, opts.now);
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,
