@@ -32,6 +32,8 @@ export interface CrawlSession {
   urls: UrlTable;
   store: PageStore;
   runner: LocalRunner;
+  /** the crawl's clock (epoch ms): the real one, or where `refresh --now` moved a local crawl */
+  now: () => number;
 }
 
 export interface SessionOptions extends ProvisionOptions {
@@ -44,6 +46,8 @@ export interface SessionOptions extends ProvisionOptions {
   schedules?: RunnerOptions['schedules'];
   /** a deployed stack's resources (from its outputs): nothing is created */
   resources?: ProvisionedResources;
+  /** a look, not a run (`--dry-run`, the listings): the crawl's clock is read, not moved, nothing cleared */
+  readOnly?: boolean;
 }
 
 async function loadHandlers(): Promise<Record<StageName, AnyHandler>> {
@@ -79,7 +83,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     ? opts.now
       ? opts.now.getTime() - Date.now()
       : 0
-    : await crawlClockOffset(hosts, config.name, opts.now);
+    : await crawlClockOffset(hosts, config.name, opts.now, !opts.readOnly);
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,
@@ -105,8 +109,8 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
-  if (!opts.resources) await clearClockTravel(hosts, config, Date.now() + offset);
-  return { config, resources, clients, monitor, urls, store, runner };
+  if (!opts.resources && !opts.readOnly) await clearClockTravel(hosts, config, Date.now() + offset);
+  return { config, resources, clients, monitor, urls, store, runner, now: () => Date.now() + offset };
 }
 
 /** The hosts-table value that holds a local crawl's clock offset (ms ahead of the real clock). */
@@ -120,7 +124,12 @@ const CLOCK_KEY = 'clock-offset';
  * cursor and never refreshed, and the hosts' slots were booked until T. An earlier `--now` is
  * taken as the crawl's own time, with a warning.
  */
-async function crawlClockOffset(hosts: HostTable, crawl: string, at?: Date): Promise<number> {
+async function crawlClockOffset(
+  hosts: HostTable,
+  crawl: string,
+  at: Date | undefined,
+  keep: boolean,
+): Promise<number> {
   const stored = Number((await hosts.getValue(CLOCK_KEY)) ?? 0) || 0;
   const asked = at ? at.getTime() - Date.now() : 0;
   // (A --now repeated a little later, as a resumed `refresh --now T` is, is no news.)
@@ -128,7 +137,7 @@ async function crawlClockOffset(hosts: HostTable, crawl: string, at?: Date): Pro
     process.stderr.write(
       `trawl: warning: crawl "${crawl}" is at ${new Date(Date.now() + stored).toISOString()} on its own clock (an earlier --now moved it there); it does not go back, so this run goes on from there, not from ${at.toISOString()}\n`,
     );
-  if (asked > stored) await hosts.putValue(CLOCK_KEY, String(asked));
+  if (keep && asked > stored) await hosts.putValue(CLOCK_KEY, String(asked));
   return Math.max(asked, stored);
 }
 
@@ -313,8 +322,10 @@ export async function clearErrors(session: CrawlSession): Promise<number> {
   }));
   const forgotten = errors.filter((i) => !i.docBulk);
   for (const item of forgotten) await session.urls.forget(item.url);
-  // A fresh pending claim each (what the extract stage writes for a new link), then the work.
-  const now = new Date().toISOString();
+  // A fresh pending claim each (what the extract stage writes for a new link), then the work. On
+  // the crawl's clock: a claim older than the URL's state lines (a crawl `refresh --now` moved
+  // ahead) left the URL showing its old error.
+  const now = new Date(session.now()).toISOString();
   const claimed = await session.urls.claim(forgotten.map(taskOf), `clear-errors#${now}`, now);
   await sendFrontierTasks(session.monitor, session.resources.queueUrls, [...claimed, ...again]);
   // The stages' warm caches must not remember the forgotten URLs as known.

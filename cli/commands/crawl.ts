@@ -202,7 +202,7 @@ async function dryRun(opts: RunOptions): Promise<void> {
     : await prepare(opts, 'refresh');
   try {
     const resources = deployed ? deployedResources(deployed.outputs) : undefined;
-    const plan = await planRefresh(await openSession(config, { now, resources }));
+    const plan = await planRefresh(await openSession(config, { now, resources, readOnly: true }));
     for (const p of plan) process.stdout.write(`${JSON.stringify(p)}\n`);
     const count = (a: string) => plan.filter((p) => p.action === a).length;
     process.stderr.write(

@@ -18,11 +18,11 @@ export async function listingSession(file: string) {
   const deployed = loadDeployment(config.name);
   if (deployed) {
     await useDeployment(deployed);
-    return openSession(config, { resources: deployedResources(deployed.outputs) });
+    return openSession(config, { resources: deployedResources(deployed.outputs), readOnly: true });
   }
   await resolveAwsEndpoint();
   await requireState(createAwsClients({ count: false }), config.name, file);
-  return openSession(config);
+  return openSession(config, { readOnly: true });
 }
 
 /** Prints the index, one JSON document per line. */
