@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { createHostTable } from '../../shared/aws/host-table.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
@@ -39,6 +39,12 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
       };
       const config = parseConfig(input);
       await crawl(await openSession(config));
+      // A look ahead (refresh --dry-run --now) does not move the crawl's clock.
+      await planRefresh(await openSession(config, { now: new Date(Date.now() + 50 * DAY), readOnly: true }));
+      assert.ok(
+        (await openSession(config, { readOnly: true })).now() < Date.now() + DAY,
+        'the dry run moved it',
+      );
       // Ten days on: everything is due, every page is fetched again on the moved clock.
       const movedAt = Date.now() + 10 * DAY;
       const moved = await openSession(config, { now: new Date(movedAt) });
