@@ -14,7 +14,6 @@ import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, headerCanonical, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
-import type { UrlDecider } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
@@ -55,14 +54,12 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
     result.outcomes.push(base(page, 'ignored', { note: `redirect not followed: ${target}` }));
     return;
   }
-  const chain = [...(page.task.redirectChain ?? []), page.url];
   const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });
   const fail = (code: string, message: string) =>
     result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code, message } }));
   if (!d.normalized) return void fail('malformed-redirect', `redirect to an unusable URL: ${target}`);
-  if (chain.includes(d.normalized)) return void fail('redirect-loop', `redirect loop via ${d.normalized}`);
-  if (chain.length > fetch.maxRedirects)
-    return void fail('too-many-redirects', `more than ${fetch.maxRedirects} redirects`);
+  const hop = nextHop(page, d.normalized, ctx);
+  if ('code' in hop) return void fail(hop.code, hop.message);
   if (!d.accepted) {
     count(result.rejected, d.reason);
     result.outcomes.push(
@@ -75,9 +72,25 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   result.tasks.push({
     ...taskFrom(d, page.task.depth),
     queue: 'redir',
-    redirectChain: chain,
+    redirectChain: hop.chain,
     kind: page.task.kind,
   });
+}
+
+/**
+ * The redirect chain through `page` to `target` (HTTP 3xx and instant meta refreshes alike), or
+ * the fault that ends it: a loop, or one hop past fetch.maxRedirects.
+ */
+function nextHop(
+  page: FetchedPage,
+  target: string,
+  ctx: PageContext,
+): { chain: string[] } | { code: string; message: string } {
+  const chain = [...(page.task.redirectChain ?? []), page.url];
+  if (chain.includes(target)) return { code: 'redirect-loop', message: `redirect loop via ${target}` };
+  const max = ctx.config.fetch.maxRedirects;
+  if (chain.length > max) return { code: 'too-many-redirects', message: `more than ${max} redirects` };
+  return { chain };
 }
 
 async function content(page: FetchedPage, ctx: PageContext, result: PageResult): Promise<void> {
@@ -207,24 +220,21 @@ function html(
   // page's depth, through the redir source, in the same chain (maxRedirects). A page whose links
   // are not followed keeps its document, so its content is not lost.
   const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
-  if (moved && 'code' in moved) {
-    // As for HTTP redirects: a loop, or one hop past fetch.maxRedirects, is a permanent error.
-    result.tasks = result.tasks.filter((t) => t.url !== moved.target);
-    result.outcomes.push(
-      base(page, 'error', { error: { kind: 'permanent', code: moved.code, message: moved.message } }),
-    );
-  } else if (moved) {
-    const target = moved.normalized as string;
+  if (moved) {
+    const { d, target, hop } = moved;
+    // The target is a redirect's, not a link's.
     result.tasks = result.tasks.filter((t) => t.url !== target);
-    result.tasks.push({
-      ...taskFrom(moved, page.task.depth),
-      queue: 'redir',
-      redirectChain: [...(page.task.redirectChain ?? []), page.url],
-      kind: page.task.kind,
-    });
-    result.outcomes.push(
-      base(page, 'followed', { note: joinNotes(`redirected to ${target} (meta refresh)`, cut) }),
-    );
+    if ('code' in hop) {
+      // As for HTTP redirects: a loop, or one hop past fetch.maxRedirects, is a permanent error.
+      const error = { kind: 'permanent' as const, code: hop.code, message: `${hop.message} (meta refresh)` };
+      result.outcomes.push(base(page, 'error', { error }));
+    } else {
+      const task = { ...taskFrom(d, page.task.depth), redirectChain: hop.chain, kind: page.task.kind };
+      result.tasks.push({ ...task, queue: 'redir' });
+      result.outcomes.push(
+        base(page, 'followed', { note: joinNotes(`redirected to ${target} (meta refresh)`, cut) }),
+      );
+    }
   } else if (index) {
     const notes = joinNotes(note, cut);
     result.outcomes.push(
@@ -249,31 +259,14 @@ function agentToken(userAgent: string): string {
 }
 
 /**
- * An instant meta refresh's target, judged as an HTTP redirect's: the decision when it is another
- * URL the crawl accepts at the page's depth; a loop or a hop past fetch.maxRedirects, the error;
- * null (the page stays a document) for a refresh of the page itself or a target the crawl rejects.
+ * An instant meta refresh's target, judged as an HTTP redirect's: another URL the crawl accepts
+ * at the page's depth, with its chain or the fault that ends it (`nextHop`); null (the page stays
+ * a document) for a refresh of the page itself or a target the crawl rejects.
  */
-function movedTo(
-  target: string,
-  page: FetchedPage,
-  ctx: PageContext,
-): ReturnType<UrlDecider['decide']> | { code: string; message: string; target: string } | null {
+function movedTo(target: string, page: FetchedPage, ctx: PageContext) {
   const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });
   if (!d.accepted || !d.normalized || d.normalized === page.url) return null;
-  const chain = [...(page.task.redirectChain ?? []), page.url];
-  if (chain.includes(d.normalized))
-    return {
-      code: 'redirect-loop',
-      message: `redirect loop via ${d.normalized} (meta refresh)`,
-      target: d.normalized,
-    };
-  if (chain.length > ctx.config.fetch.maxRedirects)
-    return {
-      code: 'too-many-redirects',
-      message: `more than ${ctx.config.fetch.maxRedirects} redirects (meta refresh)`,
-      target: d.normalized,
-    };
-  return d;
+  return { d, target: d.normalized, hop: nextHop(page, d.normalized, ctx) };
 }
 
 /** Queues a page's links up to limits.linksPerPage; returns how many were dropped at the limit. */
