@@ -16,6 +16,7 @@ import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
 import { logger } from '../shared/stages/logger.ts';
+import { RUN_SLOTS } from '../shared/stages/politeness/host-turns.ts';
 import { ROBOTS_TTL_MS } from '../shared/stages/politeness/robots-cache.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
 import { namedQueues, resourceNames, type StageName } from '../shared/topology.ts';
@@ -152,7 +153,7 @@ async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: numb
   const slack = 60_000;
   const { retryAfterMs, crawlDelayMs } = config.limits;
   await hosts.clearAhead({
-    slot: now + Math.max(retryAfterMs, 8 * crawlDelayMs) + slack,
+    slot: now + Math.max(retryAfterMs, RUN_SLOTS * crawlDelayMs) + slack,
     lease: now + slack,
     robots: now + ROBOTS_TTL_MS + slack,
   });

@@ -107,7 +107,7 @@ const CONTAINER_LEAD = new SlotLead();
  * hosts fetched by one invocation cost 1.19 slot write units a page before (bench, profile-run).
  * Another worker sees the host busy until the run ends, at most RUN_SLOTS gaps ahead.
  */
-const RUN_SLOTS = 8;
+export const RUN_SLOTS = 8;
 /** A connect is started at most this long before its host's turn (an idle connection waits that long). */
 const MAX_CONNECT_LEAD_MS = 2_000;
 /** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
@@ -209,13 +209,9 @@ export class HostTurns implements RobotsTurns {
         this.late();
         continue;
       }
-      const asked = this.deps.now();
-      const start = asked + this.lead.ms;
+      const start = this.deps.now() + this.lead.ms;
       const slots = this.runLength(host, start, step);
-      const slot = await this.deps.hosts.acquireSlot(host, start, slots * step);
-      // A write that came back past its slot's start and the jitter (a loaded table, many hosts
-      // booking at once) lost that slot: the next bookings lead by more than the write takes.
-      this.lead.wrote(this.deps.now() - asked);
+      const slot = await this.book(host, start, slots * step);
       if (slot.ok) {
         this.runs.set(host, { next: start, until: start + slots * step, step });
         continue;
@@ -235,10 +231,8 @@ export class HostTurns implements RobotsTurns {
     if (delayMs <= 0) return { start: this.deps.now(), end: this.deps.now() };
     const step = delayMs + SLOT_MARGIN_MS;
     for (;;) {
-      const asked = this.deps.now();
-      const start = asked + this.lead.ms;
-      const slot = await this.deps.hosts.acquireSlot(host, start, step);
-      this.lead.wrote(this.deps.now() - asked);
+      const start = this.deps.now() + this.lead.ms;
+      const slot = await this.book(host, start, step);
       const wait = slot.ok ? start - this.deps.now() : Math.min(slot.waitMs, deadline - this.deps.now());
       // Not cut short by a stop: a request sent early would break the gap (the worker stops after it).
       if (wait > 0) await sleep(wait);
@@ -248,6 +242,18 @@ export class HostTurns implements RobotsTurns {
       }
       if (this.deps.now() >= deadline) return null;
     }
+  }
+
+  /**
+   * Books the host from `start` (the lead ahead of now) for `length` ms. A write that came back past
+   * its slot's start and the jitter (a loaded table, many hosts booking at once) lost that slot:
+   * the next bookings lead by more than the write takes.
+   */
+  private async book(host: string, start: number, length: number) {
+    const asked = this.deps.now();
+    const slot = await this.deps.hosts.acquireSlot(host, start, length);
+    this.lead.wrote(this.deps.now() - asked);
+    return slot;
   }
 
   /** Holds the host from `from` to `until` when no other worker booked it since (one conditional write). */
