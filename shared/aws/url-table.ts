@@ -56,6 +56,17 @@ export interface UrlTable {
   writeMany(puts: UrlItem[], deletes: string[]): Promise<void>;
 }
 
+/** A conditional write's outcome: false when its condition did not hold, any other failure thrown. */
+async function conditionHeld(write: Promise<unknown>): Promise<boolean> {
+  try {
+    await write;
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
+}
+
 /** Creates the adapter; `tableName` from the topology's resource names. */
 export function createUrlTable({
   client,
@@ -125,11 +136,11 @@ export function createUrlTable({
       ...(task.kind ? { kind: task.kind } : {}),
       ...extra,
     };
-    try {
-      // The write that makes "enters the frontier once per crawl" true across concurrent workers.
-      // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
-      // withKeyLock: the emulator's workaround (key-lock.ts); one process's claims of a URL take turns.
-      await withKeyLock(`${tableName}|${task.url}`, () =>
+    // The write that makes "enters the frontier once per crawl" true across concurrent workers.
+    // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
+    // withKeyLock: the emulator's workaround (key-lock.ts); one process's claims of a URL take turns.
+    return conditionHeld(
+      withKeyLock(`${tableName}|${task.url}`, () =>
         client.send(
           new PutCommand({
             TableName: tableName,
@@ -139,18 +150,14 @@ export function createUrlTable({
             ExpressionAttributeValues: { ':me': claimer },
           }),
         ),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+      ),
+    );
   }
 
   /** Stamps `reachedAt` on a known URL; never re-creates a URL forgotten meanwhile, never goes back. */
   async function stampOne(url: string, now: string): Promise<void> {
-    try {
-      await client.send(
+    await conditionHeld(
+      client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: { url },
@@ -160,10 +167,8 @@ export function createUrlTable({
           ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
           ExpressionAttributeValues: { ':now': now },
         }),
-      );
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+      ),
+    );
     noteReached(url, now);
   }
 
@@ -221,9 +226,9 @@ export function createUrlTable({
         }),
       );
     },
-    async moveRefresh(url, from, to) {
-      try {
-        await client.send(
+    moveRefresh: (url, from, to) =>
+      conditionHeld(
+        client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { url },
@@ -231,13 +236,8 @@ export function createUrlTable({
             ConditionExpression: 'nextRefreshAt = :from',
             ExpressionAttributeValues: { ':from': from, ':to': to },
           }),
-        );
-        return true;
-      } catch (err) {
-        if (err instanceof ConditionalCheckFailedException) return false;
-        throw err;
-      }
-    },
+        ),
+      ),
     async forget(url) {
       await client.send(new DeleteCommand({ TableName: tableName, Key: { url } }));
       known.delete(url);
