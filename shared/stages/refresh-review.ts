@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
 import type { CrawlConfig } from '../config.ts';
 import type { UrlDecider } from '../crawl/rules/decide.ts';
+import { linkPolicy, storedLinkPolicy, wideningReason } from '../crawl/rules/link-policy.ts';
 import { type PlanContext, planContext } from '../crawl/state/index-plan.ts';
 import { refreshBucket, refreshCycleMs } from '../crawl/state/scheduling.ts';
 import { isNewerLine, keepNewest } from '../crawl/state/url-state.ts';
@@ -36,10 +37,12 @@ import type { UrlItem } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 
 const POLICY_KEY = 'refresh-policy';
+/** The link policy (link-policy.ts) the crawl's pages were last read under. */
+const LINKS_KEY = 'link-policy';
 
 /** The fingerprint of what decides a URL's scope and refresh time in `config`. */
 export function refreshPolicy(config: CrawlConfig): string {
-  const { startUrls, sitemaps, scope, rules, domains, limits, refresh } = config;
+  const { startUrls, sitemaps, scope, rules, domains, limits, refresh, discovery } = config;
   const parts = {
     startUrls,
     sitemaps,
@@ -49,6 +52,8 @@ export function refreshPolicy(config: CrawlConfig): string {
     ruleCount: limits.ruleCount,
     maxAge: refresh.maxAge,
     adaptive: refresh.adaptive,
+    discovery,
+    reading: linkPolicy(config).reading,
   };
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
@@ -57,6 +62,8 @@ export function refreshPolicy(config: CrawlConfig): string {
 export async function recordRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
   if ((await deps.hosts.getValue(POLICY_KEY)) === null)
     await deps.hosts.swapValue(POLICY_KEY, null, refreshPolicy(config));
+  if ((await deps.hosts.getValue(LINKS_KEY)) === null)
+    await deps.hosts.swapValue(LINKS_KEY, null, storedLinkPolicy(linkPolicy(config)));
 }
 
 /** The policy the cycles have reviewed the lines under; none recorded counts as another one. */
@@ -66,8 +73,22 @@ export async function policyChanged(deps: StageDeps, config: CrawlConfig): Promi
 
 /** Stores the current policy once a cycle has acted on its review. */
 export async function storeRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
+  await deps.hosts.putValue(LINKS_KEY, storedLinkPolicy(linkPolicy(config)));
   await deps.hosts.putValue(POLICY_KEY, refreshPolicy(config));
 }
+
+/**
+ * Why the config can now admit links the crawl's pages gave before and it turned down (their
+ * links must be read again), or null. A crawl that recorded no link policy (one started by a
+ * Trawl before it did) is not read again: nothing says what it turned down.
+ */
+export async function linksWidened(deps: StageDeps, config: CrawlConfig): Promise<string | null> {
+  const stored = await deps.hosts.getValue(LINKS_KEY);
+  return stored === null ? null : wideningReason(stored, linkPolicy(config));
+}
+
+/** The states of pages whose links were read (or would have been, had a rule said follow). */
+const LINKS_READ = new Set<string>(['indexed', 'followed', 'duplicate']);
 
 /** What a review found: pages due now, and pages due earlier than their lines say. */
 export interface PolicyReview {
@@ -95,6 +116,8 @@ export interface ReviewContext {
   plan: PlanContext;
   /** how often the refresh cycle runs under the current config */
   cycleMs: number;
+  /** why every followed page's links are read again (linksWidened), or null */
+  widened: string | null;
 }
 
 /** The context a review judges lines in, compiled once. */
@@ -104,6 +127,7 @@ export function reviewContext(
   starts: Set<string>,
   now: number,
   untilMs: number,
+  widened: string | null = null,
 ): ReviewContext {
   return {
     decider,
@@ -112,6 +136,7 @@ export function reviewContext(
     untilMs,
     plan: planContext(config, new Map(), now),
     cycleMs: refreshCycleMs(config),
+    widened,
   };
 }
 
@@ -126,6 +151,8 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   const isStart = ctx.starts.has(line.url) || line.kind === 'sitemap';
   const d = ctx.decider.decide(line.url, { depth: line.depth ?? 0, isStart });
   if (!d.accepted || (line.docBulk && !d.index)) return { due: now };
+  // A widened scope: the page's links are read again now (the cycle fetches it whole).
+  if (ctx.widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');
   if (Number.isNaN(fetched)) return null;
   const { plan } = ctx;

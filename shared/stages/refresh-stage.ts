@@ -23,6 +23,7 @@ import { elementsOfGone, putElementList, wasArchive } from './compound-elements.
 import type { StageDeps } from './deps.ts';
 import { bump } from './logger.ts';
 import {
+  linksWidened,
   type PolicyReview,
   policyChanged,
   reviewContext,
@@ -62,7 +63,7 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore, review } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review, widened } = await findDue(deps);
   const early = new Set(review?.due.map((r) => r.url));
   return due.map((item) => {
     const isStart = starts.has(item.url) || item.kind === 'sitemap';
@@ -75,10 +76,12 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     if (item.docBulk && !d.index)
       return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason} (then fetched again)` };
     const since = `due since ${item.nextRefreshAt ?? '?'}`;
+    const why =
+      widened && d.follow ? `refresh policy changed: ${widened}; links read again` : 'refresh policy changed';
     return {
       url: item.url,
       action: 'refresh',
-      reason: early.has(item.url) ? `${since} (refresh policy changed)` : since,
+      reason: early.has(item.url) ? `${since} (${why})` : since,
     };
   });
 }
@@ -100,16 +103,19 @@ async function findDue(deps: StageDeps) {
   const due = dueStates(lines, items);
   const starts = new Set(startUrlsOf(config, decider));
   // A changed scope or refresh time reaches the pages due later now (refresh-review.ts).
+  // A widened one has every followed page fetched whole, for the links it now admits.
   let review: PolicyReview | null = null;
+  let widened: string | null = null;
   if (from <= until && (await policyChanged(deps, config))) {
-    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now), dueStates);
+    widened = await linksWidened(deps, config);
+    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now, widened), dueStates);
     const inWindow = new Set(due.map((d) => d.url));
     due.push(...review.due.filter((r) => !inWindow.has(r.url)));
   }
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
-  const linksBefore = grace === null ? null : new Date(now - grace / 4).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review };
+  const linksBefore = widened ? until : grace === null ? null : new Date(now - grace / 4).toISOString();
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review, widened };
 }
 
 /**

@@ -15,6 +15,7 @@ import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
+const STAMP = 'Wed, 01 Jan 2025 00:00:00 GMT';
 
 describe('a changed refresh policy reaches pages due later (refresh-review.ts)', () => {
   const env = useEmulatorAndSite({
@@ -24,6 +25,11 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       '/b': { body: linkPage('B') },
       '/private/c': { body: linkPage('C') },
       '/robots.txt': { status: 404, body: '' },
+      // With validators, so that a conditional refresh shows in the request's headers.
+      '/w/': { body: linkPage('W', ['/w/a']), headers: { 'Last-Modified': STAMP } },
+      '/w/a': { body: linkPage('WA', ['/w/private/x', '/w/b']), headers: { 'Last-Modified': STAMP } },
+      '/w/b': { body: linkPage('WB'), headers: { 'Last-Modified': STAMP } },
+      '/w/private/x': { body: linkPage('X'), headers: { 'Last-Modified': STAMP } },
     },
   });
 
@@ -114,9 +120,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const name = uniqueCrawlName('noindex');
     const t0 = Date.now();
     await crawl(await openSession(parseConfig(input(name, '3d'))));
-    const rules: CrawlConfigInput['rules'] = [
-      { match: { path: '/a' }, actions: ['noIndex', 'follow', 'accept'] },
-    ];
+    const rules: CrawlConfigInput['rules'] = [{ match: { path: '/a' }, actions: ['noIndex', 'follow'] }];
     const withRule = parseConfig({ ...input(name, '3d'), rules });
     const session = await openSession(withRule, { now: new Date(t0 + DAY) });
     const plan = await planRefresh(session);
@@ -137,5 +141,60 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       await refresh(await openSession(withRule, { now: new Date(at) }));
       assert.deepEqual(fetchedSince(later), [], new Date(at).toISOString());
     }
+  });
+
+  it("a widened scope reads the pages' links again (whole fetches) and crawls what it admits; a narrowed one reads no page", async () => {
+    const name = uniqueCrawlName('widened');
+    const t0 = Date.now();
+    const base: CrawlConfigInput = {
+      name,
+      startUrls: [`${env.site.url}/w/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '10d' },
+    };
+    await crawl(await openSession(parseConfig({ ...base, scope: { exclude: ['/w/private/'] } })));
+    const pathsOf = async (s: Awaited<ReturnType<typeof openSession>>) =>
+      (await collect(documents(s))).map((d) => new URL(d.url as string).pathname).sort();
+    const wide = parseConfig(base);
+    const session = await openSession(wide, { now: new Date(t0 + HOUR) });
+    assert.deepEqual(await pathsOf(session), ['/w/', '/w/a', '/w/b']);
+
+    // The exclude is gone: nothing is due for a month, but every page's links are read again now.
+    const plan = await planRefresh(session);
+    assert.deepEqual(plan.map((p) => [new URL(p.url).pathname, p.action]).sort(), [
+      ['/w/', 'refresh'],
+      ['/w/a', 'refresh'],
+      ['/w/b', 'refresh'],
+    ]);
+    for (const p of plan)
+      assert.match(
+        p.reason,
+        /\(refresh policy changed: scope\.exclude lost \/w\/private\/; links read again\)$/,
+      );
+    const mark = env.site.requests.length;
+    await refresh(session);
+    const served = env.site.requests.slice(mark).filter((r) => r.path !== '/robots.txt');
+    assert.deepEqual(served.map((r) => r.path).sort(), ['/w/', '/w/a', '/w/b', '/w/private/x']);
+    for (const r of served)
+      assert.equal(r.headers['if-modified-since'], undefined, `${r.path} fetched whole`);
+    assert.deepEqual(await pathsOf(session), ['/w/', '/w/a', '/w/b', '/w/private/x']);
+
+    // Narrowed: its page is deleted and no page is fetched; then nothing is due until maxAge.
+    const narrow = parseConfig({ ...base, scope: { exclude: ['/w/b$'] } });
+    const later = await openSession(narrow, { now: new Date(t0 + 2 * HOUR) });
+    assert.deepEqual(
+      (await planRefresh(later)).map((p) => [new URL(p.url).pathname, p.action]),
+      [['/w/b', 'delete']],
+    );
+    const mark2 = env.site.requests.length;
+    await refresh(later);
+    assert.deepEqual(fetchedSince(mark2), []);
+    assert.deepEqual(await pathsOf(later), ['/w/', '/w/a', '/w/private/x']);
+    // At maxAge the pages are refreshed conditionally, as before the change.
+    const mark3 = env.site.requests.length;
+    await refresh(await openSession(narrow, { now: new Date(t0 + 10 * DAY + 2 * HOUR) }));
+    const refreshed = env.site.requests.slice(mark3).filter((r) => r.path !== '/robots.txt');
+    assert.deepEqual(refreshed.map((r) => r.path).sort(), ['/w/', '/w/a', '/w/private/x']);
+    for (const r of refreshed) assert.equal(r.headers['if-modified-since'], STAMP, `${r.path} conditional`);
   });
 });

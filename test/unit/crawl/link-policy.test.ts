@@ -1,0 +1,116 @@
+/**
+ * link-policy.ts: which config changes can admit links the crawl turned down before (its pages'
+ * links are then read again) and which only narrow the crawl. Real configs through parseConfig.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
+import { linkPolicy, storedLinkPolicy, wideningReason } from '../../../shared/crawl/rules/link-policy.ts';
+
+const base: CrawlConfigInput = { name: 'policy', startUrls: ['https://www.example.com/docs/'] };
+
+/** The widening reason of the change from `before` to `after` (both over `base`). */
+function change(before: Partial<CrawlConfigInput>, after: Partial<CrawlConfigInput>): string | null {
+  const stored = storedLinkPolicy(linkPolicy(parseConfig({ ...base, ...before })));
+  return wideningReason(stored, linkPolicy(parseConfig({ ...base, ...after })));
+}
+
+type Rule = Exclude<CrawlConfigInput['rules'], string | undefined>[number];
+type Action = Rule['actions'][number];
+const rule = (path: string, ...actions: Action[]): Rule => ({ match: { path }, actions });
+const ignore = (path: string) => rule(path, 'ignore');
+const noFollow = (path: string) => rule(path, 'noFollow');
+const noIndex = (path: string) => rule(path, 'noIndex');
+const accept = (path: string) => rule(path, 'accept');
+
+describe('link policy: widening and narrowing config changes', () => {
+  it('the same config, or one that differs only outside the link policy, widens nothing', () => {
+    assert.equal(change({}, {}), null);
+    assert.equal(change({}, { refresh: { maxAge: '3d' }, extract: { removeElements: [] } }), null);
+  });
+
+  it('scope: lists that reject lose entries, lists that admit gain them, limits rise — widening', () => {
+    assert.equal(change({ scope: { exclude: ['/private/'] } }, {}), 'scope.exclude lost /private/');
+    assert.equal(change({ scope: { mustNotContain: ['x'] } }, {}), 'scope.mustNotContain lost x');
+    assert.equal(
+      change({ scope: { include: ['/a/'] } }, { scope: { include: ['/a/', '/b/'] } }),
+      'scope.include gained /b/',
+    );
+    assert.equal(change({ scope: { include: ['/a/'] } }, {}), 'scope.include emptied');
+    assert.equal(change({ scope: { maxDepth: 2 } }, { scope: { maxDepth: 3 } }), 'scope.maxDepth raised');
+    assert.equal(change({ scope: { maxDepth: 2 } }, {}), 'scope.maxDepth raised');
+    assert.equal(change({ scope: { underStartPath: true } }, {}), 'scope.underStartPath turned off');
+    assert.equal(change({}, { scope: { followOffsite: true } }), 'scope.followOffsite turned on');
+    assert.equal(change({ scope: { followQueryStrings: false } }, {}), 'scope.followQueryStrings turned on');
+    assert.equal(change({ scope: { traps: { maxPathDepth: 5 } } }, {}), 'scope.traps.maxPathDepth raised');
+    assert.equal(change({}, { scope: { keepQueryParams: ['id'] } }), 'scope.keepQueryParams changed');
+    assert.equal(change({ discovery: false }, {}), 'discovery turned on');
+    assert.equal(
+      change({}, { startUrls: [...base.startUrls, 'https://other.example.org/'] }),
+      'start URL https://other.example.org/ added',
+    );
+    assert.equal(change({ limits: { linksPerPage: 10 } }, {}), 'limits.linksPerPage raised');
+    assert.equal(change({}, { extract: { honorRelNofollow: false } }), 'extract.honorRelNofollow turned off');
+    assert.equal(change({}, { domains: { generic: ['com'], additional: [] } }), 'domains changed');
+  });
+
+  it('scope: the opposite changes narrow', () => {
+    assert.equal(change({}, { scope: { exclude: ['/private/'] } }), null);
+    assert.equal(change({}, { scope: { include: ['/a/'] } }), null);
+    assert.equal(change({ scope: { include: ['/a/', '/b/'] } }, { scope: { include: ['/a/'] } }), null);
+    assert.equal(change({}, { scope: { maxDepth: 3 } }), null);
+    assert.equal(change({}, { scope: { underStartPath: true } }), null);
+    assert.equal(change({}, { discovery: false }), null);
+    assert.equal(change({ startUrls: [...base.startUrls, 'https://other.example.org/'] }, {}), null);
+    // With offsite links followed anyway, a new start URL admits no other links.
+    assert.equal(
+      change(
+        { scope: { followOffsite: true } },
+        { scope: { followOffsite: true }, startUrls: [...base.startUrls, 'https://other.example.org/'] },
+      ),
+      null,
+    );
+  });
+
+  it('rules: added rules that ignore, or that are no wider than every old rule, narrow', () => {
+    assert.equal(change({}, { rules: [ignore('/a'), noIndex('/g')] }), null);
+    assert.equal(
+      change({ rules: [noIndex('/g')] }, { rules: [ignore('/a'), noIndex('/g'), ignore('/z')] }),
+      null,
+    );
+    // A kept rule that now follows less.
+    assert.equal(change({ rules: [noIndex('/g')] }, { rules: [rule('/g', 'noIndex', 'noFollow')] }), null);
+    // Dropping an accept rule hands its URLs to narrower ones.
+    assert.equal(change({ rules: [accept('/a'), noIndex('/g')] }, { rules: [noIndex('/g')] }), null);
+  });
+
+  it('rules: dropped ignoring rules, added accept rules, and new rules in front of an ignoring one widen', () => {
+    assert.match(change({ rules: [ignore('/a')] }, {}) ?? '', /rule 0 of the old rules was removed/);
+    assert.match(change({}, { rules: [accept('/a')] }) ?? '', /^rules\.0 admits/);
+    // First match wins: a noIndex rule ahead of an ignoring one takes some of its URLs.
+    assert.match(
+      change({ rules: [ignore('/a')] }, { rules: [noIndex('/a/b'), ignore('/a')] }) ?? '',
+      /^rules\.0 admits/,
+    );
+    assert.match(change({ rules: [noFollow('/a')] }, { rules: [noIndex('/a')] }) ?? '', /^rules\.0 admits/);
+    // The same rules in another order.
+    assert.match(
+      change({ rules: [ignore('/a'), accept('/a/b')] }, { rules: [accept('/a/b'), ignore('/a')] }) ?? '',
+      /admits|removed/,
+    );
+    // The XML form is compared the same way.
+    const xml = '<Rules><Rule><Atom field="path" kind="prefix" value="/a"/><Ignore/></Rule></Rules>';
+    assert.equal(change({ rules: xml }, { rules: xml }), null);
+    assert.match(change({ rules: xml }, {}) ?? '', /removed/);
+  });
+
+  it('a policy too large to store is kept as a digest: any change to it counts as widening', () => {
+    const many = Array.from({ length: 8000 }, (_, i) => `/excluded/path/number/${i}/with/some/length/`);
+    const big = linkPolicy(parseConfig({ ...base, scope: { exclude: many } }));
+    const stored = storedLinkPolicy(big);
+    assert.ok(/^sha256:[0-9a-f]{64}$/.test(stored), `stored as ${stored.length} characters`);
+    assert.equal(wideningReason(stored, big), null);
+    const narrower = linkPolicy(parseConfig({ ...base, scope: { exclude: [...many, '/more/'] } }));
+    assert.equal(wideningReason(stored, narrower), 'the link policy changed');
+  });
+});
