@@ -110,6 +110,10 @@ export interface CrawlDocument {
   source: string | null;
   meta: Record<string, string | string[]>;
   indexedAt: string;
+  /** the page's meta description (Open Graph, Twitter), null when it has none */
+  description?: string | null;
+  /** the declared language (BCP 47), null when none is declared */
+  language?: string | null;
   canonical?: string | null;
   compoundPath?: string[];
 }

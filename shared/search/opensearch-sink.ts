@@ -76,6 +76,8 @@ export const INDEX_BODY = {
       crawl: { type: 'keyword' },
       title: { type: 'text', analyzer: 'english', fields: INTL },
       content: { type: 'text', analyzer: 'english', fields: INTL },
+      description: { type: 'text', analyzer: 'english', fields: INTL },
+      language: { type: 'keyword' },
       contentType: { type: 'keyword' },
       mimeType: { type: 'keyword' },
       charset: { type: 'keyword' },
@@ -151,6 +153,8 @@ function source(doc: CrawlDocument): Record<string, unknown> {
     hash: doc.hash,
     source: doc.source,
     canonical: doc.canonical ?? null,
+    description: doc.description ?? null,
+    language: doc.language ?? null,
     compoundPath: doc.compoundPath,
     lastModified: doc.lastModified,
     indexedAt: doc.indexedAt,
@@ -247,7 +251,9 @@ export async function search(
   limit: number,
 ): Promise<SearchHit[]> {
   // A query in a script without spaces between words is highlighted by its bigrams (東京, not 東 京).
-  const snippetField = CJK.test(query) ? 'content.intl' : 'content';
+  const cjk = CJK.test(query);
+  const snippetField = cjk ? 'content.intl' : 'content';
+  const summaryField = cjk ? 'description.intl' : 'description';
   const body = (highlight: boolean) => ({
     size: limit,
     query: {
@@ -256,7 +262,14 @@ export async function search(
         must: {
           multi_match: {
             query,
-            fields: ['title^2', 'content', 'title.intl^2', 'content.intl'],
+            fields: [
+              'title^2',
+              'description^1.5',
+              'content',
+              'title.intl^2',
+              'description.intl^1.5',
+              'content.intl',
+            ],
             tie_breaker: 0.3,
           },
         },
@@ -264,9 +277,16 @@ export async function search(
       },
     },
     ...(highlight
-      ? { highlight: { fields: { [snippetField]: { fragment_size: 160, number_of_fragments: 1 } } } }
+      ? {
+          highlight: {
+            fields: {
+              [snippetField]: { fragment_size: 160, number_of_fragments: 1 },
+              [summaryField]: { fragment_size: 160, number_of_fragments: 1 },
+            },
+          },
+        }
       : {}),
-    _source: ['url', 'title', 'content'],
+    _source: ['url', 'title', 'content', 'description'],
   });
   // An index made before INDEX_BODY raised the highlight limit refuses to highlight a hit past 1 M
   // characters, failing the whole search: then the snippets are the contents' starts.
@@ -279,12 +299,17 @@ export async function search(
     url: h._source.url,
     title: h._source.title,
     score: h._score,
-    snippet: h.highlight?.[snippetField]?.[0] ?? h._source.content.slice(0, 160),
+    // The text's matching passage, else the description's (a hit on the summary alone), else the
+    // description, else the text's start.
+    snippet:
+      h.highlight?.[snippetField]?.[0] ??
+      h.highlight?.[summaryField]?.[0] ??
+      (h._source.description || h._source.content).slice(0, 160),
   }));
 }
 
 interface RawHit {
   _score: number;
-  _source: { url: string; title: string; content: string };
+  _source: { url: string; title: string; content: string; description?: string | null };
   highlight?: Record<string, string[] | undefined>;
 }

@@ -122,6 +122,9 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
       'ja.html': page('案内', '本社は東京にあります'),
       'kyoto.html': page('支社', '京都の支社は駅の東にあります'),
       'en.html': page('Guide', 'Redirects are followed'),
+      // A word only its meta description has; and its declared language.
+      'summary.html':
+        '<html lang="en-gb"><head><title>Summary</title><meta name="description" content="All about the wombat burrow"></head><body><p>Nothing else here</p></body></html>',
     };
     writeFileSync(
       join(root, 'index.html'),
@@ -144,6 +147,16 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.deepEqual(await paths('cafe', index), ['/intl/fr.html']);
     assert.deepEqual(await paths('redirect', index), ['/intl/en.html'], 'English stems still match');
     const client = searchClient(engine.endpoint);
+    // The description is searched, and is the snippet of a hit on it alone.
+    const [wombat, ...others] = await search(client, index, 'wombat', 10);
+    assert.equal(others.length, 0);
+    assert.equal(new URL(wombat?.url ?? 'http://x/').pathname, '/intl/summary.html');
+    assert.match(wombat?.snippet ?? '', /<em>wombat<\/em> burrow/);
+    const summary = (await client.get({ index, id: docId(wombat?.url ?? '') })).body._source as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual([summary.description, summary.language], ['All about the wombat burrow', 'en-GB']);
     const hits = await search(client, index, '東京', 10);
     assert.equal(new URL(hits[0]?.url ?? 'http://x/').pathname, '/intl/ja.html');
     assert.match(hits[0]?.snippet ?? '', /<em>東京<\/em>/);

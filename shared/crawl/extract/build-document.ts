@@ -80,6 +80,8 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
     source: input.source,
     meta: mergeMeta(input.extraction?.meta ?? {}, input.addMeta),
     indexedAt: input.indexedAt,
+    description: input.extraction?.description ?? null,
+    language: input.extraction ? input.extraction.language : headerLanguage(input.headers),
   };
   if (input.extraction) doc.canonical = input.extraction.canonical;
   if (input.compoundPath !== undefined) doc.compoundPath = input.compoundPath;
@@ -106,4 +108,27 @@ export function applyMapping(doc: CrawlDocument, mapping: Record<string, string>
     value,
   ]);
   return Object.fromEntries([...out, ...lifted]);
+}
+
+/**
+ * A declared language as a BCP 47 tag in its usual case (`en`, `en-US`, `zh-Hant-TW`); null for an
+ * empty or malformed one. A list (`Content-Language: de, en`) gives its first tag.
+ */
+export function languageTag(value: string | null | undefined): string | null {
+  const tag = value?.split(',')[0]?.trim().replace(/_/g, '-') ?? '';
+  if (!/^[a-z]{2,8}(-[a-z0-9]{1,8})*$/i.test(tag) || tag.length > 35) return null;
+  const [primary = '', ...rest] = tag.split('-');
+  const sub = rest.map((p) =>
+    p.length === 2
+      ? p.toUpperCase()
+      : p.length === 4
+        ? p[0]!.toUpperCase() + p.slice(1).toLowerCase()
+        : p.toLowerCase(),
+  );
+  return [primary.toLowerCase(), ...sub].join('-');
+}
+
+/** The language a `Content-Language` header declares (how non-HTML documents say it). */
+export function headerLanguage(headers: Record<string, string> | undefined): string | null {
+  return languageTag(headerValue(headers ?? {}, 'content-language'));
 }

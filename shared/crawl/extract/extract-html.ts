@@ -6,7 +6,7 @@
 import { type Handler, Parser } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
 import { queryEncoder } from '../url/query-encoding.ts';
-import { headerValue } from './build-document.ts';
+import { headerLanguage, headerValue, languageTag } from './build-document.ts';
 
 export interface HtmlExtraction {
   links: string[];
@@ -20,6 +20,10 @@ export interface HtmlExtraction {
   content: string;
   meta: Record<string, string | string[]>;
   rawMeta: Record<string, string[]>;
+  /** the page's summary: `<meta name="description">`, else its Open Graph or Twitter one */
+  description: string | null;
+  /** the declared language: `<html lang>`, else `<meta http-equiv="content-language">`, else the header */
+  language: string | null;
 }
 
 export interface ExtractHtmlInput {
@@ -60,6 +64,8 @@ const LINK_ATTRS = new Map([
 const DROPPED_SCHEMES = new Set(['javascript:', 'mailto:', 'data:', 'tel:', 'vbscript:', 'about:', 'blob:']);
 /** Seed 004: the Dublin Core title, then Open Graph and Twitter titles (keys are lower-cased). */
 const TITLE_META = ['dc.title', 'dcterms.title', 'og:title', 'twitter:title'];
+/** The page's summary, first that has a value (keys are lower-cased). */
+const DESCRIPTION_META = ['description', 'og:description', 'twitter:description', 'dc.description'];
 /** X-Robots-Tag directives with a value after a colon; any other word before a colon names a user agent. */
 const VALUED = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
 
@@ -81,6 +87,9 @@ class Collector implements Partial<Handler> {
   readonly mapped = new Map<string, string[]>();
   base: string | null = null;
   canonical: string | null = null;
+  /** `<html lang>` (or `xml:lang`), then the first `<meta http-equiv="content-language">` */
+  htmlLang: string | null = null;
+  metaLang: string | null = null;
   refresh: { seconds: number; target: string } | null = null;
   /** hrefs left out for rel=nofollow (each href once, and not when the same href is followed elsewhere) */
   readonly nofollowHrefs = new Set<string>();
@@ -145,6 +154,7 @@ class Collector implements Partial<Handler> {
       }
       for (const attr of attrs) this.addHref(a[attr]);
     } else if (name === 'meta') this.addMeta(a);
+    else if (name === 'html' && this.htmlLang === null) this.htmlLang = a.lang ?? a['xml:lang'] ?? null;
     else if (name === 'base' && this.base === null) this.base = a.href ?? null;
     else if (name === 'link' && this.canonical === null && a.href && hasToken(a.rel, 'canonical')) {
       this.canonical = a.href;
@@ -170,6 +180,7 @@ class Collector implements Partial<Handler> {
       if (target && !this.refresh) this.refresh = { seconds: Number.parseFloat(a.content), target };
     }
     const value = a.content.trim();
+    if (a['http-equiv']?.trim().toLowerCase() === 'content-language') this.metaLang ??= value;
     const name = a.name?.trim().toLowerCase();
     const property = a.property?.trim().toLowerCase();
     if (name === 'robots' || (name !== undefined && name === this.agent))
@@ -387,5 +398,15 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
     content: collapse(c.text.join('')),
     meta: toMetaRecord(c.mapped),
     rawMeta: Object.fromEntries(c.rawMeta),
+    description: firstMeta(c.rawMeta, DESCRIPTION_META),
+    language: languageTag(c.htmlLang) ?? languageTag(c.metaLang) ?? headerLanguage(input.headers),
   };
+}
+
+function firstMeta(rawMeta: Map<string, string[]>, keys: string[]): string | null {
+  for (const key of keys) {
+    const value = rawMeta.get(key)?.find((v) => v.trim() !== '');
+    if (value !== undefined) return collapse(value);
+  }
+  return null;
 }

@@ -398,6 +398,8 @@ function documentOutcome(
   // Seed 003: content attached, so the delta hash is a digest; of what the index receives, so a
   // changed title, metadata or rule action is a change and markup churn is not.
   const indexed = [doc.title, doc.content, doc.meta, doc.canonical ?? null, doc.source, doc.mimeType];
+  // The fields added later count only when present: documents without them keep their hashes.
+  if (doc.description || doc.language) indexed.push(doc.description ?? null, doc.language ?? null);
   doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
   const keep = ctx.config.scope;
   const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
@@ -430,6 +432,7 @@ function boundFields(
   };
   for (const [name, value] of Object.entries(doc.meta))
     doc.meta[name] = Array.isArray(value) ? value.map(bound) : bound(value);
+  if (doc.description) doc.description = bound(doc.description);
   if (values > 0)
     cut.push({
       limit: 'limit-meta-value',

@@ -17,6 +17,8 @@ const extraction: HtmlExtraction = {
   content: 'Hello world',
   meta: { category: 'News', tags: ['x', 'y'] },
   rawMeta: { category: ['News'] },
+  description: 'A page about A',
+  language: 'en-GB',
 };
 
 function input(more: Partial<BuildDocumentInput> = {}): BuildDocumentInput {
@@ -53,8 +55,22 @@ describe('buildDocument', () => {
       source: 'docs',
       meta: { category: 'News', tags: ['x', 'y'] },
       indexedAt: '2026-01-02T03:04:05.000Z',
+      description: 'A page about A',
+      language: 'en-GB',
       canonical: 'https://example.com/a',
     });
+  });
+  it('a document without an extraction takes its language from Content-Language', () => {
+    const pdf = buildDocument(
+      input({
+        extraction: null,
+        text: 'x',
+        headers: { 'Content-Type': 'application/pdf', 'Content-Language': 'de-de, en' },
+      }),
+    );
+    assert.equal(pdf.language, 'de-DE');
+    assert.equal(pdf.description, null);
+    assert.equal(buildDocument(input({ extraction: null, text: 'x', headers: {} })).language, null);
   });
   it('addMeta values accumulate into arrays (seed 004)', () => {
     const addMeta = [

@@ -325,6 +325,38 @@ describe('extractHtml metadata (seed 004 metadata mapping)', () => {
   });
 });
 
+describe('extractHtml description and language', () => {
+  it('description: the meta description, else Open Graph, Twitter, Dublin Core; whitespace collapsed', () => {
+    const og = '<meta property="og:description" content="OG  summary">';
+    assert.equal(
+      extract(`<meta name="Description" content=" The\n summary "> ${og}`).description,
+      'The summary',
+    );
+    assert.equal(extract(`<meta name="description" content="  "> ${og}`).description, 'OG summary');
+    assert.equal(extract('<meta name="twitter:description" content="T">').description, 'T');
+    assert.equal(extract('<p>no summary</p>').description, null);
+  });
+  it('language: <html lang>, else meta content-language, else the header; as a BCP 47 tag in its usual case', () => {
+    assert.equal(extract('<html lang="EN-us"><body>x</body></html>').language, 'en-US');
+    assert.equal(extract('<html xml:lang="zh-hant-tw"><body>x</body></html>').language, 'zh-Hant-TW');
+    const meta = '<meta http-equiv="Content-Language" content="fr-CA, en">';
+    assert.equal(extract(`<html><head>${meta}</head></html>`).language, 'fr-CA');
+    assert.equal(extract('<p>x</p>', { headers: { 'content-language': 'de' } }).language, 'de');
+    // The page's own declaration wins over the header's.
+    assert.equal(
+      extract('<html lang="it"><p>x</p>', { headers: { 'content-language': 'de' } }).language,
+      'it',
+    );
+    // Malformed or empty: none, and the next source is asked.
+    assert.equal(
+      extract('<html lang="not a language"><p>x</p>', { headers: { 'content-language': 'nl' } }).language,
+      'nl',
+    );
+    assert.equal(extract('<html lang=""><p>x</p>').language, null);
+    assert.equal(extract(`<html lang="${'a'.repeat(100)}"><p>x</p>`).language, null);
+  });
+});
+
 describe('extractHtml canonical', () => {
   const cases: [string, string, string | null][] = [
     ['relative, resolved absolute', '<link rel="canonical" href="/c?x=1">', 'https://www.example.com/c?x=1'],

@@ -281,11 +281,13 @@ const ROWS: Row[] = [
       extract: { metadataMapping: { description: 'description', author: 'author' } },
     },
     states: ['indexed'],
-    note: /title of 50 characters cut at limits\.titleChars \(20\); 1 metadata values cut/,
+    // The description field is one of the metadata values cut.
+    note: /title of 50 characters cut at limits\.titleChars \(20\); 2 metadata values cut/,
     rejected: { 'limit-title': 1, 'limit-meta-value': 1 },
     check: ([o]) => {
       assert.equal(o?.doc?.title, 'T'.repeat(20));
       assert.deepEqual(o?.doc?.meta, { description: 'd'.repeat(10), author: 'ok' });
+      assert.equal(o?.doc?.description, 'd'.repeat(10));
     },
   },
   {
