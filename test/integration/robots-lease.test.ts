@@ -8,12 +8,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openSession } from '../../cli/session.ts';
+import { crawl, openSession, refresh, urlStates } from '../../cli/session.ts';
 import type { HostTable } from '../../shared/aws/host-table.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { parseRobotsTxt, robotsUrlFor } from '../../shared/crawl/robots/robots.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { createRobotsCache } from '../../shared/stages/politeness/robots-cache.ts';
+import { collect } from '../helpers/collect.ts';
+import { linkPage } from '../helpers/crawl-env.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -23,7 +25,14 @@ describe('robots.txt lease', () => {
   before(async () => {
     emu = await startTestEmulator();
     site = await startSiteServer({
-      routes: { '/robots.txt': { body: 'User-agent: *\nDisallow: /site/\n' } },
+      routes: {
+        '/robots.txt': {
+          body: 'User-agent: trawl\nDisallow: /c.html\n\nUser-agent: *\nDisallow: /site/\nDisallow: /b.html\n',
+        },
+        '/': { body: linkPage('Home', ['/b.html', '/c.html']) },
+        '/b.html': { body: linkPage('B') },
+        '/c.html': { body: linkPage('C') },
+      },
     });
   });
   after(async () => {
@@ -58,7 +67,8 @@ describe('robots.txt lease', () => {
       },
     };
     // The holder's answer arrives a second later (here: stored by the test, as a live holder would).
-    const stored = JSON.stringify(parseRobotsTxt('User-agent: *\nDisallow: /held/\n'));
+    const held = parseRobotsTxt('User-agent: *\nDisallow: /held/\n');
+    const stored = JSON.stringify({ ...held, agent: 'trawl' });
     const storing = new Promise<void>((done) =>
       setTimeout(() => hosts.putRobots(robotsUrl, stored, Date.now() + 60_000).then(done), 1_000),
     );
@@ -66,7 +76,47 @@ describe('robots.txt lease', () => {
     await storing;
 
     assert.equal(failed, 3, 'three looks failed while waiting');
-    assert.deepEqual(robots, JSON.parse(stored), "the lease holder's answer, not a fetch of our own");
+    assert.deepEqual(robots, held, "the lease holder's answer, not a fetch of our own");
     assert.equal(site.requests.filter((r) => r.path === '/robots.txt').length, 0, 'robots.txt not fetched');
+  });
+
+  it('a copy stored for another user agent is not used: fetch.userAgent changed reads robots.txt again, and its groups apply', async () => {
+    const input = {
+      name: uniqueCrawlName('robots-agent'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1h' },
+    };
+    const t0 = Date.now();
+    const first = await openSession(parseConfig(input));
+    await crawl(first);
+    const stateOf = async (s: Awaited<ReturnType<typeof openSession>>) =>
+      Object.fromEntries(
+        (await collect(urlStates(s))).map((u) => [
+          new URL(u.url as string).pathname,
+          [u.state, u.note ?? null],
+        ]),
+      );
+    assert.deepEqual(await stateOf(first), {
+      '/': ['indexed', null],
+      '/b.html': ['indexed', null],
+      '/c.html': ['ignored', 'robots.txt'],
+    });
+    // Another agent, within robots.txt's 24 hours: the `*` group is its own, so b is out and c in.
+    const mark = site.requests.length;
+    const renamed = parseConfig({ ...input, fetch: { ...input.fetch, userAgent: 'mybot/2.0' } });
+    const later = await openSession(renamed, { now: new Date(t0 + 2.5 * 3_600_000) });
+    await refresh(later);
+    const served = site.requests.slice(mark);
+    assert.equal(served.filter((r) => r.path === '/robots.txt').length, 1, 'robots.txt read again, once');
+    assert.ok(
+      served.every((r) => r.path !== '/b.html'),
+      'b.html not requested by mybot',
+    );
+    assert.deepEqual(await stateOf(later), {
+      '/': ['indexed', null],
+      '/b.html': ['ignored', 'robots.txt'],
+      '/c.html': ['indexed', null],
+    });
   });
 });

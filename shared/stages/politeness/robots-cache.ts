@@ -66,6 +66,15 @@ export function createRobotsCache(
   } = {},
 ): RobotsCache {
   const limit = opts.limit ?? (<T>(request: () => Promise<T>) => request());
+  // The groups kept are this agent's: a copy stored for another (fetch.userAgent changed) is not ours.
+  const agent = userAgentToken(config.fetch.userAgent);
+  const ours = (stored: string | null): CachedRobots | null => {
+    if (stored === null) return null;
+    const { agent: storedFor, ...robots } = JSON.parse(stored) as CachedRobots & { agent?: string };
+    return storedFor === agent ? robots : null;
+  };
+  const store = (robotsUrl: string, robots: RobotsTxt, expiresAt: number) =>
+    hosts.putRobots(robotsUrl, JSON.stringify({ ...robots, agent }), expiresAt);
   const memory = new Map<string, { robots: RobotsTxt; expiresAt: number }>();
   const inflight = new Map<string, Promise<RobotsTxt>>();
 
@@ -74,36 +83,33 @@ export function createRobotsCache(
    * is only "not yet": the holder may be a crashed invocation whose lease runs out, and one lost
    * read among a hundred must not fail the worker that waits for it.
    */
-  async function awaitOther(robotsUrl: string): Promise<string | null> {
+  async function awaitOther(robotsUrl: string): Promise<CachedRobots | null> {
     for (let waited = 0; waited < LEASE_WAIT_MS; waited += LEASE_POLL_MS) {
       await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
-      const stored = await hosts.getRobots(robotsUrl, now()).catch(() => null);
+      const stored = ours(await hosts.getRobots(robotsUrl, now()).catch(() => null));
       if (stored) return stored;
     }
     return null;
   }
 
   async function load(robotsUrl: string): Promise<RobotsTxt> {
-    let stored = await hosts.getRobots(robotsUrl, now());
+    let stored = ours(await hosts.getRobots(robotsUrl, now()));
     // One worker fetches a host's robots.txt; the others wait for its answer in the hosts table.
     if (!stored && !(await hosts.lease(`robots#${robotsUrl}`, now(), LEASE_MS)))
       stored = await awaitOther(robotsUrl);
-    if (stored) {
-      const robots = JSON.parse(stored) as CachedRobots;
-      return remember(robotsUrl, robots, robots.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
-    }
+    if (stored)
+      return remember(robotsUrl, stored, stored.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
     if (res.kind === 'error' && NO_SERVER.has(res.code)) {
       // Stored too (briefly), so workers waiting on the lease get their answer.
-      await hosts.putRobots(robotsUrl, JSON.stringify(ALLOW_ALL), now() + ROBOTS_ERROR_TTL_MS);
+      await store(robotsUrl, ALLOW_ALL, now() + ROBOTS_ERROR_TTL_MS);
       return remember(robotsUrl, ALLOW_ALL, ROBOTS_ERROR_TTL_MS);
     }
     let robots: RobotsTxt;
     let ttl = ROBOTS_TTL_MS;
     // Only the groups that apply to our agent are kept: same answers, a much smaller item.
-    if (res.kind === 'ok')
-      robots = robotsForAgent(parseRobotsTxt(res.body, robotsUrl), userAgentToken(config.fetch.userAgent));
+    if (res.kind === 'ok') robots = robotsForAgent(parseRobotsTxt(res.body, robotsUrl), agent);
     else if (res.kind === 'error' && res.status && robotsForStatus(res.status) === 'allow-all')
       robots = ALLOW_ALL;
     else if (res.kind === 'redirect' || res.kind === 'skipped' || res.kind === 'not-modified')
@@ -115,8 +121,7 @@ export function createRobotsCache(
       ttl = ROBOTS_ERROR_TTL_MS;
     }
     await holdForCrawlDelay(new URL(robotsUrl).host, booked, robots);
-    const json = JSON.stringify(robots);
-    if (json.length <= MAX_STORED_CHARS) await hosts.putRobots(robotsUrl, json, now() + ttl);
+    if (JSON.stringify(robots).length <= MAX_STORED_CHARS) await store(robotsUrl, robots, now() + ttl);
     return remember(robotsUrl, robots, ttl);
   }
 
@@ -141,7 +146,7 @@ export function createRobotsCache(
    */
   async function holdForCrawlDelay(host: string, booked: Booked, robots: RobotsTxt): Promise<void> {
     const asked = Math.min(
-      crawlDelayMs(robots, userAgentToken(config.fetch.userAgent)) ?? 0,
+      crawlDelayMs(robots, agent) ?? 0,
       config.limits.crawlDelayMs,
     );
     const last = booked.get(host); // the host's last robots.txt request (a redirect may make two)
