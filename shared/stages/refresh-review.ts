@@ -28,17 +28,27 @@ import { createHash } from 'node:crypto';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
 import type { CrawlConfig } from '../config.ts';
 import type { UrlDecider } from '../crawl/rules/decide.ts';
-import { linkPolicy, storedLinkPolicy, wideningReason } from '../crawl/rules/link-policy.ts';
+import {
+  documentChange,
+  identityChanged,
+  linkPolicy,
+  storedDocumentPolicy,
+  storedLinkPolicy,
+  wideningReason,
+} from '../crawl/rules/link-policy.ts';
 import { type PlanContext, planContext } from '../crawl/state/index-plan.ts';
 import { refreshBucket, refreshCycleMs } from '../crawl/state/scheduling.ts';
 import { isNewerLine, keepNewest } from '../crawl/state/url-state.ts';
 import { KEYS, PREFIXES } from '../layout.ts';
 import type { UrlItem } from '../types.ts';
+import { wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 
 const POLICY_KEY = 'refresh-policy';
 /** The link policy (link-policy.ts) the crawl's pages were last read under. */
 const LINKS_KEY = 'link-policy';
+/** The document policy (link-policy.ts) the crawl's documents were made under. */
+const DOCS_KEY = 'document-policy';
 
 /** The fingerprint of what decides a URL's scope and refresh time in `config`. */
 export function refreshPolicy(config: CrawlConfig): string {
@@ -54,6 +64,7 @@ export function refreshPolicy(config: CrawlConfig): string {
     adaptive: refresh.adaptive,
     discovery,
     reading: linkPolicy(config).reading,
+    documents: storedDocumentPolicy(config),
   };
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
@@ -64,6 +75,8 @@ export async function recordRefreshPolicy(deps: StageDeps, config: CrawlConfig):
     await deps.hosts.swapValue(POLICY_KEY, null, refreshPolicy(config));
   if ((await deps.hosts.getValue(LINKS_KEY)) === null)
     await deps.hosts.swapValue(LINKS_KEY, null, storedLinkPolicy(linkPolicy(config)));
+  if ((await deps.hosts.getValue(DOCS_KEY)) === null)
+    await deps.hosts.swapValue(DOCS_KEY, null, storedDocumentPolicy(config));
 }
 
 /** The policy the cycles have reviewed the lines under; none recorded counts as another one. */
@@ -74,17 +87,35 @@ export async function policyChanged(deps: StageDeps, config: CrawlConfig): Promi
 /** Stores the current policy once a cycle has acted on its review. */
 export async function storeRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
   await deps.hosts.putValue(LINKS_KEY, storedLinkPolicy(linkPolicy(config)));
+  await deps.hosts.putValue(DOCS_KEY, storedDocumentPolicy(config));
   await deps.hosts.putValue(POLICY_KEY, refreshPolicy(config));
 }
 
+/** What a changed policy asks of the pages besides their scope and times. */
+export interface PolicyChanges {
+  /** why every followed page's links are read again (link-policy.ts wideningReason), or null */
+  widened: string | null;
+  /** why every document is made again from a whole fetch (documentChange), or null */
+  redocument: string | null;
+  /** the URL identity changed: a URL the config no longer normalizes to itself is gone */
+  renormalized: boolean;
+}
+
+export const NO_CHANGES: PolicyChanges = { widened: null, redocument: null, renormalized: false };
+
 /**
- * Why the config can now admit links the crawl's pages gave before and it turned down (their
- * links must be read again), or null. A crawl that recorded no link policy (one started by a
- * Trawl before it did) is not read again: nothing says what it turned down.
+ * How the current config differs from the policies the crawl's pages were read under. A crawl
+ * that recorded none (started by a Trawl before it did) reads nothing again: nothing says what
+ * changed.
  */
-export async function linksWidened(deps: StageDeps, config: CrawlConfig): Promise<string | null> {
-  const stored = await deps.hosts.getValue(LINKS_KEY);
-  return stored === null ? null : wideningReason(stored, linkPolicy(config));
+export async function policyChanges(deps: StageDeps, config: CrawlConfig): Promise<PolicyChanges> {
+  const [links, docs] = await Promise.all([deps.hosts.getValue(LINKS_KEY), deps.hosts.getValue(DOCS_KEY)]);
+  const now = linkPolicy(config);
+  return {
+    widened: links === null ? null : wideningReason(links, now),
+    redocument: docs === null ? null : documentChange(docs, config),
+    renormalized: links !== null && identityChanged(links, now),
+  };
 }
 
 /** The states of pages whose links were read (or would have been, had a rule said follow). */
@@ -116,8 +147,8 @@ export interface ReviewContext {
   plan: PlanContext;
   /** how often the refresh cycle runs under the current config */
   cycleMs: number;
-  /** why every followed page's links are read again (linksWidened), or null */
-  widened: string | null;
+  /** what the changed policy asks of the pages besides scope and times */
+  changes: PolicyChanges;
 }
 
 /** The context a review judges lines in, compiled once. */
@@ -127,7 +158,7 @@ export function reviewContext(
   starts: Set<string>,
   now: number,
   untilMs: number,
-  widened: string | null = null,
+  changes: PolicyChanges = NO_CHANGES,
 ): ReviewContext {
   return {
     decider,
@@ -136,7 +167,7 @@ export function reviewContext(
     untilMs,
     plan: planContext(config, new Map(), now),
     cycleMs: refreshCycleMs(config),
-    widened,
+    changes,
   };
 }
 
@@ -151,8 +182,14 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   const isStart = ctx.starts.has(line.url) || line.kind === 'sitemap';
   const d = ctx.decider.decide(line.url, { depth: line.depth ?? 0, isStart });
   if (!d.accepted || (line.docBulk && !d.index)) return { due: now };
-  // A widened scope: the page's links are read again now (the cycle fetches it whole).
-  if (ctx.widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
+  const { widened, redocument, renormalized } = ctx.changes;
+  // URLs in a form the config no longer gives are gone; pages the cycle fetches whole: their
+  // links, when the scope widened; their documents, when what makes them changed.
+  if (renormalized && d.normalized !== line.url) return { due: now };
+  if (widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
+  if (redocument && (line.docBulk || wasArchive(line))) return { due: now };
+  // A page fetched for its links only that the config now indexes (a rule's noIndex dropped).
+  if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');
   if (Number.isNaN(fetched)) return null;
   const { plan } = ctx;

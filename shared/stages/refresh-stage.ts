@@ -23,9 +23,10 @@ import { elementsOfGone, putElementList, wasArchive } from './compound-elements.
 import type { StageDeps } from './deps.ts';
 import { bump } from './logger.ts';
 import {
-  linksWidened,
+  NO_CHANGES,
   type PolicyReview,
   policyChanged,
+  policyChanges,
   reviewContext,
   reviewLines,
   storeRefreshPolicy,
@@ -63,21 +64,28 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore, review, widened } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review, changes } = await findDue(deps);
   const early = new Set(review?.due.map((r) => r.url));
   return due.map((item) => {
     const isStart = starts.has(item.url) || item.kind === 'sitemap';
     const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
     const action = item.docBulk ? 'delete' : 'forget';
     if (!d.accepted) return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
+    const renamed = renormalizedReason(item, d.normalized, changes.renormalized);
+    if (renamed) return { url: item.url, action, reason: renamed };
     const orphan = orphanReason(item, isStart, orphanBefore);
     if (orphan) return { url: item.url, action, reason: orphan };
     // The cycle deletes the document and fetches the page again (its links, its next state).
     if (item.docBulk && !d.index)
       return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason} (then fetched again)` };
     const since = `due since ${item.nextRefreshAt ?? '?'}`;
-    const why =
-      widened && d.follow ? `refresh policy changed: ${widened}; links read again` : 'refresh policy changed';
+    const whys = [
+      ...(changes.widened && d.follow ? [`${changes.widened}; links read again`] : []),
+      ...(changes.redocument && (item.docBulk || wasArchive(item))
+        ? [`${changes.redocument}; document made again`]
+        : []),
+    ];
+    const why = whys.length > 0 ? `refresh policy changed: ${whys.join('; ')}` : 'refresh policy changed';
     return {
       url: item.url,
       action: 'refresh',
@@ -105,17 +113,21 @@ async function findDue(deps: StageDeps) {
   // A changed scope or refresh time reaches the pages due later now (refresh-review.ts).
   // A widened one has every followed page fetched whole, for the links it now admits.
   let review: PolicyReview | null = null;
-  let widened: string | null = null;
+  let changes = NO_CHANGES;
   if (from <= until && (await policyChanged(deps, config))) {
-    widened = await linksWidened(deps, config);
-    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now, widened), dueStates);
+    changes = await policyChanges(deps, config);
+    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now, changes), dueStates);
     const inWindow = new Set(due.map((d) => d.url));
     due.push(...review.due.filter((r) => !inWindow.has(r.url)));
   }
   const grace = orphanGraceMs(config);
   const orphanBefore = grace === null ? null : new Date(now - grace).toISOString();
-  const linksBefore = widened ? until : grace === null ? null : new Date(now - grace / 4).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review, widened };
+  const linksBefore = changes.widened
+    ? until
+    : grace === null
+      ? null
+      : new Date(now - grace / 4).toISOString();
+  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review, changes };
 }
 
 /**
@@ -133,12 +145,21 @@ function windowStart(cursor: string | null, now: number): string {
 
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
-  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review } =
-    await findDue(deps);
+  const found = await findDue(deps);
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review } = found;
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
   const deferred: (() => Promise<unknown>)[] = [];
-  const out = { changes, docRemoved, deferred, at: until, orphanBefore, linksBefore };
+  const out: RefreshOutput = {
+    changes,
+    docRemoved,
+    deferred,
+    at: until,
+    orphanBefore,
+    linksBefore,
+    wholeDocs: found.changes.redocument !== null,
+    renormalized: found.changes.renormalized,
+  };
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
     refreshOne(deps, decider, item, starts, out),
   );
@@ -205,6 +226,16 @@ interface RefreshOutput {
   orphanBefore: string | null;
   /** now − a quarter of the grace: a page whose links were read before then is fetched whole */
   linksBefore: string | null;
+  /** the document policy changed: documents are made again from whole fetches */
+  wholeDocs: boolean;
+  /** the URL identity changed (policyChanges) */
+  renormalized: boolean;
+}
+
+/** A URL the config no longer normalizes to itself, after a change of identity: gone. */
+function renormalizedReason(item: UrlItem, normalized: string | null, renormalized: boolean): string | null {
+  if (!renormalized || normalized === item.url || item.kind === 'sitemap') return null;
+  return `out-of-scope: the URL is now ${normalized ?? 'malformed'}`;
 }
 
 async function refreshOne(
@@ -221,7 +252,10 @@ async function refreshOne(
   const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
   // Seed 004: a document whose link no longer applies after a config change is removed, and so
   // is one that no page links to and no sitemap lists any more (its "removed pages").
-  const gone = d.accepted ? orphanReason(item, isStart, out.orphanBefore) : `out-of-scope: ${d.reason}`;
+  const gone = d.accepted
+    ? (renormalizedReason(item, d.normalized, out.renormalized) ??
+      orphanReason(item, isStart, out.orphanBefore))
+    : `out-of-scope: ${d.reason}`;
   if (gone) {
     out.deferred.push(() => deps.urls.forget(item.url));
     if (item.docBulk)
@@ -276,7 +310,9 @@ async function refreshOne(
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.
     // With orphans on, a page whose links are followed and were last read a quarter of the grace
     // ago is fetched whole (a 304 names no links); in between, conditional GETs as usual.
-    ...(hasDoc && !(out.linksBefore && d.follow && (item.linksReadAt ?? '') < out.linksBefore)
+    ...(hasDoc &&
+    !out.wholeDocs &&
+    !(out.linksBefore && d.follow && (item.linksReadAt ?? '') < out.linksBefore)
       ? { conditional: { lastModified, etag: item.etag ?? undefined } }
       : {}),
     prev,

@@ -88,6 +88,8 @@ describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)
       depth: 1,
       source: null,
       meta: {},
+      description: null,
+      language: null,
       compoundPath: path,
     });
     const pdf = (url: string, title: string, content: string, size: number) => ({

@@ -16,6 +16,9 @@ import { uniqueCrawlName } from '../helpers/emulator.ts';
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const STAMP = 'Wed, 01 Jan 2025 00:00:00 GMT';
+/** A link page with a footer (left out of the content by default). */
+const footed = (title: string, links: string[] = []) =>
+  linkPage(title, links).replace('</body>', '<footer>footer words</footer></body>');
 
 describe('a changed refresh policy reaches pages due later (refresh-review.ts)', () => {
   const env = useEmulatorAndSite({
@@ -30,6 +33,11 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       '/w/a': { body: linkPage('WA', ['/w/private/x', '/w/b']), headers: { 'Last-Modified': STAMP } },
       '/w/b': { body: linkPage('WB'), headers: { 'Last-Modified': STAMP } },
       '/w/private/x': { body: linkPage('X'), headers: { 'Last-Modified': STAMP } },
+      '/x/': { body: footed('XR', ['/x/a', '/x/b']), headers: { 'Last-Modified': STAMP } },
+      '/x/a': { body: footed('XA'), headers: { 'Last-Modified': STAMP } },
+      '/x/b': { body: footed('XB'), headers: { 'Last-Modified': STAMP } },
+      '/q/': { body: linkPage('Q', ['/q/item?id=1&sort=a']), headers: { 'Last-Modified': STAMP } },
+      '/q/item': { body: linkPage('Item'), headers: { 'Last-Modified': STAMP } },
     },
   });
 
@@ -196,5 +204,74 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const refreshed = env.site.requests.slice(mark3).filter((r) => r.path !== '/robots.txt');
     assert.deepEqual(refreshed.map((r) => r.path).sort(), ['/w/', '/w/a', '/w/private/x']);
     for (const r of refreshed) assert.equal(r.headers['if-modified-since'], STAMP, `${r.path} conditional`);
+  });
+
+  /** The documents of `session` by path: their content. */
+  const contents = async (session: Awaited<ReturnType<typeof openSession>>) =>
+    Object.fromEntries(
+      (await collect(documents(session))).map((d) => [new URL(d.url as string).pathname, d.content]),
+    );
+
+  it('a changed extraction makes every document again from a whole fetch; a page a dropped noIndex rule kept out is indexed', async () => {
+    const name = uniqueCrawlName('redoc');
+    const t0 = Date.now();
+    const base: CrawlConfigInput = {
+      name,
+      startUrls: [`${env.site.url}/x/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '10d' },
+    };
+    await crawl(
+      await openSession(parseConfig({ ...base, rules: [{ match: { path: '/x/b' }, actions: ['noIndex'] }] })),
+    );
+    const changed = parseConfig({ ...base, extract: { removeElements: ['header'] } });
+    const session = await openSession(changed, { now: new Date(t0 + HOUR) });
+    assert.deepEqual(await contents(session), { '/x/': 'XR text /x/a/x/b', '/x/a': 'XA text' });
+    const plan = await planRefresh(session);
+    assert.deepEqual(plan.map((p) => new URL(p.url).pathname).sort(), ['/x/', '/x/a', '/x/b']);
+    for (const p of plan.filter((p) => !p.url.endsWith('/x/b')))
+      assert.match(
+        p.reason,
+        /\(refresh policy changed: extract\.removeElements changed; document made again\)$/,
+      );
+    const mark = env.site.requests.length;
+    await refresh(session);
+    const served = env.site.requests.slice(mark).filter((r) => r.path !== '/robots.txt');
+    assert.deepEqual(served.map((r) => r.path).sort(), ['/x/', '/x/a', '/x/b']);
+    for (const r of served)
+      assert.equal(r.headers['if-modified-since'], undefined, `${r.path} fetched whole`);
+    assert.deepEqual(await contents(session), {
+      '/x/': 'XR text /x/a/x/b footer words',
+      '/x/a': 'XA text footer words',
+      '/x/b': 'XB text footer words',
+    });
+  });
+
+  it('a changed URL identity (keepQueryParams) deletes the URLs in their old form and crawls the new one', async () => {
+    const name = uniqueCrawlName('renorm');
+    const t0 = Date.now();
+    const base: CrawlConfigInput = {
+      name,
+      startUrls: [`${env.site.url}/q/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '10d' },
+    };
+    await crawl(await openSession(parseConfig(base)));
+    const session = await openSession(parseConfig({ ...base, scope: { keepQueryParams: ['id'] } }), {
+      now: new Date(t0 + HOUR),
+    });
+    const url = (d: Record<string, unknown> | { url: string }) => String(d.url).slice(env.site.url.length);
+    assert.deepEqual((await collect(documents(session))).map(url).sort(), ['/q/', '/q/item?id=1&sort=a']);
+    const plan = await planRefresh(session);
+    assert.deepEqual(plan.map((p) => [url(p), p.action]).sort(), [
+      ['/q/', 'refresh'],
+      ['/q/item?id=1&sort=a', 'delete'],
+    ]);
+    assert.equal(
+      plan.find((p) => p.action === 'delete')?.reason,
+      `out-of-scope: the URL is now ${env.site.url}/q/item?id=1`,
+    );
+    await refresh(session);
+    assert.deepEqual((await collect(documents(session))).map(url).sort(), ['/q/', '/q/item?id=1']);
   });
 });

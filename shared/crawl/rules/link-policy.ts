@@ -204,3 +204,85 @@ function rulesWidening(before: RuleEffect[], now: RuleEffect[]): string | null {
   const dropped = before.slice(next).findIndex((r) => !dropSafe(r));
   return dropped === -1 ? null : `rule ${next + dropped} of the old rules was removed`;
 }
+
+/**
+ * What decides a fetched page's document beyond its bytes: extraction, the limits that cut it,
+ * what the rules add to it, the media types skipped, duplicate folding. A 304 keeps the document
+ * as it was made, so after a change to any of these the documents are made again from a whole
+ * fetch (the pages' own changes are what conditional requests are for).
+ */
+export function documentPolicy(config: CrawlConfig): Record<string, unknown> {
+  const { honorRelNofollow: _links, ...extract } = config.extract;
+  const l = config.limits;
+  const written: unknown = typeof config.rules === 'string' ? parseXmlRules(config.rules) : config.rules;
+  const list = Array.isArray(written) ? (written as { match?: unknown }[]) : [];
+  // What a rule adds to the documents it matches (first match wins: the order counts).
+  const compiled = compileRules(config.rules, config.limits.ruleCount);
+  const adds = compiled.some((r) => r.actions.source !== null || r.actions.addMeta.length > 0);
+  return {
+    extract,
+    limits: [
+      l.titleChars,
+      l.metaValueChars,
+      l.pdfPages,
+      l.pdfBytes,
+      l.pdfTimeMs,
+      l.archiveEntries,
+      l.archiveBytes,
+      l.archiveDepth,
+    ],
+    maxBytes: config.fetch.maxBytes,
+    ignoredMimeTypes: config.scope.ignoredMimeTypes,
+    foldDuplicates: config.index.foldDuplicates,
+    rules: adds
+      ? compiled.map((r, i) => [JSON.stringify(list[i]?.match ?? null), r.actions.source, r.actions.addMeta])
+      : [],
+  };
+}
+
+/** The document policy as stored (its JSON, or a digest of a very large one). */
+export function storedDocumentPolicy(config: CrawlConfig): string {
+  const json = JSON.stringify(documentPolicy(config));
+  if (json.length <= MAX_STORED_CHARS) return json;
+  return DIGEST_PREFIX + createHash('sha256').update(json).digest('hex');
+}
+
+/** Which part of the document policy changed since `stored`, or null. */
+export function documentChange(stored: string, config: CrawlConfig): string | null {
+  const now = storedDocumentPolicy(config);
+  if (stored === now) return null;
+  if (stored.startsWith(DIGEST_PREFIX) || now.startsWith(DIGEST_PREFIX)) return 'the document policy changed';
+  const before = JSON.parse(stored) as Record<string, unknown>;
+  const after = documentPolicy(config);
+  const names: Record<string, string> = {
+    maxBytes: 'fetch.maxBytes',
+    ignoredMimeTypes: 'scope.ignoredMimeTypes',
+    limits: 'limits (titleChars, metaValueChars, pdf…, archive…)',
+  };
+  for (const key of Object.keys(after)) {
+    if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
+    if (key === 'extract') {
+      const a = (before.extract ?? {}) as Record<string, unknown>;
+      const b = after.extract as Record<string, unknown>;
+      const field = Object.keys(b).find((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+      return `extract.${field ?? 'settings'} changed`;
+    }
+    if (key === 'rules') return 'what the rules add to documents (source, addMeta) changed';
+    if (key === 'foldDuplicates') return 'index.foldDuplicates changed';
+    return `${names[key] ?? key} changed`;
+  }
+  return 'the document policy changed';
+}
+
+/** The URL identity changed (query parameters kept, session ids): URLs stored in the old form are gone. */
+export function identityChanged(stored: string, now: LinkPolicy): boolean {
+  if (stored.startsWith(DIGEST_PREFIX)) return false;
+  try {
+    const before = JSON.parse(stored) as LinkPolicy;
+    return (['keepQueryParams', 'stripSessionIds'] as const).some(
+      (k) => JSON.stringify(before.scope[k]) !== JSON.stringify(now.scope[k]),
+    );
+  } catch {
+    return false;
+  }
+}

@@ -97,8 +97,7 @@ export function createRobotsCache(
     // One worker fetches a host's robots.txt; the others wait for its answer in the hosts table.
     if (!stored && !(await hosts.lease(`robots#${robotsUrl}`, now(), LEASE_MS)))
       stored = await awaitOther(robotsUrl);
-    if (stored)
-      return remember(robotsUrl, stored, stored.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
+    if (stored) return remember(robotsUrl, stored, stored.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
     if (res.kind === 'error' && NO_SERVER.has(res.code)) {
@@ -145,10 +144,7 @@ export function createRobotsCache(
    * leaves the host to its bookings.
    */
   async function holdForCrawlDelay(host: string, booked: Booked, robots: RobotsTxt): Promise<void> {
-    const asked = Math.min(
-      crawlDelayMs(robots, agent) ?? 0,
-      config.limits.crawlDelayMs,
-    );
+    const asked = Math.min(crawlDelayMs(robots, agent) ?? 0, config.limits.crawlDelayMs);
     const last = booked.get(host); // the host's last robots.txt request (a redirect may make two)
     // Only a longer delay: a host that asks for none had a slot write of its own for nothing.
     if (!last || asked <= config.fetch.waitBetweenRequestsMs) return;

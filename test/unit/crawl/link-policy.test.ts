@@ -5,7 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
-import { linkPolicy, storedLinkPolicy, wideningReason } from '../../../shared/crawl/rules/link-policy.ts';
+import {
+  documentChange,
+  identityChanged,
+  linkPolicy,
+  storedDocumentPolicy,
+  storedLinkPolicy,
+  wideningReason,
+} from '../../../shared/crawl/rules/link-policy.ts';
 
 const base: CrawlConfigInput = { name: 'policy', startUrls: ['https://www.example.com/docs/'] };
 
@@ -112,5 +119,50 @@ describe('link policy: widening and narrowing config changes', () => {
     assert.equal(wideningReason(stored, big), null);
     const narrower = linkPolicy(parseConfig({ ...base, scope: { exclude: [...many, '/more/'] } }));
     assert.equal(wideningReason(stored, narrower), 'the link policy changed');
+  });
+
+  it('document policy: what makes documents changed, named; rules count only for what they add', () => {
+    const doc = (before: Partial<CrawlConfigInput>, after: Partial<CrawlConfigInput>) =>
+      documentChange(
+        storedDocumentPolicy(parseConfig({ ...base, ...before })),
+        parseConfig({ ...base, ...after }),
+      );
+    assert.equal(doc({}, {}), null);
+    assert.equal(doc({}, { scope: { exclude: ['/x/'] }, refresh: { maxAge: '3d' } }), null);
+    assert.equal(doc({}, { extract: { removeElements: ['header'] } }), 'extract.removeElements changed');
+    assert.equal(
+      doc({}, { extract: { metadataMapping: { author: 'author' } } }),
+      'extract.metadataMapping changed',
+    );
+    assert.equal(doc({}, { extract: { honorRelNofollow: false } }), null, 'links only');
+    assert.equal(
+      doc({}, { limits: { titleChars: 10 } }),
+      'limits (titleChars, metaValueChars, pdf…, archive…) changed',
+    );
+    assert.equal(doc({}, { index: { foldDuplicates: false } }), 'index.foldDuplicates changed');
+    assert.equal(doc({}, { scope: { ignoredMimeTypes: ['text/plain'] } }), 'scope.ignoredMimeTypes changed');
+    // Rules that add nothing to documents do not count; one that adds metadata does.
+    assert.equal(doc({}, { rules: [ignore('/a'), noIndex('/g')] }), null);
+    assert.equal(
+      doc({}, { rules: [rule('/d', { addMeta: { name: 'section', value: 'docs' } })] }),
+      'what the rules add to documents (source, addMeta) changed',
+    );
+  });
+
+  it('identity: keepQueryParams or stripSessionIds changed', () => {
+    const stored = storedLinkPolicy(linkPolicy(parseConfig(base)));
+    assert.equal(identityChanged(stored, linkPolicy(parseConfig(base))), false);
+    assert.equal(
+      identityChanged(stored, linkPolicy(parseConfig({ ...base, scope: { keepQueryParams: ['id'] } }))),
+      true,
+    );
+    assert.equal(
+      identityChanged(stored, linkPolicy(parseConfig({ ...base, scope: { stripSessionIds: false } }))),
+      true,
+    );
+    assert.equal(
+      identityChanged(stored, linkPolicy(parseConfig({ ...base, scope: { exclude: ['/x'] } }))),
+      false,
+    );
   });
 });
