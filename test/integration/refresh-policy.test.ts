@@ -56,6 +56,14 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     refresh: { maxAge },
   });
 
+  /** A crawl of the site from `path`, pages refreshed every 10 days. */
+  const startingAt = (name: string, path: string): CrawlConfigInput => ({
+    name,
+    startUrls: [`${env.site.url}${path}`],
+    fetch: { allowPrivateNetworks: true },
+    refresh: { maxAge: '10d' },
+  });
+
   /** One refresh cycle of crawl `name` under `maxAge` at `at`: the pages it fetched. */
   const cycleOf = (name: string, maxAge: string) => async (at: number) => {
     const mark = env.site.requests.length;
@@ -154,12 +162,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
   it("a widened scope reads the pages' links again (whole fetches) and crawls what it admits; a narrowed one reads no page", async () => {
     const name = uniqueCrawlName('widened');
     const t0 = Date.now();
-    const base: CrawlConfigInput = {
-      name,
-      startUrls: [`${env.site.url}/w/`],
-      fetch: { allowPrivateNetworks: true },
-      refresh: { maxAge: '10d' },
-    };
+    const base = startingAt(name, '/w/');
     await crawl(await openSession(parseConfig({ ...base, scope: { exclude: ['/w/private/'] } })));
     const pathsOf = async (s: Awaited<ReturnType<typeof openSession>>) =>
       (await collect(documents(s))).map((d) => new URL(d.url as string).pathname).sort();
@@ -215,12 +218,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
   it('a changed extraction makes every document again from a whole fetch; a page a dropped noIndex rule kept out is indexed', async () => {
     const name = uniqueCrawlName('redoc');
     const t0 = Date.now();
-    const base: CrawlConfigInput = {
-      name,
-      startUrls: [`${env.site.url}/x/`],
-      fetch: { allowPrivateNetworks: true },
-      refresh: { maxAge: '10d' },
-    };
+    const base = startingAt(name, '/x/');
     await crawl(
       await openSession(parseConfig({ ...base, rules: [{ match: { path: '/x/b' }, actions: ['noIndex'] }] })),
     );
@@ -250,12 +248,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
   it('a changed URL identity (keepQueryParams) deletes the URLs in their old form and crawls the new one', async () => {
     const name = uniqueCrawlName('renorm');
     const t0 = Date.now();
-    const base: CrawlConfigInput = {
-      name,
-      startUrls: [`${env.site.url}/q/`],
-      fetch: { allowPrivateNetworks: true },
-      refresh: { maxAge: '10d' },
-    };
+    const base = startingAt(name, '/q/');
     await crawl(await openSession(parseConfig(base)));
     const session = await openSession(parseConfig({ ...base, scope: { keepQueryParams: ['id'] } }), {
       now: new Date(t0 + HOUR),
