@@ -23,7 +23,7 @@ import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } fro
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import { putElementList, retireElements } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
-import { foldDuplicates } from './duplicates.ts';
+import { foldDuplicates, unfold } from './duplicates.ts';
 
 /** Processes a batch of index messages. */
 export async function runIndexStage(
@@ -59,7 +59,7 @@ export async function runIndexStage(
     // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
     const folded = config.index.foldDuplicates
       ? await foldDuplicates(deps, plans, existing, new Date(now).toISOString())
-      : [];
+      : unfold(plans, existing);
     writes = planWrites(plans, existing, now);
     writes.changes.unshift(...folded);
     // The change feed and the search sink first, the states last: a batch retried after a failure

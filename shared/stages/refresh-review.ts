@@ -187,7 +187,8 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   // links, when the scope widened; their documents, when what makes them changed.
   if (renormalized && d.normalized !== line.url) return { due: now };
   if (widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
-  if (redocument && (line.docBulk || wasArchive(line))) return { due: now };
+  // A duplicate too: folding turned off indexes it, and any other change may end the likeness.
+  if (redocument && (line.docBulk || wasArchive(line) || line.state === 'duplicate')) return { due: now };
   // A page fetched for its links only that the config now indexes (a rule's noIndex dropped).
   if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');

@@ -80,4 +80,33 @@ describe('duplicate content', () => {
     assert.ok(!docs.includes('/a'));
     assert.equal(docs.length, 4, 'still one document per distinct content');
   });
+
+  it('folding turned off: the next cycle indexes the duplicates (fetched again at once), none keeps a duplicateOf', async () => {
+    site.route('/a', page('Alpha', 'The alpha article.')); // back, after the test above
+    const input = {
+      name: uniqueCrawlName('unfold'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    };
+    await crawl(await openSession(parseConfig(input)));
+    const off = parseConfig({ ...input, index: { foldDuplicates: false } });
+    // An hour on: nothing is due for 48 hours, but the documents are made again at once.
+    const later = await openSession(off, { now: new Date(Date.now() + 3_600_000) });
+    await refresh(later);
+    const docs: string[] = [];
+    for await (const d of documents(later)) docs.push(String(d.url).slice(site.url.length));
+    assert.deepEqual(docs.sort(), [
+      '/',
+      '/a',
+      '/articles/a-long-copy',
+      '/b',
+      '/b?ref=mail',
+      '/p-canonical-page',
+      '/p?session=1',
+    ]);
+    for await (const u of urlStates(later)) {
+      assert.equal(u.state, 'indexed', String(u.url));
+      assert.equal(u.duplicateOf ?? null, null, String(u.url));
+    }
+  });
 });
