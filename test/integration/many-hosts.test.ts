@@ -120,7 +120,9 @@ describe('one fetch invocation over many polite hosts', () => {
       name: uniqueCrawlName('rounds'),
       startUrls: [`${hosts[0]?.url}/`],
       discovery: false,
-      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1500 },
+      // A host's third page comes two waits after its first: long enough that a loaded machine
+      // (12 hosts' first requests, load 8 once) does not put a first page behind it.
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 3000 },
     });
     // One message per host: a receive takes ten, so before, two hosts waited for the first ten's round.
     // A malformed message first: its tasks are skipped, not counted as hosts (that threw once).
@@ -133,7 +135,7 @@ describe('one fetch invocation over many polite hosts', () => {
     // Every host's first page came in this invocation, before any host's third: before, the two
     // hosts of the second receive started once the first ten had all their pages. (Not "before
     // any second page": a host whose slot write came back after the slot's start skips that slot,
-    // 1.5 s. Hosts whose last pages went back to the queue, fewer than four hosts being left, have
+    // 3 s. Hosts whose last pages went back to the queue, fewer than four hosts being left, have
     // no third page here.)
     const firsts = hosts.map((s) => pageRequests(s)[0]?.at ?? Infinity);
     const thirds = hosts.map((s) => pageRequests(s)[2]?.at ?? Infinity);
