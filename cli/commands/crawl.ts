@@ -1,6 +1,7 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
 
 import { createAwsClients } from '../../shared/aws/clients.ts';
+import { createHostTable } from '../../shared/aws/host-table.ts';
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
@@ -9,6 +10,7 @@ import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
+import { pendingPolicyChange } from '../../shared/stages/refresh-review.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
@@ -105,7 +107,10 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       process.stdout.write(
         `  dead-lettered this run (failed every retry, their URLs left pending): ${dead}\n`,
       );
-    if (!stop && kind === 'crawl') await warnStartUrls(session);
+    if (!stop && kind === 'crawl') {
+      await warnStartUrls(session);
+      await noticePolicyChange(session, opts.config);
+    }
     await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts, kind, signals);
     signals.dispose();
@@ -121,6 +126,20 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     await close();
   }
+}
+
+/**
+ * A crawl applies a changed config to the pages it reads now; the pages read before get it from
+ * the next refresh cycle (deletions, pages read again). Said, so that a user who widened the
+ * scope and ran `trawl crawl` again does not take "nothing new" for the answer.
+ */
+async function noticePolicyChange(session: CrawlSession, file: string): Promise<void> {
+  const hosts = createHostTable({ client: session.monitor.ddb, tableName: session.resources.hostsTable });
+  const change = await pendingPolicyChange({ hosts }, session.config);
+  if (change)
+    process.stderr.write(
+      `trawl: the config changed since this crawl's pages were read (${change}); "trawl refresh -c ${file}" applies it to them, or the next scheduled refresh cycle\n`,
+    );
 }
 
 /** Keeps the run's counters in the bucket for `trawl report` (throughput and cost of the last runs). */

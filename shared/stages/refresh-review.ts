@@ -80,7 +80,7 @@ export async function recordRefreshPolicy(deps: StageDeps, config: CrawlConfig):
 }
 
 /** The policy the cycles have reviewed the lines under; none recorded counts as another one. */
-export async function policyChanged(deps: StageDeps, config: CrawlConfig): Promise<boolean> {
+export async function policyChanged(deps: Pick<StageDeps, 'hosts'>, config: CrawlConfig): Promise<boolean> {
   return (await deps.hosts.getValue(POLICY_KEY)) !== refreshPolicy(config);
 }
 
@@ -108,7 +108,10 @@ export const NO_CHANGES: PolicyChanges = { widened: null, redocument: null, reno
  * that recorded none (started by a Trawl before it did) reads nothing again: nothing says what
  * changed.
  */
-export async function policyChanges(deps: StageDeps, config: CrawlConfig): Promise<PolicyChanges> {
+export async function policyChanges(
+  deps: Pick<StageDeps, 'hosts'>,
+  config: CrawlConfig,
+): Promise<PolicyChanges> {
   const [links, docs] = await Promise.all([deps.hosts.getValue(LINKS_KEY), deps.hosts.getValue(DOCS_KEY)]);
   const now = linkPolicy(config);
   return {
@@ -116,6 +119,19 @@ export async function policyChanges(deps: StageDeps, config: CrawlConfig): Promi
     redocument: docs === null ? null : documentChange(docs, config),
     renormalized: links !== null && identityChanged(links, now),
   };
+}
+
+/**
+ * What `trawl crawl` says when the config changed since the crawl's pages were read: the crawl
+ * applies it to new pages only, the next refresh cycle to the pages read before. Null: unchanged.
+ */
+export async function pendingPolicyChange(
+  deps: Pick<StageDeps, 'hosts'>,
+  config: CrawlConfig,
+): Promise<string | null> {
+  if (!(await policyChanged(deps, config))) return null;
+  const c = await policyChanges(deps, config);
+  return c.widened ?? c.redocument ?? 'the scope, rules or refresh times changed';
 }
 
 /** The states of pages whose links were read (or would have been, had a rule said follow). */

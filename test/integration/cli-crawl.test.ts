@@ -380,4 +380,22 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.equal(s.code, 0, s.err);
     assert.equal(JSON.parse(s.out).idle, true);
   });
+
+  it('a crawl run again under a changed config says the next refresh applies it to the pages read before', () => {
+    const config = join(cwd, 'changing.json');
+    const input = { name: 'changing', startUrls: ['http://no-such-host.invalid/'] };
+    writeFileSync(config, JSON.stringify({ ...input, scope: { exclude: ['/private/'] } }));
+    const first = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(first.code, 0, first.err);
+    assert.doesNotMatch(first.err, /config changed/);
+    writeFileSync(config, JSON.stringify(input));
+    const widened = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(widened.code, 0, widened.err);
+    assert.match(
+      widened.err,
+      /trawl: the config changed since this crawl's pages were read \(scope\.exclude lost \/private\/\); "trawl refresh -c .*changing\.json" applies it to them/,
+    );
+    assert.equal(trawl(cwd, 'refresh', '-c', config, '--no-progress').code, 0);
+    assert.doesNotMatch(trawl(cwd, 'crawl', '-c', config, '--no-progress').err, /config changed/);
+  });
 });
