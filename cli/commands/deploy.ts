@@ -36,7 +36,7 @@ import {
   stopLocalCloud,
 } from '../local-cloud.ts';
 import { signalExitCode } from '../processes.ts';
-import { searchDeployContext } from './search.ts';
+import { requireSearchEndpoint, searchDeployContext } from './search.ts';
 
 /** A step outside Trawl failed (the CDK CLI): its message, exit code 1, no stack trace. */
 export class CommandFailed extends Error {
@@ -96,6 +96,9 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
       `${opts.config}: ${fromEnv.join(', ')}: {"env": …} is read from the environment of the process that fetches, and a deployed function has no such variable: use {"secretArn": …} (AWS Secrets Manager) for a deployed crawl`,
     );
   const port = parsePort(opts.port);
+  // A search endpoint that does not answer: the deployed index function would retry its batches
+  // without end (the crawl never drains, said only in the functions' log). Checked before anything starts.
+  if (opts.local) await requireSearchEndpoint(config);
   const demo = opts.demo ?? isDemoConfig(opts.config);
   const ensuring = opts.local
     ? ensureLocalCloud({ port })
@@ -231,7 +234,19 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   const d = loadDeployment(config.name);
   if (opts.local && !d?.local)
     throw new ConfigError(`crawl "${config.name}" is not deployed to the local cloud`);
-  const cloud = d ? await useDeployment(d) : null;
+  let cloud: LocalCloud | null = null;
+  try {
+    cloud = d ? await useDeployment(d) : null;
+  } catch (err) {
+    // Its local cloud stopped (or was started again) and took the stack with it: only the
+    // deployment record is left, which kept every other command pointing at a cloud that is gone.
+    if (!(d?.local && err instanceof ConfigError)) throw err;
+    forgetDeployment(config.name);
+    process.stdout.write(
+      `forgot the deployment of ${resourceNames(config.name).stack}: the local cloud it was deployed to (${d.endpoint}) is no longer running, or was started again, and kept nothing of it\n`,
+    );
+    return;
+  }
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
   await cdk(
     ['destroy', resourceNames(config.name).stack, '-c', `config=${resolve(opts.config)}`, '--force'],

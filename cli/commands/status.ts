@@ -114,6 +114,9 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   const deadLetters: Record<string, number> = {};
   for (const [name, url] of namedQueues(resources.dlqUrls))
     deadLetters[name] = (await depth(clients, url)).visible;
+  // Dead wake-up calls lose no URL (they wait in their queues for the fetch tick), but they say
+  // the fetch function failed: shown, not redriven.
+  if (resources.dlqUrls.wake) deadLetters.wake = (await depth(clients, resources.dlqUrls.wake)).visible;
   const session = await openSession(loadConfigFile(file), { resources });
   const urls: Record<string, number> = {};
   let documents = 0;

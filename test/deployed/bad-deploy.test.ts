@@ -135,11 +135,66 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
       writeFileSync(join(cwd, '.trawl', 'deployments', 'baddeploy.json'), JSON.stringify(record));
       const r = await trawl(cwd, ['docs', '-c', 'crawl.json']);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /before it was started again .*run "trawl deploy --local" again/);
+      assert.match(r.stderr, /before it was started again .*run "trawl deploy -c FILE --local" again/);
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     } finally {
       await stopLocalCloud(cwd);
     }
+  });
+
+  it('destroy of a deployment whose local cloud is gone forgets the record; the other commands then say so', async () => {
+    // Every command, destroy too, used to exit 2 pointing at the cloud that was gone: only a new
+    // deploy (and then a destroy) or deleting the record by hand got out of it.
+    const cwd = dir(good);
+    mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
+    const record = {
+      crawl: 'baddeploy',
+      stackName: 'Trawl-baddeploy',
+      endpoint: 'http://127.0.0.1:9',
+      region: 'us-east-1',
+      local: true,
+      cloudStartedAt: '2026-01-01T00:00:00.000Z',
+      outputs: {
+        BucketName: 'b',
+        UrlsTableName: 'u',
+        HostsTableName: 'h',
+        QueueUrls: '{}',
+        FunctionNames: '{}',
+      },
+      deployedAt: '2026-01-01T00:00:01.000Z',
+    };
+    const file = join(cwd, '.trawl', 'deployments', 'baddeploy.json');
+    writeFileSync(file, JSON.stringify(record));
+    const docs = await trawl(cwd, ['docs', '-c', 'crawl.json']);
+    assert.equal(docs.code, 2, docs.stderr);
+    assert.match(
+      docs.stderr,
+      /not running any more .*"trawl destroy -c FILE --local" forgets the deployment/,
+    );
+    const r = await trawl(cwd, ['destroy', '-c', 'crawl.json', '--local']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^forgot the deployment of Trawl-baddeploy: the local cloud it was deployed to \(http:\/\/127\.0\.0\.1:9\) is no longer running/,
+    );
+    assert.equal(existsSync(file), false);
+    assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false, 'no local cloud started');
+    const again = await trawl(cwd, ['destroy', '-c', 'crawl.json', '--local']);
+    assert.equal(again.code, 2);
+    assert.match(again.stderr, /is not deployed to the local cloud/);
+  });
+
+  it('a search endpoint that does not answer: exit 2 naming it, nothing started', async () => {
+    // The deployed index function retried its batches without end; the crawl never drained.
+    const cwd = dir({
+      ...good,
+      index: { sink: 'opensearch', opensearch: { endpoint: 'http://127.0.0.1:9' } },
+    });
+    const r = await trawl(cwd, ['deploy', '-c', 'crawl.json', '--local']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /index\.opensearch\.endpoint http:\/\/127\.0\.0\.1:9 does not answer/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+    assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
   });
 
   it('status on a crawl neither deployed nor crawled from here: exit 2 saying so', async () => {

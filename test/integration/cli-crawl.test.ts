@@ -138,6 +138,7 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.equal(s.idle, true);
     assert.deepEqual(s.queues['frontier/user'], { visible: 0, inFlight: 0 });
     assert.deepEqual(s.queues.wake, { visible: 0, inFlight: 0 }, 'the wake-up calls are read too');
+    assert.equal(s.deadLetters.wake, 0, "and their dead-letter queue's depth");
     assert.ok(Date.parse(s.lastScheduleRuns.discovery) > 0, 'the crawl is the last discovery cycle');
     assert.equal(s.lastScheduleRuns.refresh, null);
     // A crawl with no state here is named, and nothing is made for it.
