@@ -10,10 +10,11 @@ import { join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { createPageStore } from '../../shared/aws/page-store.ts';
-import { storedConfig } from '../../shared/config.ts';
+import { type CrawlConfig, storedConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
 import { envSecretPaths } from '../../shared/net/auth.ts';
+import { indexName, searchClient } from '../../shared/search/opensearch-sink.ts';
 import { resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { isDemoConfig, startBackgroundDemoSite, stopBackgroundDemoSite } from '../demo-site.ts';
@@ -36,6 +37,7 @@ import {
   stopLocalCloud,
 } from '../local-cloud.ts';
 import { signalExitCode } from '../processes.ts';
+import { searchEngineStatus } from '../search-engine.ts';
 import { requireSearchEndpoint, searchDeployContext } from './search.ts';
 
 /** A step outside Trawl failed (the CDK CLI): its message, exit code 1, no stack trace. */
@@ -242,6 +244,7 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
     // deployment record is left, which kept every other command pointing at a cloud that is gone.
     if (!(d?.local && err instanceof ConfigError)) throw err;
     forgetDeployment(config.name);
+    await dropLocalIndex(config);
     process.stdout.write(
       `forgot the deployment of ${resourceNames(config.name).stack}: the local cloud it was deployed to (${d.endpoint}) is no longer running, or was started again, and kept nothing of it\n`,
     );
@@ -260,6 +263,7 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
         .map((o) => o.crawl)
     : [];
   if (cloud && others.length === 0) await stopLocalCloud();
+  if (cloud) await dropLocalIndex(config);
   // The demo site serves the demo crawl's functions (deploy --demo, or the bundled config).
   if (isDemoConfig(opts.config) || listDeployments().length === 0) stopBackgroundDemoSite();
   const after = !cloud
@@ -270,6 +274,28 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
   // A stopped local cloud took them with it; anywhere else they are the crawl's data, kept.
   if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d));
+}
+
+/**
+ * A crawl deployed to the local cloud searched through the embedded engine, which outlives the
+ * stack: its index, left there, answered the next deploy's searches with the destroyed crawl's
+ * pages. The local cloud keeps nothing of a destroyed stack; the index goes with it.
+ */
+async function dropLocalIndex(config: CrawlConfig): Promise<void> {
+  if (config.index.sink !== 'opensearch' || config.index.opensearch.endpoint) return;
+  const engine = await searchEngineStatus();
+  if (!engine) return;
+  const index = indexName(config);
+  const res = await searchClient(engine.endpoint)
+    .indices.delete({ index }, { ignore: [404] })
+    .catch((err: Error) => {
+      process.stderr.write(`trawl: could not delete search index ${index}: ${err.message}\n`);
+      return null;
+    });
+  if (res?.statusCode === 200)
+    process.stdout.write(
+      `deleted search index ${index} from the embedded search engine (${engine.endpoint})\n`,
+    );
 }
 
 /** Where the destroyed stack's retained URL table and bucket are, and how to delete them. */

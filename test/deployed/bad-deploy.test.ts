@@ -13,6 +13,8 @@ import { describe, it } from 'node:test';
 import { PROJECT_ROOT } from '../../cli/emulator.ts';
 import { ensureLocalCloud, stopLocalCloud } from '../../cli/local-cloud.ts';
 import { alive } from '../../cli/processes.ts';
+import { engineInstalled, searchEngineStatus } from '../../cli/search-engine.ts';
+import { searchClient } from '../../shared/search/opensearch-sink.ts';
 
 const BIN = join(PROJECT_ROOT, 'bin', 'trawl.mjs');
 
@@ -182,6 +184,52 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     const again = await trawl(cwd, ['destroy', '-c', 'crawl.json', '--local']);
     assert.equal(again.code, 2);
     assert.match(again.stderr, /is not deployed to the local cloud/);
+  });
+
+  it("destroy --local drops the crawl's index from the embedded search engine, which outlives the stack", {
+    skip: !engineInstalled() && 'no engine',
+  }, async () => {
+    // The next deploy of the same crawl started afresh, but its searches answered with the
+    // destroyed crawl's pages. (Here the cloud is gone: the same path as a destroyed stack's.)
+    const cwd = dir({ ...good, index: { sink: 'opensearch' } });
+    mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
+    writeFileSync(
+      join(cwd, '.trawl', 'deployments', 'baddeploy.json'),
+      JSON.stringify({
+        crawl: 'baddeploy',
+        stackName: 'Trawl-baddeploy',
+        endpoint: 'http://127.0.0.1:9',
+        region: 'us-east-1',
+        local: true,
+        outputs: {
+          BucketName: 'b',
+          UrlsTableName: 'u',
+          HostsTableName: 'h',
+          QueueUrls: '{}',
+          FunctionNames: '{}',
+        },
+        deployedAt: '2026-01-01T00:00:01.000Z',
+      }),
+    );
+    const started = await trawl(cwd, ['search-engine', 'start']);
+    assert.equal(started.code, 0, started.stderr);
+    try {
+      const engine = await searchEngineStatus(cwd);
+      assert.ok(engine, 'the engine runs');
+      const client = searchClient(engine.endpoint);
+      await client.index({
+        index: 'trawl-baddeploy',
+        id: '1',
+        body: { url: 'http://x.test/old' },
+        refresh: true,
+      });
+      const r = await trawl(cwd, ['destroy', '-c', 'crawl.json', '--local']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /deleted search index trawl-baddeploy from the embedded search engine/);
+      assert.equal((await client.indices.exists({ index: 'trawl-baddeploy' })).body, false);
+    } finally {
+      await trawl(cwd, ['search-engine', 'stop']);
+    }
   });
 
   it('a search endpoint that does not answer: exit 2 naming it, nothing started', async () => {
