@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { createPageStore } from '../../shared/aws/page-store.ts';
@@ -57,15 +57,30 @@ export interface DeployOptions {
 /** The CDK CLI running now, for a Ctrl-C to end (onDeploySignal). */
 let running: ChildProcess | null = null;
 
+/** Ends the CDK CLI and everything it started (its process group). */
+function killGroup(child: ChildProcess | null): void {
+  if (!child?.pid) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL'); // the group is gone already
+  }
+}
+
 async function cdk(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const bin = join(PROJECT_ROOT, 'node_modules', '.bin', 'cdk');
   // The CDK CLI's own output goes to stderr: trawl's stdout stays the command's answer. Not
   // spawnSync: a signal's handler must run while it works (the CLI itself finishes a bootstrap
   // before it heeds Ctrl-C: 40 s).
+  // Node 24 (the project's, node_modules/.bin/node) runs the CLI and the app it synthesizes: the
+  // system Node 20 made every deploy print the SDK's Node-version warning twice. Its own process
+  // group: a Ctrl-C ends the app and bundlers the CLI started too (they were left orphaned).
+  const bins = join(PROJECT_ROOT, 'node_modules', '.bin');
   const child = spawn(bin, [...args, '--no-notices'], {
     cwd: PROJECT_ROOT,
     stdio: ['ignore', process.stderr, process.stderr],
-    env: { ...env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+    env: { ...env, PATH: `${bins}${delimiter}${env.PATH ?? ''}`, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+    detached: true,
   });
   running = child;
   const r = await new Promise<{ status: number | null; signal: NodeJS.Signals | null }>((done, fail) => {
@@ -158,7 +173,7 @@ function onDeploySignal(
   const handler = (sig: NodeJS.Signals) => {
     if (signal) return;
     signal = sig;
-    running?.kill('SIGKILL');
+    killGroup(running);
     void (async () => {
       const { started } = await ensuring.catch(() => ({ started: false }));
       process.stderr.write(
