@@ -43,6 +43,34 @@ function dir(config: unknown): string {
   return cwd;
 }
 
+/**
+ * Writes the local deployment record of crawl "baddeploy" (a stack it names need not exist), as
+ * `trawl deploy --local` leaves it; its path.
+ */
+function writeDeployment(cwd: string, endpoint: string, more: Record<string, unknown> = {}): string {
+  mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
+  const outputs = {
+    BucketName: 'b',
+    UrlsTableName: 'u',
+    HostsTableName: 'h',
+    QueueUrls: '{}',
+    FunctionNames: '{}',
+  };
+  const record = {
+    crawl: 'baddeploy',
+    stackName: 'Trawl-baddeploy',
+    endpoint,
+    region: 'us-east-1',
+    local: true,
+    outputs,
+    deployedAt: '2026-01-01T00:00:01.000Z',
+    ...more,
+  };
+  const file = join(cwd, '.trawl', 'deployments', 'baddeploy.json');
+  writeFileSync(file, JSON.stringify(record));
+  return file;
+}
+
 const good = { name: 'baddeploy', startUrls: ['http://127.0.0.1:9/'], fetch: { allowPrivateNetworks: true } };
 
 describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
@@ -116,25 +144,10 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     const cwd = dir(good);
     const { cloud } = await ensureLocalCloud({ cwd });
     try {
-      mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
-      const outputs = {
-        BucketName: 'b',
-        UrlsTableName: 'u',
-        HostsTableName: 'h',
-        QueueUrls: '{}',
-        FunctionNames: '{}',
-      };
-      const record = {
-        crawl: 'baddeploy',
-        stackName: 'Trawl-baddeploy',
-        endpoint: cloud.endpoint,
+      writeDeployment(cwd, cloud.endpoint, {
         region: cloud.region,
-        local: true,
         cloudStartedAt: '2026-01-01T00:00:00.000Z',
-        outputs,
-        deployedAt: '2026-01-01T00:00:01.000Z',
-      };
-      writeFileSync(join(cwd, '.trawl', 'deployments', 'baddeploy.json'), JSON.stringify(record));
+      });
       const r = await trawl(cwd, ['docs', '-c', 'crawl.json']);
       assert.equal(r.code, 2, r.stderr);
       assert.match(r.stderr, /before it was started again .*run "trawl deploy -c FILE --local" again/);
@@ -148,25 +161,7 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     // Every command, destroy too, used to exit 2 pointing at the cloud that was gone: only a new
     // deploy (and then a destroy) or deleting the record by hand got out of it.
     const cwd = dir(good);
-    mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
-    const record = {
-      crawl: 'baddeploy',
-      stackName: 'Trawl-baddeploy',
-      endpoint: 'http://127.0.0.1:9',
-      region: 'us-east-1',
-      local: true,
-      cloudStartedAt: '2026-01-01T00:00:00.000Z',
-      outputs: {
-        BucketName: 'b',
-        UrlsTableName: 'u',
-        HostsTableName: 'h',
-        QueueUrls: '{}',
-        FunctionNames: '{}',
-      },
-      deployedAt: '2026-01-01T00:00:01.000Z',
-    };
-    const file = join(cwd, '.trawl', 'deployments', 'baddeploy.json');
-    writeFileSync(file, JSON.stringify(record));
+    const file = writeDeployment(cwd, 'http://127.0.0.1:9', { cloudStartedAt: '2026-01-01T00:00:00.000Z' });
     const docs = await trawl(cwd, ['docs', '-c', 'crawl.json']);
     assert.equal(docs.code, 2, docs.stderr);
     assert.match(
@@ -192,25 +187,7 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     // The next deploy of the same crawl started afresh, but its searches answered with the
     // destroyed crawl's pages. (Here the cloud is gone: the same path as a destroyed stack's.)
     const cwd = dir({ ...good, index: { sink: 'opensearch' } });
-    mkdirSync(join(cwd, '.trawl', 'deployments'), { recursive: true });
-    writeFileSync(
-      join(cwd, '.trawl', 'deployments', 'baddeploy.json'),
-      JSON.stringify({
-        crawl: 'baddeploy',
-        stackName: 'Trawl-baddeploy',
-        endpoint: 'http://127.0.0.1:9',
-        region: 'us-east-1',
-        local: true,
-        outputs: {
-          BucketName: 'b',
-          UrlsTableName: 'u',
-          HostsTableName: 'h',
-          QueueUrls: '{}',
-          FunctionNames: '{}',
-        },
-        deployedAt: '2026-01-01T00:00:01.000Z',
-      }),
-    );
+    writeDeployment(cwd, 'http://127.0.0.1:9');
     const started = await trawl(cwd, ['search-engine', 'start']);
     assert.equal(started.code, 0, started.stderr);
     try {
