@@ -45,7 +45,7 @@ export const LimitsSchema = z
       .default(64 * 1024),
     /** @default 1000 — characters of a document's title (a page can put megabytes in <title>); the rest is cut */
     titleChars: count(1000),
-    /** @default 10000 — characters of each metadata value of a document (mapped metas, addMeta); the rest is cut */
+    /** @default 10000 — characters of each metadata value of a document (mapped metas, addMeta, the description); the rest is cut */
     metaValueChars: count(10_000),
     /** @default 10000 — crawl rules in the config (JSON or XML form); more is a config error */
     ruleCount: count(10_000),

@@ -40,8 +40,13 @@ export const DEFAULT_IGNORED_EXTENSIONS = [
 /** The fields of a document (docs/documents.md) that `index.mapping` may rename. */
 export const DOCUMENT_FIELDS = [
   'url', 'title', 'content', 'contentType', 'mimeType', 'charset', 'lastModified', 'size', 'hash',
-  'depth', 'source', 'meta', 'indexedAt', 'canonical', 'compoundPath',
+  'depth', 'source', 'meta', 'indexedAt', 'canonical', 'compoundPath', 'description', 'language',
 ]; // biome-ignore format: one list
+/**
+ * Fields added after configs were written (2026-11-27): renamable, but a `meta.<name>` lifted to
+ * one of their names takes its place, as a mapping written before them did, rather than failing.
+ */
+const ADDED_FIELDS = new Set(['description', 'language']);
 
 /**
  * Why an `index.mapping` would lose data, or null: a source that is no document field (nor
@@ -50,7 +55,8 @@ export const DOCUMENT_FIELDS = [
  */
 function mappingProblem(mapping: Record<string, string>): string | null {
   const targets = new Map<string, string>();
-  for (const field of DOCUMENT_FIELDS) if (!Object.hasOwn(mapping, field)) targets.set(field, field);
+  for (const field of DOCUMENT_FIELDS)
+    if (!Object.hasOwn(mapping, field) && !ADDED_FIELDS.has(field)) targets.set(field, field);
   for (const [from, to] of Object.entries(mapping)) {
     if (!DOCUMENT_FIELDS.includes(from) && !/^meta\..+/.test(from))
       return `${JSON.stringify(from)} is not a document field (${DOCUMENT_FIELDS.join(', ')}, or meta.<name>)`;
@@ -374,6 +380,11 @@ export const ConfigSchema = z.strictObject({
   refresh: RefreshSchema,
   index: z
     .strictObject({
+      /**
+       * @default {} — renames document fields in `trawl docs`' output only (the S3 bulks, the
+       * change feed and the search index keep their names), e.g. `{"url": "Path"}`; `meta.<name>`
+       * lifts a metadata value to a field of its own
+       */
       mapping: z
         .record(z.string(), z.string())
         .default({})

@@ -130,6 +130,9 @@ export async function pendingPolicyChange(
   config: CrawlConfig,
 ): Promise<string | null> {
   if (!(await policyChanged(deps, config))) return null;
+  // A crawl from before the link policy was recorded: its fingerprint took in more keys since,
+  // and differs though its config may not.
+  if ((await deps.hosts.getValue(LINKS_KEY)) === null) return null;
   const c = await policyChanges(deps, config);
   return c.widened ?? c.redocument ?? 'the scope, rules or refresh times changed';
 }

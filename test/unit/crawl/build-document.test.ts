@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseConfig } from '../../../shared/config.ts';
 import {
   applyMapping,
   type BuildDocumentInput,
@@ -132,5 +133,13 @@ describe('applyMapping (SMILA job mapping, config index.mapping)', () => {
     assert.equal(out.extra_category, 'News');
     assert.deepEqual(out.meta, { tags: ['x', 'y'] });
     assert.deepEqual(doc.meta, { category: 'News', tags: ['x', 'y'] }, 'document left untouched');
+  });
+  it('the fields added later: renamable, and a metadata value lifted to one of their names takes its place', () => {
+    const config = (mapping: Record<string, string>) =>
+      parseConfig({ name: 'm', startUrls: ['https://example.com/'], index: { mapping } }).index.mapping;
+    assert.equal(applyMapping(doc, config({ description: 'summary' })).summary, 'A page about A');
+    // A mapping written before the field existed still validates, and means what it meant.
+    const lifted = applyMapping(doc, config({ 'meta.category': 'description' }));
+    assert.equal(lifted.description, 'News');
   });
 });
