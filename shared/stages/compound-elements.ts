@@ -25,6 +25,11 @@ export function wasArchive(state: Pick<UrlItem, 'note'> | undefined): boolean {
   return ARCHIVE_NOTE.test(state?.note ?? '');
 }
 
+/** Whether a URL's last read made documents: its own, or an archive's elements. */
+export function madeDocuments(state: Pick<UrlItem, 'note' | 'docBulk'>): boolean {
+  return Boolean(state.docBulk) || wasArchive(state);
+}
+
 /** The element URLs an archive gave when last read (none recorded: none). */
 export async function elementList(deps: StageDeps, archiveUrl: string): Promise<string[]> {
   return (await deps.store.getJson<string[]>(listKey(archiveUrl))) ?? [];

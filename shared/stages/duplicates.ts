@@ -60,13 +60,12 @@ const refetch = (url: string, depth: number): UrlTask => ({
 
 /**
  * With folding off, a URL once folded as a duplicate and now indexed keeps no `duplicateOf` (it
- * named the URL that kept its document then). No change records: returns none.
+ * named the URL that kept its document then).
  */
-export function unfold(plans: OutcomePlan[], existing: Map<string, UrlItem>): ChangeRecord[] {
+export function unfold(plans: OutcomePlan[], existing: Map<string, UrlItem>): void {
   for (const plan of plans)
     if (existing.get(plan.outcome.url)?.duplicateOf && plan.outcome.state !== 'duplicate')
       plan.set.duplicateOf = null;
-  return [];
 }
 
 /** Rewrites the plans of duplicates and sends the URLs to fetch again; returns the delete changes. */

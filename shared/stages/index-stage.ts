@@ -57,9 +57,10 @@ export async function runIndexStage(
     const retiring = await retireElements(deps, plans, ctx);
     plans.push(...retiring.plans);
     // Before the writes: a duplicate's plan changes (no document, state `duplicate`).
+    if (!config.index.foldDuplicates) unfold(plans, existing);
     const folded = config.index.foldDuplicates
       ? await foldDuplicates(deps, plans, existing, new Date(now).toISOString())
-      : unfold(plans, existing);
+      : [];
     writes = planWrites(plans, existing, now);
     writes.changes.unshift(...folded);
     // The change feed and the search sink first, the states last: a batch retried after a failure

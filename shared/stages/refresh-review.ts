@@ -31,6 +31,7 @@ import type { UrlDecider } from '../crawl/rules/decide.ts';
 import {
   documentChange,
   identityChanged,
+  type LinkPolicy,
   linkPolicy,
   storedDocumentPolicy,
   storedLinkPolicy,
@@ -41,7 +42,7 @@ import { refreshBucket, refreshCycleMs } from '../crawl/state/scheduling.ts';
 import { isNewerLine, keepNewest } from '../crawl/state/url-state.ts';
 import { KEYS, PREFIXES } from '../layout.ts';
 import type { UrlItem } from '../types.ts';
-import { wasArchive } from './compound-elements.ts';
+import { madeDocuments } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 
 const POLICY_KEY = 'refresh-policy';
@@ -52,6 +53,10 @@ const DOCS_KEY = 'document-policy';
 
 /** The fingerprint of what decides a URL's scope and refresh time in `config`. */
 export function refreshPolicy(config: CrawlConfig): string {
+  return fingerprint(config, linkPolicy(config), storedDocumentPolicy(config));
+}
+
+function fingerprint(config: CrawlConfig, links: LinkPolicy, documents: string): string {
   const { startUrls, sitemaps, scope, rules, domains, limits, refresh, discovery } = config;
   const parts = {
     startUrls,
@@ -63,20 +68,31 @@ export function refreshPolicy(config: CrawlConfig): string {
     maxAge: refresh.maxAge,
     adaptive: refresh.adaptive,
     discovery,
-    reading: linkPolicy(config).reading,
-    documents: storedDocumentPolicy(config),
+    reading: links.reading,
+    documents,
   };
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
 
+/**
+ * The hosts-table values a crawl's policy is recorded in, each computed once: the link and
+ * document policies first, the fingerprint last (a run stopped between them finds the policy
+ * changed and reviews again).
+ */
+function policyValues(config: CrawlConfig): [key: string, value: string][] {
+  const links = linkPolicy(config);
+  const documents = storedDocumentPolicy(config);
+  return [
+    [LINKS_KEY, storedLinkPolicy(links)],
+    [DOCS_KEY, documents],
+    [POLICY_KEY, fingerprint(config, links, documents)],
+  ];
+}
+
 /** Records the crawl's policy when none is recorded yet (the seed stage, at a crawl's start). */
 export async function recordRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
-  if ((await deps.hosts.getValue(POLICY_KEY)) === null)
-    await deps.hosts.swapValue(POLICY_KEY, null, refreshPolicy(config));
-  if ((await deps.hosts.getValue(LINKS_KEY)) === null)
-    await deps.hosts.swapValue(LINKS_KEY, null, storedLinkPolicy(linkPolicy(config)));
-  if ((await deps.hosts.getValue(DOCS_KEY)) === null)
-    await deps.hosts.swapValue(DOCS_KEY, null, storedDocumentPolicy(config));
+  for (const [key, value] of policyValues(config))
+    if ((await deps.hosts.getValue(key)) === null) await deps.hosts.swapValue(key, null, value);
 }
 
 /** The policy the cycles have reviewed the lines under; none recorded counts as another one. */
@@ -86,9 +102,7 @@ export async function policyChanged(deps: Pick<StageDeps, 'hosts'>, config: Craw
 
 /** Stores the current policy once a cycle has acted on its review. */
 export async function storeRefreshPolicy(deps: StageDeps, config: CrawlConfig): Promise<void> {
-  await deps.hosts.putValue(LINKS_KEY, storedLinkPolicy(linkPolicy(config)));
-  await deps.hosts.putValue(DOCS_KEY, storedDocumentPolicy(config));
-  await deps.hosts.putValue(POLICY_KEY, refreshPolicy(config));
+  for (const [key, value] of policyValues(config)) await deps.hosts.putValue(key, value);
 }
 
 /** What a changed policy asks of the pages besides their scope and times. */
@@ -99,9 +113,16 @@ export interface PolicyChanges {
   redocument: string | null;
   /** the URL identity changed: a URL the config no longer normalizes to itself is gone */
   renormalized: boolean;
+  /** the crawl recorded a link policy (one started before they were recorded did not) */
+  recorded: boolean;
 }
 
-export const NO_CHANGES: PolicyChanges = { widened: null, redocument: null, renormalized: false };
+export const NO_CHANGES: PolicyChanges = {
+  widened: null,
+  redocument: null,
+  renormalized: false,
+  recorded: false,
+};
 
 /**
  * How the current config differs from the policies the crawl's pages were read under. A crawl
@@ -118,6 +139,7 @@ export async function policyChanges(
     widened: links === null ? null : wideningReason(links, now),
     redocument: docs === null ? null : documentChange(docs, config),
     renormalized: links !== null && identityChanged(links, now),
+    recorded: links !== null,
   };
 }
 
@@ -130,10 +152,10 @@ export async function pendingPolicyChange(
   config: CrawlConfig,
 ): Promise<string | null> {
   if (!(await policyChanged(deps, config))) return null;
+  const c = await policyChanges(deps, config);
   // A crawl from before the link policy was recorded: its fingerprint took in more keys since,
   // and differs though its config may not.
-  if ((await deps.hosts.getValue(LINKS_KEY)) === null) return null;
-  const c = await policyChanges(deps, config);
+  if (!c.recorded) return null;
   return c.widened ?? c.redocument ?? 'the scope, rules or refresh times changed';
 }
 
@@ -207,7 +229,7 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   if (renormalized && d.normalized !== line.url) return { due: now };
   if (widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
   // A duplicate too: folding turned off indexes it, and any other change may end the likeness.
-  if (redocument && (line.docBulk || wasArchive(line) || line.state === 'duplicate')) return { due: now };
+  if (redocument && (madeDocuments(line) || line.state === 'duplicate')) return { due: now };
   // A page fetched for its links only that the config now indexes (a rule's noIndex dropped).
   if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');

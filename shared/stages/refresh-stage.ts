@@ -19,7 +19,7 @@ import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
-import { elementsOfGone, putElementList, wasArchive } from './compound-elements.ts';
+import { elementsOfGone, madeDocuments, putElementList, wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { bump } from './logger.ts';
 import {
@@ -81,9 +81,7 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     const since = `due since ${item.nextRefreshAt ?? '?'}`;
     const whys = [
       ...(changes.widened && d.follow ? [`${changes.widened}; links read again`] : []),
-      ...(changes.redocument && (item.docBulk || wasArchive(item))
-        ? [`${changes.redocument}; document made again`]
-        : []),
+      ...(changes.redocument && madeDocuments(item) ? [`${changes.redocument}; document made again`] : []),
     ];
     const why = whys.length > 0 ? `refresh policy changed: ${whys.join('; ')}` : 'refresh policy changed';
     return {
@@ -292,7 +290,7 @@ async function refreshOne(
     });
   }
   // An archive's elements are its documents: it is refreshed conditionally too (a 304 keeps them).
-  const hasDoc = Boolean(prev.docBulk) || wasArchive(prev);
+  const hasDoc = madeDocuments(prev);
   const lastModified =
     item.lastModified ?? (item.lastFetched ? new Date(item.lastFetched).toUTCString() : undefined);
   return {

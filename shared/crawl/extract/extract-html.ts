@@ -282,11 +282,7 @@ function resolveLinks(hrefs: string[], base: string | undefined): string[] {
 
 /** Seed 004 title fallback: metadata titles, then the cleaned last URL path segment, then the host. */
 function fallbackTitle(url: string, rawMeta: Map<string, string[]>): string {
-  for (const key of TITLE_META) {
-    const value = rawMeta.get(key)?.find((v) => v.trim() !== '');
-    if (value !== undefined) return collapse(value);
-  }
-  return titleFromUrl(url);
+  return firstMeta(rawMeta, TITLE_META) ?? titleFromUrl(url);
 }
 
 /** Seed 004's last resort for any document: the last URL path segment, `-` and `_` as spaces, else the host. */
@@ -403,6 +399,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   };
 }
 
+/** The first of `keys` (metadata names, lower-cased) with a value that is not blank, collapsed; else null. */
 function firstMeta(rawMeta: Map<string, string[]>, keys: string[]): string | null {
   for (const key of keys) {
     const value = rawMeta.get(key)?.find((v) => v.trim() !== '');

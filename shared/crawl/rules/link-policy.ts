@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { CrawlConfig } from '../../config.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import type { ScopeConfig } from '../url/scope.ts';
-import { compileRules } from './rules.ts';
+import { compileRules, type RuleActions } from './rules.ts';
 import { parseXmlRules } from './rules-xml.ts';
 
 /** What a rule does to the URLs it matches first, as far as links go. */
@@ -50,16 +50,30 @@ const DIGEST_PREFIX = 'sha256:';
 /** No rule matched: accepted if the scope filters pass, links followed. */
 const DEFAULT_EFFECT: Effect = { accept: false, follow: true };
 
-export function linkPolicy(config: CrawlConfig): LinkPolicy {
+/** The config's rules in order: each one's match expression as written (JSON), and its actions. */
+function writtenRules(config: CrawlConfig): { match: string; actions: RuleActions }[] {
   const written: unknown = typeof config.rules === 'string' ? parseXmlRules(config.rules) : config.rules;
   const list = Array.isArray(written) ? (written as { match?: unknown }[]) : [];
-  const rules = compileRules(config.rules, config.limits.ruleCount).map((r, i) => {
-    const a = r.actions;
+  return compileRules(config.rules, config.limits.ruleCount).map((r, i) => ({
+    match: JSON.stringify(list[i]?.match ?? null),
+    actions: r.actions,
+  }));
+}
+
+/** A policy as the crawl stores it: its JSON, or a digest of a very large one. */
+function storedForm(policy: unknown): string {
+  const json = JSON.stringify(policy);
+  if (json.length <= MAX_STORED_CHARS) return json;
+  return DIGEST_PREFIX + createHash('sha256').update(json).digest('hex');
+}
+
+export function linkPolicy(config: CrawlConfig): LinkPolicy {
+  const rules = writtenRules(config).map(({ match, actions: a }) => {
     const effect: Effect =
       a.ignore || (a.index === false && a.follow === false)
         ? 'reject'
         : { accept: a.accept, follow: a.follow ?? true };
-    return { match: JSON.stringify(list[i]?.match ?? null), effect };
+    return { match, effect };
   });
   return {
     startUrls: config.startUrls.map((u) => normalizeUrl(u, undefined, config.scope) ?? u),
@@ -76,11 +90,19 @@ export function linkPolicy(config: CrawlConfig): LinkPolicy {
   };
 }
 
-/** The policy as the crawl stores it: its JSON, or a digest of a very large one. */
+/** The link policy as the crawl stores it. */
 export function storedLinkPolicy(policy: LinkPolicy): string {
-  const json = JSON.stringify(policy);
-  if (json.length <= MAX_STORED_CHARS) return json;
-  return DIGEST_PREFIX + createHash('sha256').update(json).digest('hex');
+  return storedForm(policy);
+}
+
+/** A stored link policy read back; null for a digest (or what does not parse). */
+function readLinkPolicy(stored: string): LinkPolicy | null {
+  if (stored.startsWith(DIGEST_PREFIX)) return null;
+  try {
+    return JSON.parse(stored) as LinkPolicy;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -88,14 +110,8 @@ export function storedLinkPolicy(policy: LinkPolicy): string {
  * when it cannot (the same policy, or a narrower one).
  */
 export function wideningReason(stored: string, now: LinkPolicy): string | null {
-  if (stored.startsWith(DIGEST_PREFIX))
-    return stored === storedLinkPolicy(now) ? null : 'the link policy changed';
-  let before: LinkPolicy;
-  try {
-    before = JSON.parse(stored) as LinkPolicy;
-  } catch {
-    return 'the link policy changed';
-  }
+  const before = readLinkPolicy(stored);
+  if (!before) return stored === storedLinkPolicy(now) ? null : 'the link policy changed';
   if (!before.discovery && now.discovery) return 'discovery turned on';
   const added = now.startUrls.filter((u) => !before.startUrls.includes(u));
   if (added.length > 0 && !offsiteFree(now.scope)) return `start URL ${added[0]} added`;
@@ -214,11 +230,9 @@ function rulesWidening(before: RuleEffect[], now: RuleEffect[]): string | null {
 export function documentPolicy(config: CrawlConfig): Record<string, unknown> {
   const { honorRelNofollow: _links, ...extract } = config.extract;
   const l = config.limits;
-  const written: unknown = typeof config.rules === 'string' ? parseXmlRules(config.rules) : config.rules;
-  const list = Array.isArray(written) ? (written as { match?: unknown }[]) : [];
   // What a rule adds to the documents it matches (first match wins: the order counts).
-  const compiled = compileRules(config.rules, config.limits.ruleCount);
-  const adds = compiled.some((r) => r.actions.source !== null || r.actions.addMeta.length > 0);
+  const rules = writtenRules(config);
+  const adds = rules.some((r) => r.actions.source !== null || r.actions.addMeta.length > 0);
   return {
     extract,
     limits: [
@@ -234,26 +248,22 @@ export function documentPolicy(config: CrawlConfig): Record<string, unknown> {
     maxBytes: config.fetch.maxBytes,
     ignoredMimeTypes: config.scope.ignoredMimeTypes,
     foldDuplicates: config.index.foldDuplicates,
-    rules: adds
-      ? compiled.map((r, i) => [JSON.stringify(list[i]?.match ?? null), r.actions.source, r.actions.addMeta])
-      : [],
+    rules: adds ? rules.map((r) => [r.match, r.actions.source, r.actions.addMeta]) : [],
   };
 }
 
-/** The document policy as stored (its JSON, or a digest of a very large one). */
+/** The document policy as the crawl stores it. */
 export function storedDocumentPolicy(config: CrawlConfig): string {
-  const json = JSON.stringify(documentPolicy(config));
-  if (json.length <= MAX_STORED_CHARS) return json;
-  return DIGEST_PREFIX + createHash('sha256').update(json).digest('hex');
+  return storedForm(documentPolicy(config));
 }
 
 /** Which part of the document policy changed since `stored`, or null. */
 export function documentChange(stored: string, config: CrawlConfig): string | null {
-  const now = storedDocumentPolicy(config);
+  const after = documentPolicy(config);
+  const now = storedForm(after);
   if (stored === now) return null;
   if (stored.startsWith(DIGEST_PREFIX) || now.startsWith(DIGEST_PREFIX)) return 'the document policy changed';
   const before = JSON.parse(stored) as Record<string, unknown>;
-  const after = documentPolicy(config);
   const names: Record<string, string> = {
     maxBytes: 'fetch.maxBytes',
     ignoredMimeTypes: 'scope.ignoredMimeTypes',
@@ -276,13 +286,8 @@ export function documentChange(stored: string, config: CrawlConfig): string | nu
 
 /** The URL identity changed (query parameters kept, session ids): URLs stored in the old form are gone. */
 export function identityChanged(stored: string, now: LinkPolicy): boolean {
-  if (stored.startsWith(DIGEST_PREFIX)) return false;
-  try {
-    const before = JSON.parse(stored) as LinkPolicy;
-    return (['keepQueryParams', 'stripSessionIds'] as const).some(
-      (k) => JSON.stringify(before.scope[k]) !== JSON.stringify(now.scope[k]),
-    );
-  } catch {
-    return false;
-  }
+  const before = readLinkPolicy(stored);
+  return (['keepQueryParams', 'stripSessionIds'] as const).some(
+    (k) => before !== null && JSON.stringify(before.scope[k]) !== JSON.stringify(now.scope[k]),
+  );
 }
