@@ -31,6 +31,8 @@ export interface CrawlSession {
   clients: AwsClients;
   monitor: AwsClients;
   urls: UrlTable;
+  /** the crawl's hosts table (politeness slots, the robots.txt cache, policies, usage hours) */
+  hosts: HostTable;
   store: PageStore;
   runner: LocalRunner;
   /** the crawl's clock (epoch ms): the real one, or where `refresh --now` moved a local crawl */
@@ -111,7 +113,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
   if (!opts.resources && !opts.readOnly) await clearClockTravel(hosts, config, Date.now() + offset);
-  return { config, resources, clients, monitor, urls, store, runner, now: () => Date.now() + offset };
+  return { config, resources, clients, monitor, urls, hosts, store, runner, now: () => Date.now() + offset };
 }
 
 /** The hosts-table value that holds a local crawl's clock offset (ms ahead of the real clock). */

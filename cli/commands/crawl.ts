@@ -1,7 +1,6 @@
 /** `trawl crawl` and `trawl refresh`: run the local pipeline with live progress and a summary. */
 
 import { createAwsClients } from '../../shared/aws/clients.ts';
-import { createHostTable } from '../../shared/aws/host-table.ts';
 import { requestCounts, resetRequestCounts } from '../../shared/aws/request-counter.ts';
 import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
@@ -134,8 +133,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
  * scope and ran `trawl crawl` again does not take "nothing new" for the answer.
  */
 async function noticePolicyChange(session: CrawlSession, file: string): Promise<void> {
-  const hosts = createHostTable({ client: session.monitor.ddb, tableName: session.resources.hostsTable });
-  const change = await pendingPolicyChange({ hosts }, session.config);
+  const change = await pendingPolicyChange(session, session.config);
   if (change)
     process.stderr.write(
       `trawl: the config changed since this crawl's pages were read (${change}); "trawl refresh -c ${file}" applies it to them, or the next scheduled refresh cycle\n`,

@@ -7,7 +7,6 @@
 
 import { accessSync, constants, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createHostTable } from '../../shared/aws/host-table.ts';
 import { deployedUsageRecords, lastRunRecords } from '../../shared/aws/run-records.ts';
 import { parseDuration } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
@@ -31,9 +30,8 @@ export async function buildReport(session: CrawlSession, where: string, nowMs: n
   for await (const change of eachChange(session)) agg.addChange(change);
   for (const run of await lastRunRecords(session.store)) agg.addRun(run);
   // A deployed stack's handlers record their usage by the hour (shared/stages/usage.ts).
-  const hosts = createHostTable({ client: session.monitor.ddb, tableName: session.resources.hostsTable });
   const nowIso = new Date(nowMs).toISOString();
-  for (const run of await deployedUsageRecords(hosts, session.config.name, nowIso)) agg.addRun(run);
+  for (const run of await deployedUsageRecords(session.hosts, session.config.name, nowIso)) agg.addRun(run);
   return agg.finish();
 }
 

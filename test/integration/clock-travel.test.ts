@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
-import { createHostTable } from '../../shared/aws/host-table.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
 import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
@@ -55,8 +54,7 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
         'the moved cycle refreshed /a',
       );
       // A slot booked far past any real booking (what a run before the crawl kept its clock left).
-      const hosts = createHostTable({ client: moved.monitor.ddb, tableName: moved.resources.hostsTable });
-      await hosts.acquireSlot(new URL(env.site.url).host, movedAt + 100 * DAY, 1000);
+      await moved.hosts.acquireSlot(new URL(env.site.url).host, movedAt + 100 * DAY, 1000);
 
       // A plain crawl, the site changed: the home page's new title and its new page are indexed.
       env.site.route('/', { body: linkPage('Home again', ['/a', '/b']) });

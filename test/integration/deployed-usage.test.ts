@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildReport } from '../../cli/commands/report.ts';
 import { crawl, openSession } from '../../cli/session.ts';
-import { createHostTable } from '../../shared/aws/host-table.ts';
 import { watchAwsCalls } from '../../shared/aws/request-counter.ts';
 import { deployedUsageRecords } from '../../shared/aws/run-records.ts';
 import { parseConfig } from '../../shared/config.ts';
@@ -73,8 +72,7 @@ describe('deployed usage record: what the handlers counted is what the report pr
     const fetched = (stageStats.fetched ?? 0) - fetchedBefore;
     assert.equal(fetched, 6, 'robots.txt is not a page: /, a–d and the 404');
 
-    const hosts = createHostTable({ client: session.monitor.ddb, tableName: session.resources.hostsTable });
-    const records = await deployedUsageRecords(hosts, config.name, new Date().toISOString());
+    const records = await deployedUsageRecords(session.hosts, config.name, new Date().toISOString());
     assert.ok(records.length >= 1 && records.length <= 2, 'one item per hour the crawl ran in');
     assert.ok(records.every((r) => r.kind === 'deployed'));
     assert.ok(Date.parse(records[0]?.startedAt ?? '') <= started);

@@ -4,44 +4,30 @@
  * refresh cursor are the same before and after, and the real cycle then does what was listed.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
 import { scheduledEvent } from '../../cli/runner.ts';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
-
-const page = (title: string, links: string[] = []) =>
-  `<!doctype html><html><head><title>${title}</title></head><body><p>${title}</p>${links
-    .map((l) => `<a href="${l}">${l}</a>`)
-    .join('')}</body></html>`;
+import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 describe('refresh --dry-run', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({
-      routes: {
-        '/': { body: page('Home', ['/a', '/b', '/private/c']) },
-        '/a': { body: page('A') },
-        '/b': { body: page('B') },
-        '/private/c': { body: page('C') },
-        '/robots.txt': { status: 404, body: '' },
-      },
-    });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
+  const env = useEmulatorAndSite({
+    routes: {
+      '/': { body: linkPage('Home', ['/a', '/b', '/private/c']) },
+      '/a': { body: linkPage('A') },
+      '/b': { body: linkPage('B') },
+      '/private/c': { body: linkPage('C') },
+      '/robots.txt': { status: 404, body: '' },
+    },
   });
 
   it('lists refreshes and deletions with reasons and changes nothing', async () => {
     const input: CrawlConfigInput = {
       name: uniqueCrawlName('dryrun'),
-      startUrls: [`${site.url}/`],
+      startUrls: [`${env.site.url}/`],
       fetch: { allowPrivateNetworks: true },
       refresh: { maxAge: '48h' },
     };
@@ -77,7 +63,7 @@ describe('refresh --dry-run', () => {
   it('a cycle run again with its clock a few seconds behind the cursor (a resumed `refresh --now T`) queues nothing again', async () => {
     const config = parseConfig({
       name: uniqueCrawlName('resumed'),
-      startUrls: [`${site.url}/`],
+      startUrls: [`${env.site.url}/`],
       fetch: { allowPrivateNetworks: true },
       refresh: { maxAge: '48h' },
     });
@@ -87,7 +73,7 @@ describe('refresh --dry-run', () => {
     const killed = await openSession(config, { now: new Date(now + 5_000) });
     const first = (await killed.runner.invoke('refresh', scheduledEvent())) as { requeued: number };
     assert.equal(first.requeued, 4, 'every page due at T');
-    const from = site.requests.length;
+    const from = env.site.requests.length;
     // The same command again: its clock is at T as its cycle runs, behind the cursor the first left.
     // That cursor was ignored as "ahead of the clock", and the whole cycle was queued again.
     const resumed = await openSession(config, { now: new Date(now) });
@@ -96,7 +82,7 @@ describe('refresh --dry-run', () => {
     assert.equal(second.requeued, 0, 'nothing queued again');
     await resumed.runner.drain();
     const perPath = new Map<string, number>();
-    for (const r of site.requests.slice(from))
+    for (const r of env.site.requests.slice(from))
       if (r.path !== '/robots.txt') perPath.set(r.path, (perPath.get(r.path) ?? 0) + 1);
     assert.deepEqual(
       Object.fromEntries([...perPath].sort()),
