@@ -4,7 +4,7 @@
  */
 import { after, before } from 'node:test';
 import { startTestEmulator, type TestEmulator } from './emulator.ts';
-import { type SiteServer, type SiteServerOptions, startSiteServer } from './site-server.ts';
+import { type Route, type SiteServer, type SiteServerOptions, startSiteServer } from './site-server.ts';
 
 /** Call inside a `describe`: its `emu` and `site` are there once the suite's `before` has run. */
 export function useEmulatorAndSite(opts: SiteServerOptions = {}): { emu: TestEmulator; site: SiteServer } {
@@ -18,6 +18,17 @@ export function useEmulatorAndSite(opts: SiteServerOptions = {}): { emu: TestEmu
     await env.emu?.stop();
   });
   return env;
+}
+
+/** A four-page site the refresh suites share: a home page linking to /a, /b and /private/c; no robots.txt. */
+export function fourPageRoutes(): Record<string, Route> {
+  return {
+    '/': { body: linkPage('Home', ['/a', '/b', '/private/c']) },
+    '/a': { body: linkPage('A') },
+    '/b': { body: linkPage('B') },
+    '/private/c': { body: linkPage('C') },
+    '/robots.txt': { status: 404, body: '' },
+  };
 }
 
 /** An HTML page titled `title`, its text `title text`, with one `<a>` per link. */

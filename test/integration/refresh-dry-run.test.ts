@@ -10,19 +10,11 @@ import { scheduledEvent } from '../../cli/runner.ts';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { fourPageRoutes, useEmulatorAndSite } from '../helpers/crawl-env.ts';
 import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 describe('refresh --dry-run', () => {
-  const env = useEmulatorAndSite({
-    routes: {
-      '/': { body: linkPage('Home', ['/a', '/b', '/private/c']) },
-      '/a': { body: linkPage('A') },
-      '/b': { body: linkPage('B') },
-      '/private/c': { body: linkPage('C') },
-      '/robots.txt': { status: 404, body: '' },
-    },
-  });
+  const env = useEmulatorAndSite({ routes: fourPageRoutes() });
 
   it('lists refreshes and deletions with reasons and changes nothing', async () => {
     const input: CrawlConfigInput = {

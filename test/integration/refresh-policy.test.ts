@@ -10,7 +10,7 @@ import { readChanges } from '../../cli/change-feed.ts';
 import { crawl, documents, openSession, planRefresh, refresh } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
-import { linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { fourPageRoutes, linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
 import { uniqueCrawlName } from '../helpers/emulator.ts';
 
 const DAY = 86_400_000;
@@ -23,11 +23,7 @@ const footed = (title: string, links: string[] = []) =>
 describe('a changed refresh policy reaches pages due later (refresh-review.ts)', () => {
   const env = useEmulatorAndSite({
     routes: {
-      '/': { body: linkPage('Home', ['/a', '/b', '/private/c']) },
-      '/a': { body: linkPage('A') },
-      '/b': { body: linkPage('B') },
-      '/private/c': { body: linkPage('C') },
-      '/robots.txt': { status: 404, body: '' },
+      ...fourPageRoutes(),
       // With validators, so that a conditional refresh shows in the request's headers.
       '/w/': { body: linkPage('W', ['/w/a']), headers: { 'Last-Modified': STAMP } },
       '/w/a': { body: linkPage('WA', ['/w/private/x', '/w/b']), headers: { 'Last-Modified': STAMP } },
