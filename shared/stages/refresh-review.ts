@@ -13,7 +13,8 @@
  * - a page the scope now rejects, or a rule now keeps out of the index, is due now (the cycle
  *   deletes it, as it does at a due time);
  * - a page whose interval under the current config ended is due now;
- * - a page whose interval ends earlier than its line says moves to that earlier time.
+ * - a page whose interval ends earlier than its line says moves to that earlier time;
+ * - a URL fetched and skipped is due now when the change may lift its reason (retryReason).
  * A line that moves leaves a marker behind: a copy of itself, written later and flagged `moved`,
  * which supersedes it in its old day's folder (`dueLines` skips a URL whose newest line there is
  * a marker), so the old time does not refresh the page a second time.
@@ -232,6 +233,7 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   if (redocument && (madeDocuments(line) || line.state === 'duplicate')) return { due: now };
   // A page fetched for its links only that the config now indexes (a rule's noIndex dropped).
   if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index) return { due: now };
+  if (retryReason(line, d.index, ctx.changes)) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');
   if (Number.isNaN(fetched)) return null;
   const { plan } = ctx;
@@ -243,6 +245,22 @@ export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
   if (due + ctx.cycleMs >= stored) return null;
   const at = new Date(due).toISOString();
   return due <= ctx.untilMs ? { due: at } : { moveTo: at };
+}
+
+/**
+ * Why a URL fetched and then skipped (`ignored`: robots.txt, a media type, a redirect target out
+ * of scope or not followed, a `noIndex` rule) is tried again now, or null: the config changed in
+ * a way that may lift its reason. Its links were never read, so reading the pages' links again
+ * finds it known and leaves it as it was. URLs stopped before any fetch (a trap or sitemap cap)
+ * are admitted again when a link reaches them (url-table.ts), and a redirect followed has nothing
+ * to lift. A redirect chain cut at `fetch.maxRedirects` (an error) is tried again when it widens.
+ */
+export function retryReason(line: UrlItem, indexes: boolean, changes: PolicyChanges): string | null {
+  if (line.state === 'error')
+    return line.errorCode === 'too-many-redirects' && changes.widened ? changes.widened : null;
+  if (line.state !== 'ignored' || !line.lastFetched || line.note?.startsWith('redirected to ')) return null;
+  if (indexes && line.note?.startsWith('rule: noIndex')) return 'a noIndex rule dropped';
+  return changes.widened ?? changes.redocument;
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type PolicyReview,
   policyChanged,
   policyChanges,
+  retryReason,
   reviewContext,
   reviewLines,
   storeRefreshPolicy,
@@ -79,9 +80,11 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     if (item.docBulk && !d.index)
       return { url: item.url, action: 'delete', reason: `not-indexed: ${d.reason} (then fetched again)` };
     const since = `due since ${item.nextRefreshAt ?? '?'}`;
+    const retried = retryReason(item, d.index, changes);
     const whys = [
       ...(changes.widened && d.follow ? [`${changes.widened}; links read again`] : []),
       ...(changes.redocument && madeDocuments(item) ? [`${changes.redocument}; document made again`] : []),
+      ...(retried ? [`${retried}; skipped URL tried again`] : []),
     ];
     const why = whys.length > 0 ? `refresh policy changed: ${whys.join('; ')}` : 'refresh policy changed';
     return {

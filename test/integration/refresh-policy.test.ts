@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
-import { crawl, documents, openSession, planRefresh, refresh } from '../../cli/session.ts';
+import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
 import { fourPageRoutes, linkPage, useEmulatorAndSite } from '../helpers/crawl-env.ts';
@@ -34,6 +34,15 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       '/x/b': { body: footed('XB'), headers: { 'Last-Modified': STAMP } },
       '/q/': { body: linkPage('Q', ['/q/item?id=1&sort=a']), headers: { 'Last-Modified': STAMP } },
       '/q/item': { body: linkPage('Item'), headers: { 'Last-Modified': STAMP } },
+      '/robots.txt': {
+        body: 'User-agent: *\nDisallow: /r/secret\n',
+        headers: { 'Content-Type': 'text/plain' },
+      },
+      '/r/': { body: linkPage('R', ['/r/secret', '/r/table', '/r/go']) },
+      '/r/secret': { body: linkPage('Secret') },
+      '/r/table': { body: 'a,b\n1,2\n', headers: { 'Content-Type': 'text/csv' } },
+      '/r/go': { status: 301, headers: { Location: '/r/outside/page' } },
+      '/r/outside/page': { body: linkPage('Outside') },
     },
   });
 
@@ -262,5 +271,40 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     );
     await refresh(session);
     assert.deepEqual((await collect(documents(session))).map(url).sort(), ['/q/', '/q/item?id=1']);
+  });
+
+  it('a URL skipped for robots.txt, its media type or a redirect target out of scope is fetched again once the config lifts the reason', async () => {
+    const name = uniqueCrawlName('lifted');
+    const t0 = Date.now();
+    const base = startingAt(name, '/r/');
+    const strict = { exclude: ['/r/outside/'], ignoredMimeTypes: ['text/csv'] };
+    await crawl(await openSession(parseConfig({ ...base, scope: strict })));
+    const lifted = parseConfig({ ...base, fetch: { allowPrivateNetworks: true, respectRobotsTxt: false } });
+    const session = await openSession(lifted, { now: new Date(t0 + HOUR) });
+    const notes = Object.fromEntries(
+      (await collect(urlStates(session))).map((u) => [new URL(u.url as string).pathname, [u.state, u.note]]),
+    );
+    assert.deepEqual(notes, {
+      '/r/': ['indexed', undefined],
+      '/r/secret': ['ignored', 'robots.txt'],
+      '/r/table': ['ignored', 'mime-type text/csv'],
+      '/r/go': ['ignored', `redirect target rejected (excluded): ${env.site.url}/r/outside/page`],
+    });
+    const plan = await planRefresh(session);
+    assert.deepEqual(plan.map((p) => new URL(p.url).pathname).sort(), [
+      '/r/',
+      '/r/go',
+      '/r/secret',
+      '/r/table',
+    ]);
+    for (const p of plan.filter((p) => !p.url.endsWith('/r/')))
+      assert.match(p.reason, /\(refresh policy changed: .*; skipped URL tried again\)$/, p.url);
+    const mark = env.site.requests.length;
+    await refresh(session);
+    assert.deepEqual(fetchedSince(mark), ['/r/', '/r/go', '/r/outside/page', '/r/secret', '/r/table']);
+    assert.deepEqual(
+      (await collect(documents(session))).map((d) => new URL(d.url as string).pathname).sort(),
+      ['/r/', '/r/outside/page', '/r/secret', '/r/table'],
+    );
   });
 });

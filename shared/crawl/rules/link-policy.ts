@@ -40,6 +40,9 @@ export interface LinkPolicy {
     honorRelNofollow: boolean;
     honorMetaRobots: boolean;
     respectRobotsTxt: boolean;
+    /** where a redirect leads is a link too (absent in policies recorded before 2026-11-28) */
+    followRedirects?: boolean;
+    maxRedirects?: number;
   };
 }
 
@@ -86,6 +89,8 @@ export function linkPolicy(config: CrawlConfig): LinkPolicy {
       honorRelNofollow: config.extract.honorRelNofollow,
       honorMetaRobots: config.extract.honorMetaRobots,
       respectRobotsTxt: config.fetch.respectRobotsTxt,
+      followRedirects: config.fetch.followRedirects,
+      maxRedirects: config.fetch.maxRedirects,
     },
   };
 }
@@ -120,6 +125,9 @@ export function wideningReason(stored: string, now: LinkPolicy): string | null {
   if (r && now.reading.linksPerPage > r.linksPerPage) return 'limits.linksPerPage raised';
   for (const k of ['honorRelNofollow', 'honorMetaRobots', 'respectRobotsTxt'] as const)
     if (r?.[k] && !now.reading[k]) return `${k === 'respectRobotsTxt' ? 'fetch' : 'extract'}.${k} turned off`;
+  if (r?.followRedirects === false && now.reading.followRedirects) return 'fetch.followRedirects turned on';
+  if (r?.maxRedirects !== undefined && (now.reading.maxRedirects ?? 0) > r.maxRedirects)
+    return 'fetch.maxRedirects raised';
   return scopeWidening(before.scope, now.scope) ?? rulesWidening(before.rules, now.rules);
 }
 

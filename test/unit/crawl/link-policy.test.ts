@@ -111,6 +111,19 @@ describe('link policy: widening and narrowing config changes', () => {
     assert.match(change({ rules: xml }, {}) ?? '', /removed/);
   });
 
+  it('redirects: followRedirects turned on and maxRedirects raised widen; a policy recorded without them does not', () => {
+    assert.equal(change({ fetch: { followRedirects: false } }, {}), 'fetch.followRedirects turned on');
+    assert.equal(
+      change({ fetch: { maxRedirects: 2 } }, { fetch: { maxRedirects: 3 } }),
+      'fetch.maxRedirects raised',
+    );
+    assert.equal(change({}, { fetch: { followRedirects: false, maxRedirects: 1 } }), null);
+    const legacy = linkPolicy(parseConfig(base));
+    delete legacy.reading.followRedirects;
+    delete legacy.reading.maxRedirects;
+    assert.equal(wideningReason(storedLinkPolicy(legacy), linkPolicy(parseConfig(base))), null);
+  });
+
   it('a policy too large to store is kept as a digest: any change to it counts as widening', () => {
     const many = Array.from({ length: 8000 }, (_, i) => `/excluded/path/number/${i}/with/some/length/`);
     const big = linkPolicy(parseConfig({ ...base, scope: { exclude: many } }));

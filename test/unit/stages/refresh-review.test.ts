@@ -6,14 +6,25 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
 import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
-import { judgeLine, refreshPolicy, reviewContext } from '../../../shared/stages/refresh-review.ts';
+import {
+  judgeLine,
+  NO_CHANGES,
+  type PolicyChanges,
+  refreshPolicy,
+  reviewContext,
+} from '../../../shared/stages/refresh-review.ts';
 import type { UrlItem } from '../../../shared/types.ts';
 
 const DAY = 86_400_000;
 const T0 = Date.parse('2030-01-01T00:00:00.000Z');
 const base: CrawlConfigInput = { name: 'review', startUrls: ['https://example.com/'] };
 
-function judge(input: Partial<CrawlConfigInput>, line: Partial<UrlItem>, now: number) {
+function judge(
+  input: Partial<CrawlConfigInput>,
+  line: Partial<UrlItem>,
+  now: number,
+  changes: Partial<PolicyChanges> = {},
+) {
   const config = parseConfig({ ...base, ...input });
   const decider = createUrlDecider(config);
   const starts = new Set(['https://example.com/']);
@@ -27,7 +38,7 @@ function judge(input: Partial<CrawlConfigInput>, line: Partial<UrlItem>, now: nu
     docBulk: 'docs/b1',
     ...line,
   };
-  return judgeLine(full, reviewContext(config, decider, starts, now, now));
+  return judgeLine(full, reviewContext(config, decider, starts, now, now, { ...NO_CHANGES, ...changes }));
 }
 
 describe('a changed refresh policy (refresh-review.ts)', () => {
@@ -98,5 +109,50 @@ describe('a changed refresh policy (refresh-review.ts)', () => {
     assert.equal(refreshPolicy(parseConfig({ ...base, fetch: { concurrency: 4 } })), a);
     assert.notEqual(refreshPolicy(parseConfig({ ...base, refresh: { maxAge: '1d' } })), a);
     assert.notEqual(refreshPolicy(parseConfig({ ...base, scope: { exclude: ['/x/'] } })), a);
+  });
+
+  describe('a URL fetched and skipped is tried again when the change may lift its reason', () => {
+    const now = T0 + DAY;
+    const month: Partial<CrawlConfigInput> = { refresh: { maxAge: '30d' } };
+    const dueNow = { due: new Date(now).toISOString() };
+    const skipped = (note: string): Partial<UrlItem> => ({ state: 'ignored', docBulk: null, note });
+    const widened = { widened: 'fetch.respectRobotsTxt turned off', recorded: true };
+    const redocument = { redocument: 'scope.ignoredMimeTypes changed', recorded: true };
+
+    for (const note of [
+      'robots.txt',
+      'mime-type video/mp4',
+      'redirect target rejected (exclude): https://example.com/x',
+    ])
+      it(`"${note}": due now after a widening or a document change, not after a narrowing`, () => {
+        assert.deepEqual(judge(month, skipped(note), now, widened), dueNow);
+        assert.deepEqual(judge(month, skipped(note), now, redocument), dueNow);
+        assert.equal(judge(month, skipped(note), now), null);
+      });
+
+    it('a followed redirect, or a URL a trap cap stopped before any fetch, waits', () => {
+      assert.equal(judge(month, skipped('redirected to https://example.com/b'), now, widened), null);
+      assert.equal(
+        judge(month, { ...skipped('trap: more than 5 query variants'), lastFetched: null }, now, widened),
+        null,
+      );
+    });
+
+    it('a page a noIndex rule skipped is due once the rule no longer says noIndex', () => {
+      const rules: CrawlConfigInput['rules'] = [{ match: { path: '/docs/' }, actions: ['noIndex'] }];
+      const line = skipped('rule: noIndex');
+      assert.equal(judge({ ...month, rules }, line, now), null);
+      assert.deepEqual(judge(month, line, now), dueNow);
+    });
+
+    it('a redirect chain cut at fetch.maxRedirects is due after a widening only', () => {
+      const cut: Partial<UrlItem> = { state: 'error', docBulk: null, errorCode: 'too-many-redirects' };
+      assert.deepEqual(
+        judge(month, cut, now, { widened: 'fetch.maxRedirects raised', recorded: true }),
+        dueNow,
+      );
+      assert.equal(judge(month, cut, now, redocument), null);
+      assert.equal(judge(month, { ...cut, errorCode: 'http-404' }, now, widened), null);
+    });
   });
 });
