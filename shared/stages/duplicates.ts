@@ -29,7 +29,7 @@ const CONCURRENCY = 16;
 async function update<T>(
   deps: StageDeps,
   digest: string,
-  change: (entry: DupEntry | null) => { entry: DupEntry; result: T },
+  change: (entry: DupEntry | null) => { entry: DupEntry | null; result: T },
   likelyAbsent = false,
 ): Promise<T> {
   const key = `dup#${deps.crawl}#${digest}`;
@@ -40,6 +40,8 @@ async function update<T>(
       const raw = i === 0 && likelyAbsent ? null : await deps.hosts.getValue(key, true);
       const stored = raw === null ? null : (JSON.parse(raw) as DupEntry);
       const { entry, result } = change(stored);
+      // Nothing to write: no entry, none needed (a URL leaving content nobody registered).
+      if (entry === null) return result;
       const value = JSON.stringify(entry);
       // Nothing to write: a duplicate past the entry's bound, or one listed already.
       if (stored !== null && value === JSON.stringify(stored)) return result;
@@ -57,6 +59,27 @@ const refetch = (url: string, depth: number): UrlTask => ({
   follow: true,
   priority: 0,
 });
+
+/** `url` leaves the entry of content `digest`: the duplicate that takes its place, if it kept it. */
+async function release(deps: StageDeps, digest: string, url: string): Promise<string | undefined> {
+  return update(deps, digest, (e) => {
+    if (!e) return { entry: null, result: undefined };
+    const r = releaseContent(e, url);
+    return { entry: r.entry, result: r.successor };
+  });
+}
+
+/**
+ * A URL the refresh forgets (out of scope, an orphan, a form the URL identity no longer gives)
+ * leaves its content's entry too: a duplicate in line takes the document over (the task that
+ * fetches it again), and a page with that content found later is not folded into a URL gone
+ * from the index. Before, the entry kept naming the forgotten URL as its keeper.
+ */
+export async function releaseForgotten(deps: StageDeps, item: UrlItem): Promise<UrlTask | null> {
+  if (!item.digest) return null;
+  const successor = await release(deps, item.digest, item.url);
+  return successor ? refetch(successor, item.depth ?? 0) : null;
+}
 
 /**
  * With folding off, a URL once folded as a duplicate and now indexed keeps no `duplicateOf` (it
@@ -87,10 +110,7 @@ export async function foldDuplicates(
     const digest = o.state !== 'indexed' ? null : o.notModified ? prev?.digest : o.dup?.digest;
     // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.
     if (prev?.digest && prev.digest !== digest) {
-      const successor = await update(deps, prev.digest, (e) => {
-        const r = e ? releaseContent(e, o.url) : { entry: { keeper: '', depth: 0, dups: [] } };
-        return { entry: r.entry, result: 'successor' in r ? r.successor : undefined };
-      });
+      const successor = await release(deps, prev.digest, o.url);
       if (successor) again.push(refetch(successor, o.task.depth));
     }
     if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) return;

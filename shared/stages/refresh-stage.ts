@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
-import { createUrlDecider, startUrlsOf, type UrlDecider } from '../crawl/rules/decide.ts';
+import { createUrlDecider, startTasks, startUrlsOf, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
@@ -21,6 +21,7 @@ import type { UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import { elementsOfGone, madeDocuments, putElementList, wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
+import { releaseForgotten } from './duplicates.ts';
 import { bump } from './logger.ts';
 import {
   NO_CHANGES,
@@ -65,9 +66,21 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore, review, changes } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review, changes, config } = await findDue(deps);
   const early = new Set(review?.due.map((r) => r.url));
-  return due.map((item) => {
+  const unknown: PlannedAction[] = [];
+  if (review) {
+    const tasks = startTasks(config, decider);
+    const known = await deps.urls.getMany(tasks.map((t) => t.url));
+    for (const t of tasks)
+      if (!known.has(t.url))
+        unknown.push({
+          url: t.url,
+          action: 'refresh',
+          reason: 'start URL not crawled yet (refresh policy changed)',
+        });
+  }
+  const planned = due.map((item): PlannedAction => {
     const isStart = starts.has(item.url) || item.kind === 'sitemap';
     const d = decider.decide(item.url, { depth: item.depth ?? 0, isStart });
     const action = item.docBulk ? 'delete' : 'forget';
@@ -93,6 +106,7 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
       reason: early.has(item.url) ? `${since} (${why})` : since,
     };
   });
+  return [...planned, ...unknown];
 }
 
 /** The cycle's window and its due URLs (reads only). */
@@ -160,11 +174,17 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     linksBefore,
     wholeDocs: found.changes.redocument !== null,
     renormalized: found.changes.renormalized,
+    again: [],
   };
   const results = await mapLimit(due, QUERY_CONCURRENCY, (item) =>
     refreshOne(deps, decider, item, starts, out),
   );
   const tasks = results.filter((t): t is UrlTask => t !== null);
+  const requeued = tasks.length;
+  tasks.push(...out.again);
+  // The cycle that applies a changed config seeds the start URLs the crawl does not know yet
+  // (added to the config, or in the form a changed URL identity gives), as `trawl crawl` would.
+  if (review) tasks.push(...(await deps.urls.claim(startTasks(config, decider), `refresh:${until}`, until)));
   await sendTasks(deps, tasks);
   if (changes.length > 0) {
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
@@ -191,8 +211,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   if (tasks.length > 0) await deps.kickFetch();
   return {
     due: due.length,
-    requeued: tasks.length,
-    deleted: due.length - tasks.length,
+    requeued,
+    deleted: due.length - requeued,
     buckets: buckets.length,
   };
 }
@@ -231,6 +251,8 @@ interface RefreshOutput {
   wholeDocs: boolean;
   /** the URL identity changed (policyChanges) */
   renormalized: boolean;
+  /** duplicates that take over from URLs the cycle forgets, fetched again to be indexed */
+  again: UrlTask[];
 }
 
 /** A URL the config no longer normalizes to itself, after a change of identity: gone. */
@@ -259,6 +281,9 @@ async function refreshOne(
     : `out-of-scope: ${d.reason}`;
   if (gone) {
     out.deferred.push(() => deps.urls.forget(item.url));
+    // Its content's duplicate registry entry lets it go: a duplicate in line takes its place.
+    const successor = await releaseForgotten(deps, item);
+    if (successor) out.again.push(successor);
     if (item.docBulk)
       changes.push({ type: 'delete', url: item.url, at, reason: gone, version: Date.parse(at) });
     // An archive's elements go with it (compound-elements.ts): they have no refresh time of their own.

@@ -5,7 +5,7 @@
  */
 import type { CrawlConfig } from '../config.ts';
 import { robotsSitemaps } from '../crawl/robots/robots.ts';
-import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
+import { createUrlDecider, startTasks, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
@@ -28,25 +28,7 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   const config = await deps.loadConfig();
   const decider = createUrlDecider(config);
   const summary: SeedSummary = { startUrls: 0, sitemaps: 0, rejected: [] };
-  const tasks: UrlTask[] = [];
-  for (const url of config.startUrls) {
-    const d = decider.decide(url, { depth: 0, isStart: true });
-    if (!d.accepted || !d.normalized) {
-      summary.rejected.push(`${maskUserInfo(url)}: ${d.reason}`);
-      continue;
-    }
-    tasks.push({
-      url: d.normalized,
-      depth: 0,
-      queue: 'user',
-      index: d.index,
-      follow: d.follow,
-      priority: d.priorityShift,
-      kind: 'page',
-      ...(d.source ? { source: d.source } : {}),
-      ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
-    });
-  }
+  const tasks = startTasks(config, decider, summary.rejected);
   summary.startUrls = tasks.length;
   for (const url of await sitemapUrls(deps, config, tasks, decider, summary)) {
     tasks.push({ url, depth: 0, queue: 'user', index: false, follow: true, priority: 0, kind: 'sitemap' });

@@ -109,4 +109,28 @@ describe('duplicate content', () => {
       assert.equal(u.duplicateOf ?? null, null, String(u.url));
     }
   });
+
+  it('a kept page the refresh forgets (now excluded) hands its content to a duplicate, fetched and indexed in that cycle', async () => {
+    site.route('/a', page('Alpha', 'The alpha article.')); // back, after the first test
+    const input = {
+      name: uniqueCrawlName('dups-gone'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    };
+    await crawl(await openSession(parseConfig(input)));
+    // An hour on, /a is out of scope: deleted without a fetch, and nothing else is due for days.
+    const narrowed = parseConfig({ ...input, scope: { exclude: ['/a$'] } });
+    const later = await openSession(narrowed, { now: new Date(Date.now() + 3_600_000) });
+    const mark = site.requests.length;
+    await refresh(later);
+    assert.deepEqual(
+      site.requests.slice(mark).map((r) => r.path),
+      ['/articles/a-long-copy'],
+      'the duplicate in line is fetched again',
+    );
+    const docs: string[] = [];
+    for await (const d of documents(later)) docs.push(String(d.url).slice(site.url.length));
+    // Before, the registry kept naming /a: its duplicate stayed folded into a URL gone from the index.
+    assert.deepEqual(docs.sort(), ['/', '/articles/a-long-copy', '/b', '/p-canonical-page']);
+  });
 });

@@ -307,4 +307,39 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       ['/r/', '/r/outside/page', '/r/secret', '/r/table'],
     );
   });
+
+  it('a start URL added, or one in a form the changed URL identity drops, is crawled by the cycle that applies the change', async () => {
+    const name = uniqueCrawlName('new-start');
+    const t0 = Date.now();
+    const base = startingAt(name, '/q/item?id=1&sort=a');
+    await crawl(await openSession(parseConfig(base)));
+    const changed = parseConfig({
+      ...base,
+      startUrls: [...base.startUrls, `${env.site.url}/x/b`],
+      scope: { keepQueryParams: ['id'] },
+    });
+    const session = await openSession(changed, { now: new Date(t0 + HOUR) });
+    const url = (d: { url?: unknown }) => String(d.url).slice(env.site.url.length);
+    assert.deepEqual(
+      (await planRefresh(session)).map((p) => [url(p), p.action, p.reason]),
+      [
+        ['/q/item?id=1&sort=a', 'delete', `out-of-scope: the URL is now ${env.site.url}/q/item?id=1`],
+        ['/q/item?id=1', 'refresh', 'start URL not crawled yet (refresh policy changed)'],
+        ['/x/b', 'refresh', 'start URL not crawled yet (refresh policy changed)'],
+      ],
+    );
+    const mark = env.site.requests.length;
+    await refresh(session);
+    assert.deepEqual(
+      env.site.requests
+        .slice(mark)
+        .map((r) => r.path)
+        .filter((p) => p !== '/robots.txt')
+        .sort(),
+      ['/q/item?id=1', '/x/b'],
+    );
+    assert.deepEqual((await collect(documents(session))).map(url).sort(), ['/q/item?id=1', '/x/b']);
+    // Applied once: the next cycle has nothing to do.
+    assert.deepEqual(await planRefresh(await openSession(changed, { now: new Date(t0 + 2 * HOUR) })), []);
+  });
 });

@@ -23,8 +23,9 @@
  * A rejected decision has index/follow false, queue `index_follow`, no shift, source or meta.
  */
 import type { CrawlConfig } from '../../config.ts';
-import type { MetaValue, SourceName } from '../../types.ts';
+import type { MetaValue, SourceName, UrlTask } from '../../types.ts';
 import { domainOf } from '../url/domains.ts';
+import { maskUserInfo } from '../url/mask-url.ts';
 import { normalizeUrl, normalizeUrlDetailed } from '../url/normalize-url.ts';
 import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from '../url/scope.ts';
 import { pathTrap, variantPath } from '../url/traps.ts';
@@ -71,6 +72,30 @@ export function startUrlsOf(config: CrawlConfig, decider: UrlDecider): string[] 
   return config.startUrls
     .map((u) => decider.decide(u, { depth: 0, isStart: true }).normalized)
     .filter((u): u is string => u !== null);
+}
+
+/** The config's start URLs as tasks of the user source; those the config rejects go to `rejected`. */
+export function startTasks(config: CrawlConfig, decider: UrlDecider, rejected: string[] = []): UrlTask[] {
+  const tasks: UrlTask[] = [];
+  for (const url of config.startUrls) {
+    const d = decider.decide(url, { depth: 0, isStart: true });
+    if (!d.accepted || !d.normalized) {
+      rejected.push(`${maskUserInfo(url)}: ${d.reason}`);
+      continue;
+    }
+    tasks.push({
+      url: d.normalized,
+      depth: 0,
+      queue: 'user',
+      index: d.index,
+      follow: d.follow,
+      priority: d.priorityShift,
+      kind: 'page',
+      ...(d.source ? { source: d.source } : {}),
+      ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
+    });
+  }
+  return tasks;
 }
 
 export function createUrlDecider(config: CrawlConfig): UrlDecider {
