@@ -453,6 +453,10 @@ async function startTls(
     socket,
     ALPNProtocols: ['http/1.1'],
     ...sni,
+    // The certificate must name the URL's host, an IP address too (its IP SANs). Without a
+    // servername Node checked an IP URL's certificate against "localhost": any certificate a
+    // trusted CA issued for localhost passed, and one naming the IP was refused.
+    checkServerIdentity: (_host, cert) => tls.checkServerIdentity(bare, cert),
     ...secureContextFor(caCertificates),
   });
   destroyOnAbort(secure, signal);

@@ -13,6 +13,7 @@
  * - several such hosts in one invocation keep their pace, every gap at least the wait.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -260,6 +261,27 @@ describe('fetch.caCertificates: a site whose CA is its own', () => {
       caCertificates: [TLS_FIXTURE.cert],
     });
     assert.equal(otherName.kind === 'error' && otherName.code, 'tls-error');
+  });
+
+  it('an IP-address URL: the certificate must name that IP (not "localhost")', async () => {
+    const pem = (f: string) => readFileSync(new URL(`../fixtures/tls/${f}`, import.meta.url), 'utf8');
+    const fetchWith = async (name: 'ip' | 'localhost') => {
+      const tlsFiles = { cert: pem(`${name}-cert.pem`), key: pem(`${name}-key.pem`) };
+      const server = https.createServer(tlsFiles, (_req, res) => res.writeHead(200).end('<title>ip</title>'));
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      try {
+        const { port } = server.address() as AddressInfo;
+        return await fetchUrl(`https://127.0.0.1:${port}/`, { ...opts, caCertificates: [tlsFiles.cert] });
+      } finally {
+        server.closeAllConnections();
+        server.close();
+      }
+    };
+    const named = await fetchWith('ip');
+    assert.equal(named.kind === 'ok' && named.status, 200, JSON.stringify(named));
+    // A certificate for localhost only, from a CA the crawl trusts: refused for 127.0.0.1 (before, accepted).
+    const other = await fetchWith('localhost');
+    assert.equal(other.kind === 'error' && other.code, 'tls-error', JSON.stringify(other));
   });
 
   it('the fetch stage reads robots.txt and the pages with the config’s CA', async () => {
