@@ -594,8 +594,21 @@ function inflateEither(options: zlib.ZlibOptions) {
   };
 }
 
+/**
+ * Content codings undone at most (curl stops at 5): each is a decoder with its own buffers, and a
+ * header of 20,000 `br,` (60 KB) held 434 MB before any body byte arrived.
+ */
+const MAX_CODINGS = 4;
+
 function decodersFor(encoding: string | undefined): Decoder[] {
   const codings = (encoding ?? '').toLowerCase().split(',');
+  const layers = codings.filter((c) => c.trim() !== '' && c.trim() !== 'identity').length;
+  if (layers > MAX_CODINGS)
+    throw new FetchError(
+      `unsupported Content-Encoding: ${layers} codings (at most ${MAX_CODINGS})`,
+      'permanent',
+      'unsupported-encoding',
+    );
   // RFC 9110 §8.4: codings are listed in the order applied, so they are undone in reverse.
   // A sync flush at the end keeps what decodes from a stream cut at maxBytes instead of failing on it.
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH };

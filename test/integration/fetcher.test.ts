@@ -271,6 +271,33 @@ describe('fetchUrl: hostile bodies', () => {
     }
   });
 
+  it('undoes stacked codings up to four; more is refused before any decoder is made (a hostile header)', async () => {
+    const text = 'hello stacked codings';
+    const stacked = (n: number) => {
+      let body: Buffer = Buffer.from(text);
+      for (let i = 0; i < n; i++) body = zlib.gzipSync(body);
+      return body;
+    };
+    for (const n of [2, 4]) {
+      await withSite(
+        (_req, res) =>
+          res.writeHead(200, { 'content-encoding': Array(n).fill('gzip').join(', ') }).end(stacked(n)),
+        async (site) => {
+          const ok = expectKind(await fetchUrl(`${site.base}/s`, options()), 'ok');
+          assert.equal(Buffer.from(ok.body).toString(), text);
+        },
+      );
+    }
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': Array(20_000).fill('br').join(',') }).end('x'),
+      async (site) => {
+        const err = expectKind(await fetchUrl(`${site.base}/many`, options()), 'error');
+        assert.deepEqual([err.code, err.errorKind], ['unsupported-encoding', 'permanent']);
+        assert.match(err.message, /20000 codings \(at most 4\)/);
+      },
+    );
+  });
+
   it('decodes a small gzip page completely', async () => {
     await withSite(
       (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync('hello gzip')),
