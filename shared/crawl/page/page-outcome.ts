@@ -47,14 +47,23 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   return result;
 }
 
+/**
+ * A URL as a note or message shows it: cut at `scope.maxUrlLength` (a Location header can be as
+ * long as `limits.headerBytes`, up to 1 MB, and a note is stored with the URL's state).
+ */
+function shown(url: string, ctx: PageContext): string {
+  const max = ctx.config.scope.maxUrlLength;
+  return url.length > max ? `${url.slice(0, max)}… (${url.length} characters)` : url;
+}
+
 function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void {
-  const target = page.redirectTo as string;
+  const target = shown(page.redirectTo as string, ctx);
   const { fetch } = ctx.config;
   if (!fetch.followRedirects) {
     result.outcomes.push(base(page, 'ignored', { note: `redirect not followed: ${target}` }));
     return;
   }
-  const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });
+  const d = ctx.decider.decide(page.redirectTo as string, { depth: page.task.depth, base: page.url });
   const fail = (code: string, message: string) =>
     result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code, message } }));
   if (!d.normalized) return void fail('malformed-redirect', `redirect to an unusable URL: ${target}`);
@@ -63,7 +72,7 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   if (!d.accepted) {
     count(result.rejected, d.reason);
     result.outcomes.push(
-      base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${d.normalized}` }),
+      base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${shown(d.normalized, ctx)}` }),
     );
     return;
   }

@@ -135,6 +135,21 @@ const ROWS: Row[] = [
     tasks: [],
   },
   {
+    kind: 'a redirect to a 900 KB URL: the note shows scope.maxUrlLength characters of it',
+    page: { status: 301, redirectTo: `${SITE}/${'x'.repeat(900_000)}` },
+    states: ['ignored'],
+    note: /^redirect target rejected \(url-too-long\): http:\/\/site\.test\/x{2031}… \(900017 characters\)$/,
+    tasks: [],
+  },
+  {
+    kind: 'a redirect to a long URL, not followed: cut in the note too',
+    page: { status: 301, redirectTo: `${SITE}/${'x'.repeat(900_000)}` },
+    config: { fetch: { followRedirects: false } },
+    states: ['ignored'],
+    note: /^redirect not followed: http:\/\/site\.test\/x{2031}… \(900017 characters\)$/,
+    tasks: [],
+  },
+  {
     kind: 'a page not read (robots.txt, ignored type…)',
     page: { skipped: 'disallowed by robots.txt' },
     states: ['ignored'],
