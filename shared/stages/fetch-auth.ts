@@ -118,7 +118,9 @@ export async function fetchWithAuth(
 }
 
 function outcomeText(res: FetchOutcome): string {
-  if (res.kind === 'redirect') return `a redirect to ${res.location ?? 'nowhere'}`;
+  // The query left out: a login page may echo the submitted fields back in it.
+  if (res.kind === 'redirect')
+    return `a redirect to ${res.location?.replace(/[?#].*$/s, '').slice(0, 2048) ?? 'nowhere'}`;
   if (res.kind === 'error') return res.status ? `HTTP ${res.status}` : res.code;
   return 'the logged-out text in the page';
 }

@@ -114,7 +114,11 @@ describe('form logins that fail, and two accounts on one site', () => {
       const s = states.get(p);
       assert.deepEqual([s?.state, s?.errorKind, s?.errorCode], ['error', 'temporary', 'login-failed'], p);
     }
-    assert.match(String(states.get('/app/p0')?.note), /logged out right after the login \(a redirect to/);
+    // The redirect's query is left out of the note: a login page may echo the fields back in it.
+    assert.match(
+      String(states.get('/app/p0')?.note),
+      /logged out right after the login \(a redirect to [^?)]*\/login\)/,
+    );
     assert.equal(
       posts.get('/login'),
       1,
