@@ -7,6 +7,7 @@
 
 import type { SecretResolver } from '../aws/secrets.ts';
 import type { AuthEntry, SecretRef } from '../config-auth.ts';
+import { normalizePercentEncoding } from '../crawl/url/normalize-url.ts';
 import type { FetchOutcome, HeaderRecord } from './fetcher.ts';
 
 export interface ResolvedAuth {
@@ -42,7 +43,9 @@ export async function resolveAuth(entries: AuthEntry[], resolve: SecretResolver)
       const cookies: Record<string, string> = {};
       for (const [k, v] of Object.entries(e.cookies ?? {}))
         cookies[k] = await resolve(v, `${at}.cookies.${k}`);
-      const out: ResolvedAuth = { origin: prefix.origin, pathPrefix: prefix.pathname, headers, cookies };
+      // The path as the crawl's normalized URLs carry it (`/%7Eann/` is `/~ann/` there).
+      const pathPrefix = normalizePercentEncoding(prefix.pathname);
+      const out: ResolvedAuth = { origin: prefix.origin, pathPrefix, headers, cookies };
       if (e.form) out.form = await resolveForm(e.form, at, resolve);
       return out;
     }),

@@ -35,6 +35,16 @@ describe('fetch.auth', () => {
       assert.equal(authFor(url, resolved)?.headers.authorization ?? null, header, url);
   });
 
+  it('matches a prefix written with escapes as the normalized URLs carry its path', async () => {
+    const c = config([{ urlPrefix: 'http://intranet.test/%7eann/caf%c3%a9/', bearer: 't' }]);
+    const resolved = await resolveAuth(c.fetch.auth, createSecretResolver({ env: {} }));
+    assert.equal(
+      authFor('http://intranet.test/~ann/caf%C3%A9/x', resolved)?.headers.authorization,
+      'Bearer t',
+    );
+    assert.equal(authFor('http://intranet.test/~ann/other', resolved), null);
+  });
+
   it('refuses a missing variable with the field path, never the value', async () => {
     const c = config([{ urlPrefix: 'http://intranet.test/', bearer: { env: 'NOPE_NOT_SET' } }]);
     await assert.rejects(
