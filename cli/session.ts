@@ -112,12 +112,14 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
     schedules: opts.schedules,
   });
   const urls = createUrlTable({ client: monitor.ddb, tableName: resources.urlsTable });
-  if (!opts.resources && !opts.readOnly) await clearClockTravel(hosts, config, Date.now() + offset);
+  if (!opts.resources && !opts.readOnly) await clearClockTravel(hosts, config, Date.now() + offset, offset);
   return { config, resources, clients, monitor, urls, hosts, store, runner, now: () => Date.now() + offset };
 }
 
 /** The hosts-table value that holds a local crawl's clock offset (ms ahead of the real clock). */
 const CLOCK_KEY = 'clock-offset';
+/** The hosts-table value set once a crawl on the real clock was cleared of what lay ahead of it. */
+const CLEARED_KEY = 'clock-cleared';
 
 /**
  * A local crawl's clock never goes back. `trawl refresh --now T` runs the stages at T; every run
@@ -151,7 +153,11 @@ async function crawlClockOffset(
  * example waited without end). Before a local run, what lies further ahead of its clock than any
  * booking can (the Retry-After cap or a run of capped Crawl-delays, a robots.txt's 24 h) goes.
  */
-async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: number) {
+async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: number, offset: number) {
+  // What lies ahead was left by a moved clock: a crawl whose clock never moved is scanned once
+  // (a crawl from before the offset was kept may hold such leftovers), then no more (the scan
+  // reads every item of the hosts table, duplicate digests included: one a document).
+  if (offset === 0 && (await hosts.getValue(CLEARED_KEY)) !== null) return;
   const slack = 60_000;
   const { retryAfterMs, crawlDelayMs } = config.limits;
   await hosts.clearAhead({
@@ -159,6 +165,7 @@ async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: numb
     lease: now + slack,
     robots: now + ROBOTS_TTL_MS + slack,
   });
+  if (offset === 0) await hosts.putValue(CLEARED_KEY, new Date(now).toISOString());
 }
 
 /** Seeds and drains: one crawl (or discovery cycle). */

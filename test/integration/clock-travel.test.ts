@@ -76,4 +76,27 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
         'the new page was refreshed',
       );
     });
+
+  it('a crawl whose clock never moved is checked for leftovers once, not at every start', async () => {
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('no-travel'),
+      startUrls: [`${env.site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+    };
+    const config = parseConfig(input);
+    const host = new URL(env.site.url).host;
+    const first = await openSession(config);
+    await crawl(first);
+    // A slot 100 days ahead, where only a moved clock books (the check reads the whole hosts
+    // table, a digest item per document: it no longer runs at each start on the real clock).
+    await first.hosts.acquireSlot(host, Date.now() + 100 * DAY, 1000);
+    const slot = async (s: Awaited<ReturnType<typeof openSession>>) => s.hosts.slotFreeAt(host);
+    const again = await openSession(config);
+    assert.ok((await slot(again)) > Date.now() + 99 * DAY, 'a later start on the real clock does not check');
+    // Once moved, every start checks (what a moved run books lies ahead of the real clock).
+    const moved = await openSession(config, { now: new Date(Date.now() + 5 * DAY) });
+    assert.ok((await slot(moved)) < Date.now() + 99 * DAY, 'the moved start cleared it');
+    await moved.hosts.acquireSlot(host, Date.now() + 100 * DAY, 1000);
+    assert.ok((await slot(await openSession(config))) < Date.now() + 99 * DAY, 'and so does the next one');
+  });
 });
