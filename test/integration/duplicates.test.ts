@@ -45,12 +45,15 @@ describe('duplicate content', () => {
     await emu?.stop();
   });
 
+  /** A crawl of the site from its home page. */
+  const inputFor = (prefix: string) => ({
+    name: uniqueCrawlName(prefix),
+    startUrls: [`${site.url}/`],
+    fetch: { allowPrivateNetworks: true },
+  });
+
   it('yields one document per distinct content; a duplicate replaces a kept page that went away', async () => {
-    const input = {
-      name: uniqueCrawlName('dups'),
-      startUrls: [`${site.url}/`],
-      fetch: { allowPrivateNetworks: true },
-    };
+    const input = inputFor('dups');
     const session = await openSession(parseConfig(input));
     await crawl(session);
     const paths = async (s: typeof session) => {
@@ -83,11 +86,7 @@ describe('duplicate content', () => {
 
   it('folding turned off: the next cycle indexes the duplicates (fetched again at once), none keeps a duplicateOf', async () => {
     site.route('/a', page('Alpha', 'The alpha article.')); // back, after the test above
-    const input = {
-      name: uniqueCrawlName('unfold'),
-      startUrls: [`${site.url}/`],
-      fetch: { allowPrivateNetworks: true },
-    };
+    const input = inputFor('unfold');
     await crawl(await openSession(parseConfig(input)));
     const off = parseConfig({ ...input, index: { foldDuplicates: false } });
     // An hour on: nothing is due for 48 hours, but the documents are made again at once.
@@ -112,11 +111,7 @@ describe('duplicate content', () => {
 
   it('a kept page the refresh forgets (now excluded) hands its content to a duplicate, fetched and indexed in that cycle', async () => {
     site.route('/a', page('Alpha', 'The alpha article.')); // back, after the first test
-    const input = {
-      name: uniqueCrawlName('dups-gone'),
-      startUrls: [`${site.url}/`],
-      fetch: { allowPrivateNetworks: true },
-    };
+    const input = inputFor('dups-gone');
     await crawl(await openSession(parseConfig(input)));
     // An hour on, /a is out of scope: deleted without a fetch, and nothing else is due for days.
     const narrowed = parseConfig({ ...input, scope: { exclude: ['/a$'] } });
