@@ -97,13 +97,15 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
   refresh: {
     ...CONFIG,
     // Due items; forget the out-of-scope; drop the document fields of a now-noIndex table item;
-    // move a table-kept URL's refresh time forward after a config change (refresh-review.ts).
-    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+    // move a table-kept URL's refresh time forward after a config change (refresh-review.ts);
+    // claim the start URLs a changed config adds.
+    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
     'list:refresh/': ['s3:ListBucket'],
     // A gone archive's elements go with it (compound-elements.ts).
     'objects:compound/': ['s3:GetObject', 's3:PutObject'],
-    // The refresh cursor and the schedule-run time are key/value items of the hosts table; the usage record.
+    // The refresh cursor and the schedule-run time are key/value items of the hosts table; the usage
+    // record; the duplicate registry entry a forgotten URL leaves (duplicates.ts).
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     'queues:frontier': ['sqs:SendMessage'],
     'objects:changes/': ['s3:PutObject'],

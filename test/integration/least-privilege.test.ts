@@ -143,8 +143,11 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     // indexed in an earlier batch, is fetched again to record it (the index stage's frontier send).
     writeFileSync(join(dir, 'index.html'), page('Home', [...home, '/t.html']));
     writeFileSync(join(dir, 't.html'), page('Twins'));
+    writeFileSync(join(dir, 'new-start.html'), page('New start'));
     const changed = parseConfig({
       ...input,
+      // A start URL added: the refresh cycle that applies the change claims it.
+      startUrls: [...input.startUrls, `${site.url}/new-start.html`],
 
       rules: [
         { match: { path: '/d.html' }, actions: ['ignore'] },
