@@ -1,9 +1,13 @@
 /**
- * Body decoding: the charset comes from the BOM, then the Content-Type header, then a
- * `<meta charset>` / `<meta http-equiv=Content-Type>` in the first 64 KiB (the WHATWG
- * "encoding sniffing" order), else UTF-8. Never throws: unknown charsets fall back to UTF-8.
+ * Body decoding: the charset comes from the BOM, then the Content-Type header, then (HTML) a
+ * `<meta charset>` / `<meta http-equiv=Content-Type>` in the first 64 KiB or (XML) the
+ * `<?xml … encoding=…?>` declaration — the WHATWG "encoding sniffing" order — else UTF-8 when the
+ * bytes are UTF-8 and windows-1252 when they are not (a browser's default in Western locales).
+ * Labels are read as browsers read them (the WHATWG Encoding standard's table, through Node's
+ * `TextDecoder`): `iso-8859-1` and `ascii` are windows-1252, `gb2312` is GBK, `iso-8859-9`
+ * windows-1254, `unicode` UTF-16LE; a label browsers do not know (`utf-7`, `utf-32`, `base64`)
+ * is passed over. Never throws.
  */
-import iconv from 'iconv-lite';
 
 /**
  * Bytes scanned for a meta charset declaration. The WHATWG prescan reads 1024; a browser also
@@ -11,16 +15,15 @@ import iconv from 'iconv-lite';
  * more is read here: a windows-1252 page declaring itself after 5 KB was decoded as UTF-8.
  */
 const META_SCAN_BYTES = 64 * 1024;
-const META_TAG = /<meta(?=[\s/])([^>]*)>/gi;
+/** A `<meta>` tag; a `>` inside a quoted attribute value does not end it. */
+const META_TAG = /<meta(?=[\s/])((?:[^>"']|"[^"]*"|'[^']*')*)>/gi;
 const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
 const CONTENT_CHARSET = /charset\s*=\s*["']?\s*([^"'\s;]+)/i;
-/** Browser label aliases (WHATWG Encoding): Latin-1 and ASCII labels decode as windows-1252. */
-const ALIASES: Record<string, string> = {
-  'iso-8859-1': 'windows-1252',
-  'iso8859-1': 'windows-1252',
-  latin1: 'windows-1252',
-  'us-ascii': 'windows-1252',
-  ascii: 'windows-1252',
+/** XML 1.0 §4.3.3: the encoding declaration, at the very start of the document. */
+const XML_DECLARATION = /^<\?xml\s[^>]*?encoding\s*=\s*["']([^"']+)["']/;
+/** Labels the table gives an encoding a decoder here should not use. */
+const OVERRIDES: Record<string, string> = {
+  // Browsers decode x-user-defined's high bytes to private-use characters: no text to index.
   'x-user-defined': 'windows-1252',
 };
 
@@ -52,13 +55,21 @@ function bomCharset(bytes: Uint8Array): { charset: string; length: number } | nu
   return null;
 }
 
-/** Maps a declared label to one iconv-lite can decode, or null when unknown. */
+/** The WHATWG encoding a label names (`TextDecoder`'s table), or null when browsers know none. */
 function usableCharset(label: string | null): string | null {
-  if (label === null) return null;
-  const lower = label.trim().toLowerCase();
-  const name = ALIASES[lower] ?? lower;
-  return name !== '' && iconv.encodingExists(name) ? name : null;
+  const trimmed = label?.trim().toLowerCase();
+  if (!trimmed) return null;
+  const name = OVERRIDES[trimmed] ?? trimmed;
+  try {
+    const { encoding } = new TextDecoder(name);
+    return OVERRIDES[encoding] ?? encoding;
+  } catch {
+    return null;
+  }
 }
+
+/** A declaration in an ASCII-compatible byte stream naming UTF-16 means UTF-8 (WHATWG prescan). */
+const asciiCompatible = (charset: string) => (charset.startsWith('utf-16') ? 'utf-8' : charset);
 
 /**
  * The WHATWG prescan, on the tags it reads: comments are skipped, and a `<meta>` declares a charset
@@ -82,22 +93,49 @@ function metaCharset(bytes: Uint8Array): string | null {
         ? CONTENT_CHARSET.exec(attrs.get('content') ?? '')?.[1]
         : undefined;
     const charset = usableCharset(declared ?? null);
-    if (!charset) continue;
-    // A meta declaring UTF-16 in an ASCII-compatible byte stream means UTF-8.
-    return charset.startsWith('utf-16') || charset.startsWith('utf16') ? 'utf-8' : charset;
+    if (charset) return asciiCompatible(charset);
   }
   return null;
 }
 
-/** Decodes a response body to text, reporting the charset actually used. */
-export function decodeBody(bytes: Uint8Array, contentType: string | null): { text: string; charset: string } {
+function xmlCharset(bytes: Uint8Array): string | null {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 1024)).toString('latin1');
+  const charset = usableCharset(XML_DECLARATION.exec(head)?.[1] ?? null);
+  return charset ? asciiCompatible(charset) : null;
+}
+
+/** Undeclared: UTF-8 when the bytes are (a tail cut mid-character counts), windows-1252 when not. */
+function sniffed(body: Uint8Array): { text: string; charset: string } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(body, { stream: true }), charset: 'utf-8' };
+  } catch {
+    return { text: new TextDecoder('windows-1252').decode(body), charset: 'windows-1252' };
+  }
+}
+
+/** What the bytes say of their own encoding besides a BOM: HTML's meta, XML's declaration. */
+export type Declared = 'html' | 'xml' | 'none';
+
+/**
+ * Decodes a response body to text, reporting the encoding used (its WHATWG name). `declared`
+ * says where the document itself may name its encoding: a `<meta>` counts in HTML only.
+ */
+export function decodeBody(
+  bytes: Uint8Array,
+  contentType: string | null,
+  declared: Declared = 'html',
+): { text: string; charset: string } {
   const bom = bomCharset(bytes);
   const charset =
-    bom?.charset ?? usableCharset(parseContentType(contentType).charset) ?? metaCharset(bytes) ?? 'utf-8';
+    bom?.charset ??
+    usableCharset(parseContentType(contentType).charset) ??
+    (declared === 'html' ? metaCharset(bytes) : declared === 'xml' ? xmlCharset(bytes) : null);
   const body = bytes.subarray(bom?.length ?? 0);
+  if (!charset) return sniffed(body);
   try {
-    return { text: iconv.decode(body, charset, { stripBOM: true }), charset };
+    // A BOM is stripped (the decoder's default), not read as text.
+    return { text: new TextDecoder(charset).decode(body), charset };
   } catch {
-    return { text: iconv.decode(body, 'utf-8'), charset: 'utf-8' };
+    return sniffed(body);
   }
 }

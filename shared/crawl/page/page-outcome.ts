@@ -140,11 +140,11 @@ async function plainDocument(
     return typeof pdf === 'string' ? pdf : { ...pdf, charset: null };
   }
   if (mimeType === 'text/xml' || mimeType === 'application/xml') {
-    const { text, charset } = decodeBody(bytes, contentType);
+    const { text, charset } = decodeBody(bytes, contentType, 'xml');
     return { text: xmlText(text), charset };
   }
   if (mimeType?.startsWith('text/')) {
-    const { text, charset } = decodeBody(bytes, contentType);
+    const { text, charset } = decodeBody(bytes, contentType, 'none');
     return { text: collapse(text), charset };
   }
   return `unsupported mime type ${mimeType ?? 'unknown'}`;

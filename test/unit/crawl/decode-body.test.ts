@@ -115,6 +115,70 @@ describe('decodeBody', () => {
       charset: 'utf-8',
     });
   });
+  it('undeclared bytes that are not UTF-8 are windows-1252, as a browser reads them; a UTF-8 tail cut mid-character is UTF-8', () => {
+    const legacy = concat(ascii('<title>Caf'), new Uint8Array([0xe9, 0x20, 0x93, 0x71, 0x94, 0x20, 0x80]));
+    assert.deepEqual(decodeBody(legacy, 'text/html'), {
+      text: '<title>Café \u201cq\u201d €',
+      charset: 'windows-1252',
+    });
+    const cut = new Uint8Array(Buffer.from('日本語')).subarray(0, 7);
+    assert.deepEqual(decodeBody(cut, null), { text: '日本', charset: 'utf-8' });
+  });
+  it("reads labels as browsers do (the WHATWG table), not by the names' letter", () => {
+    const cases: [string, number[], string, string][] = [
+      ['x-cp1251', [0xcf, 0xf0], 'windows-1251', 'Пр'],
+      ['iso-8859-9', [0x93, 0xfd, 0x80], 'windows-1254', '\u201cı€'],
+      ['latin5', [0xd0], 'windows-1254', 'Ğ'],
+      ['tis-620', [0x93, 0xa1], 'windows-874', '\u201cก'],
+      ['l1', [0x80], 'windows-1252', '€'],
+      ['ANSI_X3.4-1968', [0xe9], 'windows-1252', 'é'],
+      ['gb2312', [0xa2, 0xe3], 'gbk', '€'],
+      ['unicode', [0x3c, 0x00, 0x70, 0x00], 'utf-16le', '<p'],
+      ['iso-2022-jp', [...Buffer.from('\u001b$BF|K\\8l\u001b(B', 'latin1')], 'iso-2022-jp', '日本語'],
+      ['koi8', [0xf0], 'koi8-r', 'П'],
+    ];
+    for (const [label, bytes, charset, text] of cases)
+      assert.deepEqual(
+        decodeBody(new Uint8Array(bytes), `text/plain; charset=${label}`, 'none'),
+        { text, charset },
+        label,
+      );
+    // Labels browsers do not know are passed over: utf-7 would have dropped "+b-".
+    assert.deepEqual(decodeBody(ascii('a+b-c'), 'text/html; charset=utf-7'), {
+      text: 'a+b-c',
+      charset: 'utf-8',
+    });
+    // Any UTF-16 name in a meta of an ASCII byte stream is UTF-8.
+    const ucs2 = concat(ascii('<meta charset="ucs-2">'), new Uint8Array(Buffer.from('日本')));
+    assert.deepEqual(decodeBody(ucs2, 'text/html'), { text: '<meta charset="ucs-2">日本', charset: 'utf-8' });
+  });
+  it('a meta counts in HTML only; XML names its encoding in its declaration', () => {
+    const plain = concat(
+      ascii('Example: <meta charset="windows-1251"> '),
+      new Uint8Array(Buffer.from('Привет')),
+    );
+    assert.deepEqual(decodeBody(plain, 'text/plain', 'none'), {
+      text: 'Example: <meta charset="windows-1251"> Привет',
+      charset: 'utf-8',
+    });
+    const xml = concat(
+      ascii('<?xml version="1.0" encoding="Shift_JIS"?><doc>'),
+      new Uint8Array(iconv.encode('日本語', 'shift_jis')),
+    );
+    assert.deepEqual(decodeBody(xml, 'text/xml', 'xml'), {
+      text: '<?xml version="1.0" encoding="Shift_JIS"?><doc>日本語',
+      charset: 'shift_jis',
+    });
+    // The header still wins.
+    assert.equal(decodeBody(xml, 'text/xml; charset=utf-8', 'xml').charset, 'utf-8');
+  });
+  it("a '>' inside a quoted attribute does not end the meta", () => {
+    const bytes = concat(
+      ascii('<meta name="x" content="a>b" charset="windows-1251">'),
+      new Uint8Array([0xcf]),
+    );
+    assert.deepEqual(decodeBody(bytes, null).charset, 'windows-1251');
+  });
   it('works on a view into a larger buffer', () => {
     const whole = new Uint8Array(Buffer.from('xx<p>ok</p>yy'));
     assert.equal(decodeBody(whole.subarray(2, 11), null).text, '<p>ok</p>');
