@@ -107,7 +107,10 @@ function xmlCharset(bytes: Uint8Array): string | null {
 /** Undeclared: UTF-8 when the bytes are (a tail cut mid-character counts), windows-1252 when not. */
 function sniffed(body: Uint8Array): { text: string; charset: string } {
   try {
-    return { text: new TextDecoder('utf-8', { fatal: true }).decode(body, { stream: true }), charset: 'utf-8' };
+    return {
+      text: new TextDecoder('utf-8', { fatal: true }).decode(body, { stream: true }),
+      charset: 'utf-8',
+    };
   } catch {
     return { text: new TextDecoder('windows-1252').decode(body), charset: 'windows-1252' };
   }

@@ -7,6 +7,7 @@ import { type Handler, Parser } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
 import { queryEncoder } from '../url/query-encoding.ts';
 import { headerLanguage, headerValue, languageTag } from './build-document.ts';
+import { collapse } from './visible-text.ts';
 
 export interface HtmlExtraction {
   links: string[];
@@ -233,10 +234,6 @@ function push(map: Map<string, string[]>, key: string, value: string): void {
 
 function hasToken(list: string | undefined, token: string): boolean {
   return list?.toLowerCase().split(/\s+/).includes(token) ?? false;
-}
-
-function collapse(text: string): string {
-  return text.replace(/[\s\0]+/g, ' ').trim(); // NUL is never visible text
 }
 
 /** Resolves href against base, keeps crawlable URLs only and strips the #fragment (seed 003). */

@@ -4,6 +4,9 @@
  */
 import { getDocumentProxy, getMeta } from 'unpdf';
 import { CrawlError } from '../../errors.ts';
+import { collapse } from './visible-text.ts';
+
+export { collapse };
 
 /** The text of a PDF document for indexing. */
 export interface PdfText {
@@ -117,9 +120,4 @@ async function titleOf(pdf: Awaited<ReturnType<typeof getDocumentProxy>>): Promi
   // unpdf hands an empty object when the PDF has no XMP metadata stream.
   const fromXmp = typeof metadata?.get === 'function' ? metadata.get('dc:title') : null;
   return typeof fromXmp === 'string' && collapse(fromXmp) !== '' ? collapse(fromXmp) : null;
-}
-
-/** Whitespace runs to single spaces, trimmed (how every PDF text is indexed). */
-export function collapse(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }

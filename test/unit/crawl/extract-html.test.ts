@@ -189,6 +189,19 @@ describe('extractHtml content (seed 004 removed elements)', () => {
   }
 });
 
+describe('extractHtml text: what a reader sees', () => {
+  it('drops soft hyphens, zero-width and bidi characters and controls from the title, the text and the description', () => {
+    const html =
+      '<html><head><title>inter&shy;national\u200b \u202eRTL\u202c</title>' +
+      '<meta name="description" content="Caf\u00e9 &amp; th\u00e9\u200d &#1;desc"></head>' +
+      '<body><p>hyphen&shy;ated p\u0000q \u001b[1mbold \u2066isolated\u2069 emoji\ufe0f</p></body></html>';
+    const r = extract(html);
+    assert.equal(r.title, 'international RTL');
+    assert.equal(r.description, 'Café & thé desc');
+    assert.equal(r.content, 'hyphenated pq [1mbold isolated emoji');
+  });
+});
+
 describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () => {
   const meta = (content: string) => `<head><meta name="robots" content="${content}"></head>`;
   const cases: [string, string, Record<string, string> | undefined, boolean, boolean][] = [
