@@ -189,11 +189,11 @@ export const ScopeSchema = z
      * otherwise an endless crawl of copies
      */
     stripSessionIds: z.boolean().default(true),
-    /** @default [] */
+    /** @default [] — substrings of the normalized URL, one of which must occur (a value with non-ASCII characters is also looked for in the URL as it reads: Unicode host, decoded path and query) */
     mustContain: z.array(z.string().min(1)).default([]),
-    /** @default [] */
+    /** @default [] — substrings of the normalized URL, none of which may occur (non-ASCII values: as for mustContain) */
     mustNotContain: z.array(z.string().min(1)).default([]),
-    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL; with includes, one must match */
+    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL (one with non-ASCII characters: also on the URL as it reads, `/privé/` matching `/priv%C3%A9/`); with includes, one must match */
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),

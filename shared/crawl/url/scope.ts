@@ -5,6 +5,7 @@
  * Site"), seed 003 (SMILA include/exclude patterns, maxCrawlDepth), seed 004 (Smartsite: host and
  * scheme of a start URL, must/must-not contain, ignored extensions).
  */
+import { domainToUnicode } from 'node:url';
 import type { CrawlConfig } from '../../config.ts';
 import { ConfigError } from '../../errors.ts';
 import { compileLinearRegex, type LinearRegex } from '../rules/linear-regex.ts';
@@ -58,8 +59,10 @@ export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): Sco
   if (!scope.followQueryStrings) chain.push(queryStringFilter());
   if (scope.mustContain.length) chain.push(mustContainFilter(scope.mustContain));
   if (scope.mustNotContain.length) chain.push(mustNotContainFilter(scope.mustNotContain));
-  if (scope.include.length) chain.push(includeFilter(compilePatterns(scope.include, 'scope.include')));
-  if (scope.exclude.length) chain.push(excludeFilter(compilePatterns(scope.exclude, 'scope.exclude')));
+  if (scope.include.length)
+    chain.push(includeFilter(compilePatterns(scope.include, 'scope.include'), scope.include));
+  if (scope.exclude.length)
+    chain.push(excludeFilter(compilePatterns(scope.exclude, 'scope.exclude'), scope.exclude));
   if (scope.ignoredExtensions.length) chain.push(ignoredExtensionFilter(scope.ignoredExtensions));
   return {
     hardLimits: [schemeFilter(scope.schemes), maxUrlLengthFilter(scope.maxUrlLength)],
@@ -130,24 +133,57 @@ export function queryStringFilter(): UrlFilter {
   return ({ parsed }) => (parsed.search ? 'query-string' : null);
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is what a normalized URL holds
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * A normalized URL as a person reads and writes it: the host in Unicode, the path and query's
+ * UTF-8 escapes decoded (`http://xn--bcher-kva.test/caf%C3%A9` is `http://bücher.test/café`).
+ * A value written with non-ASCII characters is matched against this form too: against the
+ * normalized URL alone, an `exclude` of `/privé/` never matched and the pages were indexed.
+ */
+export function readableUrl(url: string): string {
+  const u = URL.parse(url);
+  if (!u) return url;
+  let rest = u.pathname + u.search;
+  try {
+    rest = decodeURI(rest);
+  } catch {
+    // an escape that is not UTF-8 (a legacy-encoded query): kept as it is
+  }
+  const host = domainToUnicode(u.hostname) || u.hostname;
+  return `${u.protocol}//${host}${u.port ? `:${u.port}` : ''}${rest}${u.hash}`;
+}
+
+/** The forms of a URL values are matched against: its readable form too when a value needs it. */
+function formsFor(values: string[]): (url: string) => string[] {
+  return values.some((v) => NON_ASCII.test(v)) ? (url) => [url, readableUrl(url)] : (url) => [url];
+}
+
 /** Seed 004 "Uri must contain": one of the substrings occurs in the URL without its #fragment. */
 export function mustContainFilter(substrings: string[]): UrlFilter {
-  return ({ url }) => (substrings.some((s) => stripFragment(url).includes(s)) ? null : 'must-contain');
+  const forms = formsFor(substrings);
+  const found = (url: string) => forms(stripFragment(url)).some((f) => substrings.some((s) => f.includes(s)));
+  return ({ url }) => (found(url) ? null : 'must-contain');
 }
 
 /** Seed 004 "Uri must not contain": none of the substrings occurs in the URL without its #fragment. */
 export function mustNotContainFilter(substrings: string[]): UrlFilter {
-  return ({ url }) => (substrings.some((s) => stripFragment(url).includes(s)) ? 'must-not-contain' : null);
+  const forms = formsFor(substrings);
+  const found = (url: string) => forms(stripFragment(url)).some((f) => substrings.some((s) => f.includes(s)));
+  return ({ url }) => (found(url) ? 'must-not-contain' : null);
 }
 
 /** Seed 003 urlPatterns.include: with includes, at least one must match the normalized URL. */
-export function includeFilter(patterns: LinearRegex[]): UrlFilter {
-  return ({ url }) => (patterns.some((p) => p.test(url)) ? null : 'not-included');
+export function includeFilter(patterns: LinearRegex[], sources: string[] = []): UrlFilter {
+  const forms = formsFor(sources);
+  return ({ url }) => (forms(url).some((f) => patterns.some((p) => p.test(f))) ? null : 'not-included');
 }
 
 /** Seed 003 urlPatterns.exclude: a matching exclude pattern filters the URL out. */
-export function excludeFilter(patterns: LinearRegex[]): UrlFilter {
-  return ({ url }) => (patterns.some((p) => p.test(url)) ? 'excluded' : null);
+export function excludeFilter(patterns: LinearRegex[], sources: string[] = []): UrlFilter {
+  const forms = formsFor(sources);
+  return ({ url }) => (forms(url).some((f) => patterns.some((p) => p.test(f))) ? 'excluded' : null);
 }
 
 /** Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list. */

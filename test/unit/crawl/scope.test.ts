@@ -230,6 +230,26 @@ describe('scope filters', () => {
     assert.equal(judge({ underStartPath: true }, 'http://b.com/y', 1, starts), 'outside-start-path');
     assert.equal(judge({ underStartPath: true }, 'https://a.com/y', 1, starts), null);
   });
+  it('a value written with non-ASCII characters matches the URL as it is read (Unicode host, decoded path)', () => {
+    const starts = ['http://bücher.test/'];
+    assert.equal(
+      judge({ mustNotContain: ['geheim-ü'] }, 'http://bücher.test/geheim-ü/x', 1, starts),
+      'must-not-contain',
+    );
+    assert.equal(judge({ exclude: ['/privé/'] }, 'http://bücher.test/privé/x', 1, starts), 'excluded');
+    assert.equal(judge({ exclude: ['/privé/'] }, 'http://bücher.test/prive/x', 1, starts), null);
+    assert.equal(
+      judge({ mustContain: ['bücher.test/café'] }, 'http://bücher.test/café/menu', 1, starts),
+      null,
+    );
+    assert.equal(
+      judge({ mustContain: ['bücher.test/café'] }, 'http://bücher.test/tea/', 1, starts),
+      'must-contain',
+    );
+    assert.equal(judge({ include: ['/café/'] }, 'http://xn--bcher-kva.test/caf%C3%A9/', 1, starts), null);
+    // ASCII values still match the normalized form, escapes included.
+    assert.equal(judge({ exclude: ['caf%C3%A9'] }, 'http://bücher.test/café/', 1, starts), 'excluded');
+  });
   it('the first failing filter names the reason (offsite before query-string)', () => {
     assert.equal(judge({ followQueryStrings: false }, 'https://other.org/?a=1'), 'offsite');
   });
