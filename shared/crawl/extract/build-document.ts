@@ -111,19 +111,25 @@ export function applyMapping(doc: CrawlDocument, mapping: Record<string, string>
 }
 
 /**
- * A declared language as a BCP 47 tag in its usual case (`en`, `en-US`, `zh-Hant-TW`); null for an
- * empty or malformed one. A list (`Content-Language: de, en`) gives its first tag.
+ * A declared language as a BCP 47 tag in its usual case (`en`, `en-US`, `zh-Hant-TW`,
+ * `de-DE-u-co-phonebk`); null for an empty or malformed one, or one whose language is not an
+ * ISO 639 code of 2 or 3 letters (`english`, `deutsch`: no facet should gather those). A list
+ * (`Content-Language: de, en`) gives its first tag.
  */
 export function languageTag(value: string | null | undefined): string | null {
   const tag = value?.split(',')[0]?.trim().replace(/_/g, '-') ?? '';
-  if (!/^[a-z]{2,8}(-[a-z0-9]{1,8})*$/i.test(tag) || tag.length > 35) return null;
+  if (!/^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(tag) || tag.length > 35) return null;
   const [primary = '', ...rest] = tag.split('-');
-  const sub = rest.map((p) =>
-    p.length === 2
-      ? p.toUpperCase()
-      : p.length === 4
-        ? p[0]!.toUpperCase() + p.slice(1).toLowerCase()
-        : p.toLowerCase(),
+  // After a singleton (`-u-`, `-x-`) come extension subtags: lower case, whatever their length.
+  const singleton = rest.findIndex((p) => p.length === 1);
+  const sub = rest.map((p, i) =>
+    singleton !== -1 && i >= singleton
+      ? p.toLowerCase()
+      : p.length === 2
+        ? p.toUpperCase()
+        : p.length === 4
+          ? p[0]!.toUpperCase() + p.slice(1).toLowerCase()
+          : p.toLowerCase(),
   );
   return [primary.toLowerCase(), ...sub].join('-');
 }

@@ -392,7 +392,11 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
     meta: toMetaRecord(c.mapped),
     rawMeta: Object.fromEntries(c.rawMeta),
     description: firstMeta(c.rawMeta, DESCRIPTION_META),
-    language: languageTag(c.htmlLang) ?? languageTag(c.metaLang) ?? headerLanguage(input.headers),
+    // An empty `lang` says the language is unknown (HTML): no other source is asked.
+    language:
+      c.htmlLang?.trim() === ''
+        ? null
+        : (languageTag(c.htmlLang) ?? languageTag(c.metaLang) ?? headerLanguage(input.headers)),
   };
 }
 

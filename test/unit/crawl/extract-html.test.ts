@@ -366,6 +366,18 @@ describe('extractHtml description and language', () => {
       'nl',
     );
     assert.equal(extract('<html lang=""><p>x</p>').language, null);
+    // An empty lang is "unknown": the meta and the header are not asked.
+    assert.equal(
+      extract(`<html lang=""><head>${meta}</head><p>x</p>`, { headers: { 'content-language': 'nl' } })
+        .language,
+      null,
+    );
+    // A language that is no ISO 639 code is not a tag; extension subtags keep their lower case.
+    assert.equal(
+      extract('<html lang="english"><p>x</p>', { headers: { 'content-language': 'fr' } }).language,
+      'fr',
+    );
+    assert.equal(extract('<html lang="de-de-u-CO-phonebk"><p>x</p>').language, 'de-DE-u-co-phonebk');
     assert.equal(extract(`<html lang="${'a'.repeat(100)}"><p>x</p>`).language, null);
   });
 });
