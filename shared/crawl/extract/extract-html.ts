@@ -116,7 +116,7 @@ class Collector implements Partial<Handler> {
     // Seed 004: removed elements (by name or class) are skipped with their nested content.
     if (HIDDEN.has(name) || this.removeTags.has(name) || this.hasRemovedClass(attribs.class)) f |= F_SKIP;
     if (name === 'template') f |= F_INERT;
-    if (name === 'svg') f |= F_SVG;
+    if (name === 'svg' || name === 'math') f |= F_SVG; // foreign content: its <title> is not the page's
     if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
     if (this.inert === 0) this.collect(name, attribs);
     if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');

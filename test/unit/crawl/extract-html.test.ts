@@ -274,6 +274,7 @@ describe('extractHtml title (seed 004 fallbacks)', () => {
     ['<title> trimmed and collapsed', '<title>\n  A   &amp; B \n</title>', 'A & B'],
     ['first <title> wins', '<title>one</title><title>two</title>', 'one'],
     ['svg <title> is not the page title', '<svg><title>icon</title></svg><p>x</p>', 'page'],
+    ['MathML <title> is not either', '<math><title>M</title></math><p>x</p>', 'page'],
     ['DC.title', '<title> </title><meta name="DC.title" content="Dublin">', 'Dublin'],
     ['DCTERMS.title', '<meta name="DCTERMS.title" content="Terms">', 'Terms'],
     ['og:title (property)', '<meta property="og:title" content="Open  Graph">', 'Open Graph'],
