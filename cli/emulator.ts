@@ -12,6 +12,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../shared/errors.ts';
+import { withFileLock } from './file-lock.ts';
 import { alive, signalExitCode } from './processes.ts';
 import { restoreSnapshot, saveSnapshot } from './snapshot.ts';
 
@@ -119,6 +120,16 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
   const running = await emulatorStatus(cwd);
   if (running) return running;
   mkdirSync(stateDir(cwd), { recursive: true });
+  // One start at a time (cli/file-lock.ts): two commands started together each ran an emulator of
+  // their own. The second finds the first one's emulator once it holds the lock.
+  return withFileLock(
+    join(stateDir(cwd), 'start.lock'),
+    async () => (await emulatorStatus(cwd)) ?? start(cwd),
+    () => process.stderr.write('trawl: waiting for another trawl command starting the emulator\n'),
+  );
+}
+
+async function start(cwd?: string): Promise<EmulatorState> {
   // A signal while the emulator starts or its state is restored stops it: left running detached and
   // half-restored, it would be an orphan no command knows of (its state file is written last). The
   // snapshot on disk is untouched; the next command restores it again.
@@ -133,19 +144,42 @@ export async function ensureBackgroundEmulator(cwd?: string): Promise<EmulatorSt
   };
   process.prependListener('SIGINT', abandon);
   process.prependListener('SIGTERM', abandon);
+  // A command killed with SIGKILL while it started one (no handler runs) left it behind: its pid
+  // is in this file from the spawn until the state file names it.
+  const starting = join(stateDir(cwd), 'emulator.starting');
+  stopOrphan(starting);
   try {
     const emu = await startEmulator({
       logFile: join(stateDir(cwd), 'emulator.log'),
       detached: true,
       onSpawn: (p) => {
         pid = p;
+        writeFileSync(starting, String(p));
       },
     });
-    return await restoreInto(emu, cwd);
+    const state = await restoreInto(emu, cwd);
+    rmSync(starting, { force: true });
+    return state;
   } finally {
     process.off('SIGINT', abandon);
     process.off('SIGTERM', abandon);
   }
+}
+
+/** Stops the emulator a killed command was starting, if it still runs (its command line says so). */
+function stopOrphan(starting: string): void {
+  const pid = existsSync(starting) ? Number(readFileSync(starting, 'utf8')) : 0;
+  rmSync(starting, { force: true });
+  if (!pid || !alive(pid)) return;
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return; // no /proc: whose pid it is now cannot be told
+  }
+  if (!cmdline.includes('moto')) return;
+  process.stderr.write(`trawl: stopping an emulator a killed command left starting (pid ${pid})\n`);
+  process.kill(pid, 'SIGTERM');
 }
 
 /** Restores the saved state into a just-started emulator and records it as this folder's. */

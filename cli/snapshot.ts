@@ -39,6 +39,7 @@ import { currentStates } from '../shared/aws/refresh-manifest.ts';
 import { PREFIXES } from '../shared/layout.ts';
 import { resourceNames } from '../shared/topology.ts';
 import type { UrlItem } from '../shared/types.ts';
+import { withFileLock } from './file-lock.ts';
 import { sendFrontierTasks, taskOf } from './frontier.ts';
 
 const PREFIX = 'trawl-';
@@ -66,6 +67,14 @@ async function scanAll(c: AwsClients, table: string): Promise<Record<string, Att
  * by renames: a process killed at any moment leaves one whole snapshot (`dir` or `dir.old`).
  */
 export async function saveSnapshot(endpoint: string, dir: string, crawls?: string[]): Promise<void> {
+  // One save at a time (cli/file-lock.ts): two at once shared the temporary folder.
+  await withFileLock(`${dir}.lock`, () => save(endpoint, dir, crawls), waiting);
+}
+
+const waiting = () =>
+  process.stderr.write('trawl: waiting for another trawl command saving .trawl/snapshot\n');
+
+async function save(endpoint: string, dir: string, crawls?: string[]): Promise<void> {
   const c = clientsFor(endpoint);
   const tmp = `${dir}.tmp`;
   const previous = existsSync(dir) ? dir : existsSync(`${dir}.old`) ? `${dir}.old` : null;
@@ -149,6 +158,10 @@ function filesUnder(dir: string): string[] {
 
 /** Restores a snapshot into a fresh emulator and re-enqueues the URLs that were still pending. */
 export async function restoreSnapshot(endpoint: string, snapshot: string): Promise<number> {
+  return withFileLock(`${snapshot}.lock`, () => restore(endpoint, snapshot), waiting);
+}
+
+async function restore(endpoint: string, snapshot: string): Promise<number> {
   // A save killed between its two renames leaves the previous snapshot as `.old`.
   const dir = existsSync(snapshot) ? snapshot : `${snapshot}.old`;
   if (!existsSync(dir)) return 0;

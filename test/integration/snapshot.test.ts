@@ -95,10 +95,22 @@ describe('emulator snapshot: save, restore, re-queue what was pending', () => {
     await saveSnapshot(emu.endpoint, dir, [one.name]);
     assert.match(readFileSync(bFile, 'utf8'), /"marker":1/, "B's file carried over unread");
     assert.match(readFileSync(join(dir, 'dynamodb', `${a.resources.urlsTable}.json`), 'utf8'), /new\.html/);
+    // Two saves at once take turns: both crawls' newest states are in the snapshot.
+    await b.urls.claim(
+      [{ url: `${site.url}/newer.html`, depth: 1, queue: 'follow', index: true, follow: true, priority: 0 }],
+      'test',
+      new Date().toISOString(),
+    );
+    await Promise.all([
+      saveSnapshot(emu.endpoint, dir, [one.name]),
+      saveSnapshot(emu.endpoint, dir, [two.name]),
+    ]);
+    assert.match(readFileSync(join(dir, 'dynamodb', `${a.resources.urlsTable}.json`), 'utf8'), /new\.html/);
+    assert.match(readFileSync(bFile, 'utf8'), /newer\.html/);
     // A save killed after moving the old snapshot aside and before putting the new one in place.
     renameSync(dir, `${dir}.old`);
     const fresh = await startTestEmulator();
     emulators.push(fresh);
-    assert.equal(await restoreSnapshot(fresh.endpoint, dir), 1, "A's claimed URL re-queued from .old");
+    assert.equal(await restoreSnapshot(fresh.endpoint, dir), 2, 'the claimed URLs of A and B re-queued from .old');
   });
 });
