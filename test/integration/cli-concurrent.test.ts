@@ -5,30 +5,19 @@
  * snapshot came out without its tables: every crawl of the folder lost at the next restart).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { alive } from '../../cli/processes.ts';
+import { BIN, cliEnv, NODE, trawlAsync } from '../helpers/cli.ts';
 import { linkPage } from '../helpers/crawl-env.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin', 'trawl.mjs');
-const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 const PAGES = Array.from({ length: 12 }, (_, i) => `/p${i}`);
 
-function trawl(cwd: string, ...args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: cwd };
-  for (const k of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE'])
-    delete env[k];
-  return new Promise<{ code: number | null; out: string; err: string }>((done) => {
-    execFile(NODE, [BIN, ...args], { cwd, env, encoding: 'utf8', timeout: 240_000 }, (error, out, err) =>
-      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out, err }),
-    );
-  });
-}
+const trawl = (cwd: string, ...args: string[]) => trawlAsync(cwd, {}, ...args);
 
 describe('two trawl commands in one folder at once', () => {
   let cwd: string;
@@ -96,12 +85,9 @@ describe('two trawl commands in one folder at once', () => {
 
   it('a command killed (SIGKILL) while it starts the emulator leaves none behind: the next one stops it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trawl-killed-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir };
-    for (const k of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE'])
-      delete env[k];
     const child = spawn(NODE, [BIN, 'docs', '-c', join(cwd, 'alpha.json')], {
       cwd: dir,
-      env,
+      env: cliEnv(dir),
       stdio: 'ignore',
     });
     const starting = join(dir, '.trawl', 'emulator.starting');

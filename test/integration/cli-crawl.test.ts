@@ -4,10 +4,10 @@
  * and find the same state again after a restart (it is saved under .trawl/).
  */
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
@@ -19,36 +19,16 @@ import {
 } from '@aws-sdk/client-sqs';
 import { engineInstalled } from '../../cli/search-engine.ts';
 import { resourceNames } from '../../shared/topology.ts';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin', 'trawl.mjs');
-const NODE = join(ROOT, 'node_modules', '.bin', 'node');
+import { BIN, cliEnv, NODE, ROOT, trawlAsync } from '../helpers/cli.ts';
 
 function trawl(cwd: string, ...args: string[]) {
-  const env = { ...process.env };
-  delete env.AWS_ENDPOINT_URL;
-  delete env.AWS_ACCESS_KEY_ID;
-  delete env.AWS_SECRET_ACCESS_KEY;
-  delete env.AWS_PROFILE;
   const r = spawnSync(NODE, [BIN, ...args], {
     cwd,
-    env: { ...env, HOME: cwd },
+    env: cliEnv(cwd),
     encoding: 'utf8',
     timeout: 180_000,
   });
   return { code: r.status, out: r.stdout, err: r.stderr };
-}
-
-/** `trawl` as a child process that does not block this one (a test reads queues meanwhile). */
-function trawlAsync(cwd: string, extraEnv: Record<string, string>, ...args: string[]) {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, HOME: cwd };
-  for (const k of ['AWS_ENDPOINT_URL', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_PROFILE'])
-    delete env[k];
-  return new Promise<{ code: number | null; out: string; err: string }>((done) => {
-    execFile(NODE, [BIN, ...args], { cwd, env, encoding: 'utf8', timeout: 180_000 }, (error, out, err) =>
-      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, out, err }),
-    );
-  });
 }
 
 describe('trawl CLI on the embedded emulator', () => {

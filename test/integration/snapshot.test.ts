@@ -111,6 +111,10 @@ describe('emulator snapshot: save, restore, re-queue what was pending', () => {
     renameSync(dir, `${dir}.old`);
     const fresh = await startTestEmulator();
     emulators.push(fresh);
-    assert.equal(await restoreSnapshot(fresh.endpoint, dir), 2, 'the claimed URLs of A and B re-queued from .old');
+    assert.equal(
+      await restoreSnapshot(fresh.endpoint, dir),
+      2,
+      'the claimed URLs of A and B re-queued from .old',
+    );
   });
 });
