@@ -53,6 +53,9 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       '/r/table': { body: 'a,b\n1,2\n', headers: { 'Content-Type': 'text/csv' } },
       '/r/go': { status: 301, headers: { Location: '/r/outside/page' } },
       '/r/outside/page': { body: linkPage('Outside') },
+      '/z/': { body: linkPage('Z') },
+      '/z/private/p': { body: linkPage('P', ['/z/q']) },
+      '/z/q': { body: linkPage('Q') },
     },
   });
 
@@ -385,5 +388,31 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     } finally {
       env.site.route('/b', fourPageRoutes()['/b'] ?? null);
     }
+  });
+
+  it('a task queued before an exclude was added is neither indexed nor followed (a redeploy while the frontier held it)', async () => {
+    const name = uniqueCrawlName('queued-then-excluded');
+    const base = startingAt(name, '/z/');
+    const before = await openSession(parseConfig(base));
+    // Queued under the old config, not yet fetched.
+    const task = {
+      url: `${env.site.url}/z/private/p`,
+      depth: 1,
+      queue: 'follow' as const,
+      index: true,
+      follow: true,
+      priority: 0,
+    };
+    await before.urls.claim([task], 'test', new Date().toISOString());
+    await sendTasks(depsFromEnv(), [task]);
+    const mark = env.site.requests.length;
+    const after = await openSession(parseConfig({ ...base, scope: { exclude: ['/z/private/'] } }));
+    await crawl(after);
+    const served = env.site.requests.slice(mark).map((r) => r.path);
+    assert.ok(!served.includes('/z/q'), `its link was not followed: ${served.join(' ')}`);
+    const state = (await collect(urlStates(after))).find((u) => u.url === task.url);
+    assert.deepEqual([state?.state, state?.note], ['ignored', 'out-of-scope: excluded']);
+    const docs = (await collect(documents(after))).map((d) => new URL(d.url as string).pathname);
+    assert.deepEqual(docs, ['/z/']);
   });
 });

@@ -27,6 +27,16 @@ const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 /** Decides one page's outcome and follow-up tasks. */
 export async function processPage(page: FetchedPage, ctx: PageContext): Promise<PageResult> {
   const result: PageResult = { outcomes: [], tasks: [], rejected: {} };
+  // A task queued under an older config (an exclude added, a redeploy while the frontier held
+  // it) is judged again under the current one: out of scope, its page is neither indexed nor
+  // followed (a document it had is deleted). Start URLs and sitemaps stay in, as when seeded.
+  const isStart = page.task.depth === 0 || page.task.kind === 'sitemap';
+  const judged = ctx.decider.decide(page.url, { depth: page.task.depth, isStart });
+  if (!judged.accepted) {
+    count(result.rejected, judged.reason);
+    result.outcomes.push(base(page, 'ignored', { note: `out-of-scope: ${judged.reason}` }));
+    return result;
+  }
   if (page.error) {
     result.outcomes.push(base(page, 'error', { error: page.error }));
   } else if (page.redirectTo !== undefined) {
