@@ -84,16 +84,16 @@ async function refuseSharedIndex(config: CrawlConfig, endpoint: string, file = '
     );
 }
 
-/**
- * The configured engine answers before a crawl starts: a crawl into an engine that is down fails
- * every index batch until its retries run out, and those pages wait in the dead-letter queue.
- */
 /** A configured search endpoint answers (a deploy checks it before anything starts). */
 export async function requireSearchEndpoint(config: CrawlConfig): Promise<void> {
   const endpoint = config.index.sink === 'opensearch' ? config.index.opensearch.endpoint : null;
   if (endpoint) await reachable(endpoint);
 }
 
+/**
+ * The configured engine answers before a crawl starts: a crawl into an engine that is down fails
+ * every index batch until its retries run out, and those pages wait in the dead-letter queue.
+ */
 async function reachable(endpoint: string): Promise<void> {
   try {
     await searchClient(endpoint).info();

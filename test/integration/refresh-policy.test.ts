@@ -67,6 +67,10 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
       .filter((p) => p !== '/robots.txt')
       .sort();
 
+  /** The paths of the documents of `session`, sorted. */
+  const pathsOf = async (s: Awaited<ReturnType<typeof openSession>>) =>
+    (await collect(documents(s))).map((d) => new URL(d.url as string).pathname).sort();
+
   const input = (name: string, maxAge: string): CrawlConfigInput => ({
     name,
     startUrls: [`${env.site.url}/`],
@@ -182,8 +186,6 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const t0 = Date.now();
     const base = startingAt(name, '/w/');
     await crawl(await openSession(parseConfig({ ...base, scope: { exclude: ['/w/private/'] } })));
-    const pathsOf = async (s: Awaited<ReturnType<typeof openSession>>) =>
-      (await collect(documents(s))).map((d) => new URL(d.url as string).pathname).sort();
     const wide = parseConfig(base);
     const session = await openSession(wide, { now: new Date(t0 + HOUR) });
     assert.deepEqual(await pathsOf(session), ['/w/', '/w/a', '/w/b']);
@@ -315,10 +317,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const mark = env.site.requests.length;
     await refresh(session);
     assert.deepEqual(fetchedSince(mark), ['/r/', '/r/go', '/r/outside/page', '/r/secret', '/r/table']);
-    assert.deepEqual(
-      (await collect(documents(session))).map((d) => new URL(d.url as string).pathname).sort(),
-      ['/r/', '/r/outside/page', '/r/secret', '/r/table'],
-    );
+    assert.deepEqual(await pathsOf(session), ['/r/', '/r/outside/page', '/r/secret', '/r/table']);
   });
 
   it('a start URL added, or one in a form the changed URL identity drops, is crawled by the cycle that applies the change', async () => {
@@ -412,7 +411,6 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     assert.ok(!served.includes('/z/q'), `its link was not followed: ${served.join(' ')}`);
     const state = (await collect(urlStates(after))).find((u) => u.url === task.url);
     assert.deepEqual([state?.state, state?.note], ['ignored', 'out-of-scope: excluded']);
-    const docs = (await collect(documents(after))).map((d) => new URL(d.url as string).pathname);
-    assert.deepEqual(docs, ['/z/']);
+    assert.deepEqual(await pathsOf(after), ['/z/']);
   });
 });

@@ -21,7 +21,7 @@ const ATTRIBUTE = /([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+)))?/g;
 const CONTENT_CHARSET = /charset\s*=\s*["']?\s*([^"'\s;]+)/i;
 /** XML 1.0 §4.3.3: the encoding declaration, at the very start of the document. */
 const XML_DECLARATION = /^<\?xml\s[^>]*?encoding\s*=\s*["']([^"']+)["']/;
-/** Labels the table gives an encoding a decoder here should not use. */
+/** Labels decoded as another encoding than the one the table gives them. */
 const OVERRIDES: Record<string, string> = {
   // Browsers decode x-user-defined's high bytes to private-use characters: no text to index.
   'x-user-defined': 'windows-1252',
@@ -59,10 +59,8 @@ function bomCharset(bytes: Uint8Array): { charset: string; length: number } | nu
 function usableCharset(label: string | null): string | null {
   const trimmed = label?.trim().toLowerCase();
   if (!trimmed) return null;
-  const name = OVERRIDES[trimmed] ?? trimmed;
   try {
-    const { encoding } = new TextDecoder(name);
-    return OVERRIDES[encoding] ?? encoding;
+    return new TextDecoder(OVERRIDES[trimmed] ?? trimmed).encoding;
   } catch {
     return null;
   }

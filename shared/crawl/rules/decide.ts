@@ -66,7 +66,6 @@ export const QUEUE_ORDER = [
   'follow',
 ] as const satisfies SourceName[];
 
-/** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
 /** The config's start URLs as the crawl keys them (normalized; an unusable one left out). */
 export function startUrlsOf(config: CrawlConfig, decider: UrlDecider): string[] {
   return config.startUrls
@@ -98,6 +97,7 @@ export function startTasks(config: CrawlConfig, decider: UrlDecider, rejected: s
   return tasks;
 }
 
+/** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
 export function createUrlDecider(config: CrawlConfig): UrlDecider {
   const rules = compileRules(config.rules, config.limits.ruleCount);
   const filters = createScopeFilters(config.scope, config.startUrls);

@@ -155,35 +155,43 @@ export function readableUrl(url: string): string {
   return `${u.protocol}//${host}${u.port ? `:${u.port}` : ''}${rest}${u.hash}`;
 }
 
-/** The forms of a URL values are matched against: its readable form too when a value needs it. */
-function formsFor(values: string[]): (url: string) => string[] {
-  return values.some((v) => NON_ASCII.test(v)) ? (url) => [url, readableUrl(url)] : (url) => [url];
+/**
+ * Whether `url` (or its readable form, when a value written with non-ASCII characters needs it)
+ * satisfies `matches`.
+ */
+function anyForm(values: string[], matches: (form: string) => boolean): (url: string) => boolean {
+  if (!values.some((v) => NON_ASCII.test(v))) return matches;
+  return (url) => matches(url) || matches(readableUrl(url));
+}
+
+/** Whether one of the substrings occurs in the URL without its #fragment. */
+function containsAny(substrings: string[]): (url: string) => boolean {
+  const found = anyForm(substrings, (f) => substrings.some((s) => f.includes(s)));
+  return (url) => found(stripFragment(url));
 }
 
 /** Seed 004 "Uri must contain": one of the substrings occurs in the URL without its #fragment. */
 export function mustContainFilter(substrings: string[]): UrlFilter {
-  const forms = formsFor(substrings);
-  const found = (url: string) => forms(stripFragment(url)).some((f) => substrings.some((s) => f.includes(s)));
+  const found = containsAny(substrings);
   return ({ url }) => (found(url) ? null : 'must-contain');
 }
 
 /** Seed 004 "Uri must not contain": none of the substrings occurs in the URL without its #fragment. */
 export function mustNotContainFilter(substrings: string[]): UrlFilter {
-  const forms = formsFor(substrings);
-  const found = (url: string) => forms(stripFragment(url)).some((f) => substrings.some((s) => f.includes(s)));
+  const found = containsAny(substrings);
   return ({ url }) => (found(url) ? 'must-not-contain' : null);
 }
 
 /** Seed 003 urlPatterns.include: with includes, at least one must match the normalized URL. */
 export function includeFilter(patterns: LinearRegex[], sources: string[] = []): UrlFilter {
-  const forms = formsFor(sources);
-  return ({ url }) => (forms(url).some((f) => patterns.some((p) => p.test(f))) ? null : 'not-included');
+  const matched = anyForm(sources, (f) => patterns.some((p) => p.test(f)));
+  return ({ url }) => (matched(url) ? null : 'not-included');
 }
 
 /** Seed 003 urlPatterns.exclude: a matching exclude pattern filters the URL out. */
 export function excludeFilter(patterns: LinearRegex[], sources: string[] = []): UrlFilter {
-  const forms = formsFor(sources);
-  return ({ url }) => (forms(url).some((f) => patterns.some((p) => p.test(f))) ? 'excluded' : null);
+  const matched = anyForm(sources, (f) => patterns.some((p) => p.test(f)));
+  return ({ url }) => (matched(url) ? 'excluded' : null);
 }
 
 /** Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list. */
