@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsClients } from '../shared/aws/clients.ts';
+import { asNewInvocation } from '../shared/aws/request-counter.ts';
 import { createWorkQueues, type ReceivedMessage, type WorkQueues } from '../shared/aws/work-queues.ts';
 import type { ScheduleIntervals } from '../shared/crawl/state/scheduling.ts';
 import { takeLocalKicks } from '../shared/stages/deps.ts';
@@ -197,7 +198,7 @@ export class LocalRunner {
     if (stage === 'fetch') this.fetchRunning++;
     try {
       const context = lambdaContext(stage, this.halt.signal, this.stats[stage].memoryMb);
-      return await this.opts.handlers[stage](event, context);
+      return await asNewInvocation(() => this.opts.handlers[stage](event, context));
     } finally {
       this.running--;
       if (stage === 'fetch') this.fetchRunning--;

@@ -59,6 +59,16 @@ export function inStage<T>(stage: string, fn: () => T): T {
   return stageScope.run(stage, fn);
 }
 
+/**
+ * Runs `fn` outside any stage and invocation, as a Lambda invocation starts in a sandbox of its
+ * own. The local runner starts a handler from inside another's work (a kick from the extract
+ * stage): without this, the new invocation's requests outside its own count (its usage record)
+ * went to the caller's count as well, and a usage record counted them twice.
+ */
+export function asNewInvocation<T>(fn: () => T): T {
+  return stageScope.exit(() => invocationScope.exit(fn));
+}
+
 /** Calls `watcher` with every request the counting clients send; returns the unsubscribe. */
 export function watchAwsCalls(watcher: (call: AwsCall) => void): () => void {
   watchers.add(watcher);
