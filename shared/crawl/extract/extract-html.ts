@@ -3,6 +3,7 @@
  * and visible text (seed 002 link detection, seed 004 removed elements, metadata and robots rules).
  * No DOM is built: a stack of per-element flags and depth counters decide what is collected.
  */
+import { decodeHTML } from 'entities';
 import { type Handler, Parser } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
 import { queryEncoder } from '../url/query-encoding.ts';
@@ -74,6 +75,7 @@ const F_SKIP = 1; // text left out (hidden or removed element)
 const F_INERT = 2; // <template>: nothing inside is live
 const F_TITLE = 4;
 const F_SVG = 8;
+const F_TEXTAREA = 16; // raw text to htmlparser2, whose character references HTML decodes (RCDATA)
 
 type Attribs = Record<string, string>;
 
@@ -101,6 +103,8 @@ class Collector implements Partial<Handler> {
   private svg = 0;
   private inTitle = false;
   private titleSeen = false;
+  /** a `<textarea>`'s text so far, decoded at its end (a reference may span two text chunks) */
+  private textarea: string[] | null = null;
 
   constructor(
     private readonly removeTags: Set<string>,
@@ -120,6 +124,10 @@ class Collector implements Partial<Handler> {
     if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
     if (this.inert === 0) this.collect(name, attribs);
     if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
+    if (name === 'textarea') {
+      f |= F_TEXTAREA;
+      this.textarea = [];
+    }
     this.flags.push(f);
     if (f & F_SKIP) this.skip++;
     if (f & F_INERT) this.inert++;
@@ -133,11 +141,17 @@ class Collector implements Partial<Handler> {
     if (f & F_INERT) this.inert--;
     if (f & F_SVG) this.svg--;
     if (f & F_TITLE) this.inTitle = false;
+    if (f & F_TEXTAREA && this.textarea !== null) {
+      this.text.push(decodeHTML(this.textarea.join('')));
+      this.textarea = null;
+    }
     if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
   }
 
   ontext(data: string): void {
-    if (this.inTitle) this.title.push(data);
+    if (this.textarea !== null) {
+      if (this.skip === 0) this.textarea.push(data);
+    } else if (this.inTitle) this.title.push(data);
     else if (this.skip === 0) this.text.push(data);
   }
 

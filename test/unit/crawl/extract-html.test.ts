@@ -200,6 +200,13 @@ describe('extractHtml text: what a reader sees', () => {
     assert.equal(r.description, 'Café & thé desc');
     assert.equal(r.content, 'hyphenated pq [1mbold isolated emoji');
   });
+  it("a textarea's character references are decoded, as a browser shows them (htmlparser2 leaves them raw)", () => {
+    const r = extract(
+      '<p>A &amp; B</p><textarea>x &lt;b&gt; &amp;amp; &eacute;&#233;</textarea>' +
+        '<div class="noindex"><textarea>hidden &amp;</textarea></div><textarea></textarea><p>end</p>',
+    );
+    assert.equal(r.content, 'A & B x <b> &amp; éé end');
+  });
 });
 
 describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () => {
