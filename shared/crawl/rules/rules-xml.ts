@@ -93,13 +93,22 @@ function convertMatch(node: XmlNode, path: string): Json {
   if (!key && tag !== 'atom' && tag !== 'length') fail(path, `unknown rule element <${tagOf(node)}>`);
   if (children.length > 0) noChildren(node, path);
   if (tag === 'atom') return { atom: convertAtom(attrs) };
-  if (tag === 'length') return { length: { field: attrs.field, value: attrValue(attrs, `${path}.length`) } };
+  if (tag === 'length') {
+    return { length: { field: attrs.field?.toLowerCase(), value: attrValue(attrs, `${path}.length`) } };
+  }
   return { [key as string]: attrValue(attrs, `${path}.${key}`) };
 }
 
-/** `<Atom field kind norm value|val litteral/>`; norm "non" is the seed's name for the default. */
+/**
+ * `<Atom field kind norm value|val litteral/>`; norm "non" is the seed's name for the default. The
+ * names of fields, kinds and norms are read in any case (`field="Path" kind="Prefix"`).
+ */
 function convertAtom(attrs: Record<string, string>): Json {
-  const atom: Json = { field: attrs.field, kind: attrs.kind?.toLowerCase(), value: attrs.value ?? attrs.val };
+  const atom: Json = {
+    field: attrs.field?.toLowerCase(),
+    kind: attrs.kind?.toLowerCase(),
+    value: attrs.value ?? attrs.val,
+  };
   const norm = attrs.norm?.toLowerCase();
   if (norm && norm !== 'non') atom.norm = norm;
   // the seed spells it `litteral`; JSON atoms say `"literal": true`

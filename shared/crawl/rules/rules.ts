@@ -329,6 +329,7 @@ function setFlag(out: RuleActions, action: string, path: string): void {
 
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], path: string, what: string): T {
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  if (value === undefined) return fail(path, `missing: name the ${what} (one of ${allowed.join('|')})`);
   return fail(path, `unknown ${what} ${JSON.stringify(value)} (one of ${allowed.join('|')})`);
 }
 

@@ -278,6 +278,32 @@ describe('crawl rules: seed 001 matches (JSON and XML)', () => {
       },
     ]);
   });
+  it('XML reads field, kind and norm names in any case', () => {
+    assert.deepEqual(
+      parseXmlRules(
+        xmlRule(
+          '<And><Atom field="Path" kind="Prefix" norm="None" value="/x"/><Length field="PATH" val="[3:]"/></And>',
+        ),
+      ),
+      [
+        {
+          match: {
+            and: [
+              { atom: { field: 'path', kind: 'prefix', norm: 'none', value: '/x' } },
+              { length: { field: 'path', value: '[3:]' } },
+            ],
+          },
+          actions: ['index'],
+        },
+      ],
+    );
+  });
+  it('a <Length> without its field is an error that says so', () => {
+    assert.throws(
+      () => compileRules(parseXmlRules(xmlRule('<Length val="[3:]"/>')) as never),
+      /rules\.0\.match\.length\.field: missing: name the field \(one of url\|scheme\|host\|path\|query\)/,
+    );
+  });
   it('XML converts to the JSON form', () => {
     assert.deepEqual(parseXmlRules(xmlRule('<And><Path val="/docs"/><Not><Ext val=".pdf"/></Not></And>')), [
       { match: { and: [{ path: '/docs' }, { not: { ext: '.pdf' } }] }, actions: ['index'] },
