@@ -4,10 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
-import { isAllowed, parseRobotsTxt, userAgentToken } from '../shared/crawl/robots/robots.ts';
+import { isAllowed, parseRobotsTxt, robotsForAgent, userAgentToken } from '../shared/crawl/robots/robots.ts';
 import { explainUrl } from '../shared/crawl/rules/decide.ts';
 import { domainOf } from '../shared/crawl/url/domains.ts';
 import { maskUserInfo } from '../shared/crawl/url/mask-url.ts';
+import { normalizeUrl } from '../shared/crawl/url/normalize-url.ts';
 import { ConfigError } from '../shared/errors.ts';
 import { loadConfigFile } from './config-file.ts';
 
@@ -111,12 +112,21 @@ function program(): Command {
     .argument('<robots-file>')
     .argument('<user-agent>')
     .argument('<url>')
-    .action((file: string, agent: string, url: string) => {
+    .option(
+      '--as-crawled',
+      "normalize the URL as the crawl does, and decode the patterns' escaped unreserved characters as it does",
+    )
+    .action((file: string, agent: string, url: string, o: { asCrawled?: boolean }) => {
       // An empty URL is Google's corpus's (it reads as "/"); anything else must be an absolute URL.
       if (url !== '' && !URL.canParse(url))
         throw new ConfigError(`robots: ${JSON.stringify(url)} is not an absolute URL`);
-      const robots = parseRobotsTxt(readText(file));
-      out(isAllowed(robots, userAgentToken(agent), url) ? 'allowed' : 'disallowed');
+      const token = userAgentToken(agent);
+      let robots = parseRobotsTxt(readText(file));
+      if (o.asCrawled) {
+        robots = robotsForAgent(robots, token);
+        url = normalizeUrl(url) ?? url;
+      }
+      out(isAllowed(robots, token, url) ? 'allowed' : 'disallowed');
     });
   deployCommands(p);
   onCrawl(p, 'search', "search the crawl's index: one JSON line per hit {url, title, score, snippet}")

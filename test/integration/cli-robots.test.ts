@@ -77,6 +77,26 @@ describe('trawl robots', () => {
     });
   });
 
+  it('--as-crawled answers as the crawl does: its normalized URL against decoded patterns', async () => {
+    const escaped = join(dir, 'escaped.txt');
+    writeFileSync(escaped, 'User-agent: trawl\nDisallow: /%7Ejoe/\nDisallow: /caf%C3%A9\n');
+    // [url, as given (robots.cc), as crawled]
+    const cases: [string, string, string][] = [
+      ['http://h.example/~joe/x', 'allowed', 'disallowed'],
+      ['http://h.example/%7Ejoe/x', 'disallowed', 'disallowed'],
+      ['http://h.example/café.html', 'allowed', 'disallowed'],
+      ['http://h.example/other', 'allowed', 'allowed'],
+    ];
+    for (const [url, given, crawled] of cases) {
+      assert.equal((await trawl(['robots', escaped, 'trawl', url])).stdout, `${given}\n`, url);
+      assert.equal(
+        (await trawl(['robots', '--as-crawled', escaped, 'trawl', url])).stdout,
+        `${crawled}\n`,
+        url,
+      );
+    }
+  });
+
   it('a missing robots file exits 2 and names the file', async () => {
     const missing = join(dir, 'nope.txt');
     const r = await trawl(['robots', missing, 'trawl', 'https://example.com/']);
