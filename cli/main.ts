@@ -79,10 +79,16 @@ function program(): Command {
       '--state',
       "also the URL's recorded state (reads the crawl's table: duplicate, trap cap, soft 404)",
     )
+    .option('--depth <n>', 'judge the URL at this link depth (default: 0 for a start URL or sitemap, else 1)')
     .argument('<url>')
-    .action(async (url: string, opts: { config: string; state?: boolean }) => {
+    .action(async (url: string, opts: { config: string; state?: boolean; depth?: string }) => {
       const config = loadConfigFile(opts.config);
-      const answer = explainUrl(config, url);
+      const depth = opts.depth === undefined ? undefined : Number(opts.depth);
+      if (depth !== undefined && !(Number.isInteger(depth) && depth >= 0))
+        throw new ConfigError(
+          `explain: --depth must be a whole number ≥ 0, not ${JSON.stringify(opts.depth)}`,
+        );
+      const answer = explainUrl(config, url, { depth });
       // docs/commands.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
       // well-formed and get an answer: accepted false, reason opaque-url, as the crawl drops them.
       if (answer.reason === 'malformed-url') {

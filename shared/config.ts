@@ -193,7 +193,7 @@ export const ScopeSchema = z
     mustContain: z.array(z.string().min(1)).default([]),
     /** @default [] — substrings of the normalized URL, none of which may occur (non-ASCII values: as for mustContain) */
     mustNotContain: z.array(z.string().min(1)).default([]),
-    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL (one with non-ASCII characters: also on the URL as it reads, `/privé/` matching `/priv%C3%A9/`); with includes, one must match */
+    /** @default [] — regular expressions (RE2 syntax, linear time: no backreferences or lookaround) on the normalized URL (one with non-ASCII characters: also on the URL as it reads, `/privé/` matching `/priv%C3%A9/`); with includes, one must match. A pattern matches anywhere in the URL (a search): anchor it with `^` to match from the start (`^https://www\\.example\\.com/docs/`) */
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),

@@ -10,5 +10,6 @@ export const EXPLAIN_FIELDS = [
   'priorityShift',
   'source',
   'addMeta',
+  'depth',
   'traps',
 ];

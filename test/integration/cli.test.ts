@@ -97,6 +97,7 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
       priorityShift: 0,
       source: null,
       addMeta: [],
+      depth: 1,
       traps: defaultTraps(1),
     });
   });
@@ -131,6 +132,7 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
       priorityShift: -1,
       source: 'pdfs',
       addMeta: [{ name: 'kind', value: 'pdf' }],
+      depth: 1,
       traps: defaultTraps(2),
     });
     assert.equal(JSON.parse(secret.stdout).reason, 'rule 0: ignore');

@@ -190,23 +190,36 @@ export function shiftQueue(queue: SourceName, shift: number): SourceName {
 }
 
 /** `trawl explain`: the decision for `url` as a link found at depth 1, or depth 0 if it is a start URL. */
-export function explainUrl(config: CrawlConfig, url: string): Record<string, unknown> {
+export function explainUrl(
+  config: CrawlConfig,
+  url: string,
+  /** the depth to judge the URL at (`trawl explain --depth`); by default 0 for a start URL, else 1 */
+  opts: { depth?: number } = {},
+): Record<string, unknown> {
   const keep = config.scope;
   const normalized = normalizeUrl(url, undefined, keep);
-  const isStart =
-    normalized !== null && config.startUrls.some((s) => normalizeUrl(s, undefined, keep) === normalized);
-  const d = createUrlDecider(config).decide(url, { depth: isStart ? 0 : 1, isStart });
+  const named = (list: string[]) =>
+    normalized !== null && list.some((s) => normalizeUrl(s, undefined, keep) === normalized);
+  const isStartUrl = named(config.startUrls);
+  // A sitemap the config names is seeded as start URLs are, whatever its extension (.xml is ignored).
+  const isSitemap = named(config.sitemaps);
+  const depth = opts.depth ?? (isStartUrl || isSitemap ? 0 : 1);
+  const judged = createUrlDecider(config).decide(url, { depth, isStart: isStartUrl || isSitemap });
+  // As the seed stage queues it: read for its entries, not indexed (seed-stage.ts).
+  const d = isSitemap && !isStartUrl ? { ...judged, reason: 'sitemap', index: false, follow: true } : judged;
   return {
     normalized: d.normalized,
     domain: d.domain,
     accepted: d.accepted,
     reason: d.reason,
     index: d.index,
-    follow: d.follow,
+    // discovery: false follows no page's links (the crawl reads start URLs and sitemap entries only)
+    follow: d.follow && (config.discovery || isSitemap),
     queue: d.queue,
     priorityShift: d.priorityShift,
     source: d.source,
     addMeta: d.addMeta,
+    depth,
     traps: d.normalized ? trapLimits(config, d.normalized) : null,
   };
 }

@@ -182,4 +182,40 @@ describe('explainUrl (trawl explain)', () => {
       for (const [key, value] of Object.entries(expected)) assert.deepEqual(out[key], value, key);
     });
   }
+  it('--depth judges the URL at that depth: maxDepth rejects past it', () => {
+    const c = config({ scope: { maxDepth: 2 } });
+    assert.deepEqual(pick(explainUrl(c, 'https://www.example.com/deep/3.html')), [true, 'default', 1]);
+    assert.deepEqual(pick(explainUrl(c, 'https://www.example.com/deep/3.html', { depth: 2 })), [
+      true,
+      'default',
+      2,
+    ]);
+    assert.deepEqual(pick(explainUrl(c, 'https://www.example.com/deep/3.html', { depth: 3 })), [
+      false,
+      'max-depth',
+      3,
+    ]);
+  });
+  it('a sitemap the config names is read whatever its extension, and not indexed, as the seed stage queues it', () => {
+    const c = config({ sitemaps: ['https://www.example.com/feeds/atom.xml'] });
+    const out = explainUrl(c, 'https://www.example.com/feeds/atom.xml');
+    assert.deepEqual(
+      [...pick(out), out.index, out.follow, out.queue],
+      [true, 'sitemap', 0, false, true, 'user'],
+    );
+    // Any other .xml URL is still an ignored extension.
+    assert.deepEqual(pick(explainUrl(c, 'https://www.example.com/feeds/other.xml')), [
+      false,
+      'ignored-extension',
+      1,
+    ]);
+  });
+  it("discovery: false follows no links, not even a start page's", () => {
+    const c = config({ discovery: false });
+    assert.equal(explainUrl(c, 'https://www.example.com/a').follow, false);
+    assert.equal(explainUrl(c, START).follow, false);
+    assert.equal(explainUrl(config(), START).follow, true);
+  });
 });
+
+const pick = (o: Record<string, unknown>) => [o.accepted, o.reason, o.depth];
