@@ -202,9 +202,31 @@ function compileAtom(atom: unknown, path: string): Matcher {
   }
   // Seed 001 `litteral="true"`: the value is a plain string, its regex characters match themselves
   const source = atom.literal === true ? escapeRegExp(atom.value) : atom.value;
-  const regex = compileRegex(atom.value, anchor(source, kind), norm !== 'none' && norm !== 'lower', path);
-  if (norm === 'lower') return (p, n) => regex.test(pick(p, n).toLowerCase());
-  return (p, n) => regex.test(pick(p, n));
+  const ignoreCase = norm !== 'none' && norm !== 'lower';
+  const regex = compileRegex(atom.value, anchor(source, kind), ignoreCase, path);
+  const lower = norm === 'lower' ? (text: string) => text.toLowerCase() : (text: string) => text;
+  if (!WRITTEN_OUT.test(source)) return (p, n) => regex.test(lower(pick(p, n)));
+  // A value with letters beyond ASCII is also matched against the field as it reads: escaped,
+  // "/CAFÉ" (/CAF%C3%89) and "/café" (/caf%C3%A9) differ in their bytes, not only in case.
+  const readable = compileRegex(atom.value, anchor(unescapeUtf8(source), kind), ignoreCase, path);
+  return (p, n) => {
+    const text = pick(p, n);
+    return regex.test(lower(text)) || readable.test(lower(unescapeUtf8(text)));
+  };
+}
+
+/** A value written with non-ASCII characters, or with their UTF-8 escapes (`%C3%A9`). */
+const WRITTEN_OUT = /[^\x00-\x7f]|%[89a-f][0-9a-f]/i;
+
+/** `text` with its runs of UTF-8 escapes decoded (`/caf%C3%A9` → `/café`); other escapes kept. */
+function unescapeUtf8(text: string): string {
+  return text.replace(/(?:%[89a-f][0-9a-f])+/gi, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return run; // not UTF-8 (a legacy-encoded query): kept as written
+    }
+  });
 }
 
 function anchor(value: string, kind: Exclude<(typeof KINDS)[number], 'length'>): string {

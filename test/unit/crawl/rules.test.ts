@@ -247,6 +247,27 @@ const MATCH_CASES: [string, RuleMatch, string, string[], string[]][] = [
     ['http://h.com/cafe/x'],
   ],
   [
+    'Path with non-ASCII letters in any case (case-insensitive by default, seed 001)',
+    { path: '/café' },
+    '<Path val="/café" />',
+    ['http://h.com/CAFÉ/x', 'http://h.com/Caf%C3%A9/x', 'http://h.com/CAF%c3%89'],
+    ['http://h.com/CAFE/x', 'http://h.com/caf%E9/x'],
+  ],
+  [
+    'Atom norm lower with a non-ASCII value',
+    { atom: { field: 'path', kind: 'inside', norm: 'lower', value: 'über' } },
+    '<Atom field="path" kind="inside" norm="lower" value="über"/>',
+    ['http://h.com/x/ÜBER', 'http://h.com/%C3%BCber'],
+    ['http://h.com/x/uber'],
+  ],
+  [
+    'Atom norm none with a non-ASCII value stays case-sensitive',
+    { atom: { field: 'path', kind: 'prefix', norm: 'none', value: '/Straße' } },
+    '<Atom field="path" kind="prefix" norm="none" value="/Straße"/>',
+    ['http://h.com/Straße/1', 'http://h.com/Stra%C3%9Fe'],
+    ['http://h.com/straße/1', 'http://h.com/STRASSE'],
+  ],
+  [
     'InQuery with a space',
     { inQuery: 'q=a b' },
     '<InQuery val="q=a b" />',
