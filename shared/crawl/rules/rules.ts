@@ -216,6 +216,7 @@ function compileAtom(atom: unknown, path: string): Matcher {
 }
 
 /** A value written with non-ASCII characters, or with their UTF-8 escapes (`%C3%A9`). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is all of ASCII
 const WRITTEN_OUT = /[^\x00-\x7f]|%[89a-f][0-9a-f]/i;
 
 /** `text` with its runs of UTF-8 escapes decoded (`/caf%C3%A9` → `/café`); other escapes kept. */
