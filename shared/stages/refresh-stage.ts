@@ -11,9 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
 import { createUrlDecider, startTasks, startUrlsOf, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
-import { DOC_FIELDS } from '../crawl/state/index-plan.ts';
+import { parseDuration } from '../crawl/state/duration.ts';
+import { boundsOf, DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
-import { refreshBuckets } from '../crawl/state/scheduling.ts';
+import { nextRefreshAt, refreshBuckets } from '../crawl/state/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/state/url-state.ts';
 import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
@@ -200,6 +201,13 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // first, they had nothing left to delete, and the search index kept them for good.
   // A URL kept in a line loses its document by a newer line (its refetch writes the next one).
   if (docRemoved.length > 0) await writeStateLines(deps.store, docRemoved, until);
+  // A refresh task can be lost on its way (its fetch or index batch dead-lettered and never
+  // redriven, or redriven after a later cycle: its line then falls behind the cursor). The line
+  // this cycle read is behind the cursor already, so such a URL was never refreshed again: stale
+  // for good, a page that now fails kept in the index. A copy of its state due at its next
+  // refresh time keeps it in the schedule; the refetch's own line (a later fetch) supersedes it.
+  const keep = pendingCopies(tasks, until, parseDuration(config.refresh.maxAge), boundsOf(config));
+  if (keep.length > 0) await writeStateLines(deps.store, keep, until);
   await mapLimit(deferred, QUERY_CONCURRENCY, (write) => write());
   // The pages a changed policy made due are queued: their old lines can be superseded now.
   if (review) {
@@ -215,6 +223,31 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     deleted: due.length - requeued,
     buckets: buckets.length,
   };
+}
+
+/**
+ * For each refresh task of a URL whose state is a manifest line, that state due again at its next
+ * refresh time: on the grid of its due time, as its refetch's line will be (index-plan.ts), so the
+ * two share a day's manifest and the refetch's line, the newer, is the one read. Not for a URL
+ * with adaptive refresh bounds: its refetch halves or doubles its interval, its line lands on
+ * another day, and the copy, read alone there, refreshed static pages at their old interval.
+ */
+function pendingCopies(
+  tasks: UrlTask[],
+  until: string,
+  maxAgeMs: number,
+  bounds: (url: string) => unknown,
+): UrlItem[] {
+  const at = Date.parse(until);
+  const copies: UrlItem[] = [];
+  for (const t of tasks) {
+    const prev = t.prev;
+    if (t.queue !== 'refresh' || prev?.stored !== 'line' || bounds(t.url) !== null) continue;
+    const due = prev.nextRefreshAt ? Date.parse(prev.nextRefreshAt) : undefined;
+    const { stored: _stored, ...state } = prev;
+    copies.push({ ...state, nextRefreshAt: nextRefreshAt(at, maxAgeMs, due) });
+  }
+  return copies;
 }
 
 /**

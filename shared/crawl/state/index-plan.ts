@@ -31,7 +31,7 @@ export interface PlanContext {
 const boundsCache = new WeakMap<CrawlConfig, (url: string) => RefreshBounds | null>();
 
 /** A config's bound lookup, compiled once per config object (its rules are compiled anyway). */
-function boundsOf(config: CrawlConfig): (url: string) => RefreshBounds | null {
+export function boundsOf(config: CrawlConfig): (url: string) => RefreshBounds | null {
   let lookup = boundsCache.get(config);
   if (lookup) return lookup;
   const rules = compileRules(config.rules);
