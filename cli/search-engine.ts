@@ -44,10 +44,17 @@ export function engineInstalled(): boolean {
   return existsSync(join(OPENSEARCH_HOME, 'bin', 'opensearch'));
 }
 
+/**
+ * Up and serving: a started engine answers `red` while it recovers its indices' shards, and a
+ * search then failed (search_phase_execution_exception) where the same command run again worked.
+ * One node holds no replicas: `yellow` is as good as it gets with indices.
+ */
 async function healthy(endpoint: string): Promise<boolean> {
   try {
     const res = await fetch(`${endpoint}/_cluster/health`, { signal: AbortSignal.timeout(2000) });
-    return res.ok;
+    if (!res.ok) return false;
+    const { status } = (await res.json()) as { status?: string };
+    return status === 'green' || status === 'yellow';
   } catch {
     return false;
   }

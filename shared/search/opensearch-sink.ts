@@ -251,9 +251,11 @@ export async function search(
   limit: number,
 ): Promise<SearchHit[]> {
   // A query in a script without spaces between words is highlighted by its bigrams (東京, not 東 京).
+  // Both analyses are highlighted: a word found only folded (München for "munchen", café for
+  // "cafe") is highlighted by the folded one, where the English one left the passage unmarked.
   const cjk = CJK.test(query);
-  const snippetField = cjk ? 'content.intl' : 'content';
-  const summaryField = cjk ? 'description.intl' : 'description';
+  const textFields = cjk ? ['content.intl', 'content'] : ['content', 'content.intl'];
+  const summaryFields = cjk ? ['description.intl', 'description'] : ['description', 'description.intl'];
   const body = (highlight: boolean) => ({
     size: limit,
     query: {
@@ -279,10 +281,14 @@ export async function search(
     ...(highlight
       ? {
           highlight: {
-            fields: {
-              [snippetField]: { fragment_size: 160, number_of_fragments: 1 },
-              [summaryField]: { fragment_size: 160, number_of_fragments: 1 },
-            },
+            // The page's text is escaped around the <em> marks: a snippet is safe to show as HTML.
+            encoder: 'html' as const,
+            fields: Object.fromEntries(
+              [...textFields, ...summaryFields].map((f) => [
+                f,
+                { fragment_size: 160, number_of_fragments: 1 },
+              ]),
+            ),
           },
         }
       : {}),
@@ -302,10 +308,18 @@ export async function search(
     // The text's matching passage, else the description's (a hit on the summary alone), else the
     // description, else the text's start.
     snippet:
-      h.highlight?.[snippetField]?.[0] ??
-      h.highlight?.[summaryField]?.[0] ??
-      (h._source.description || h._source.content).slice(0, 160),
+      [...textFields, ...summaryFields].map((f) => h.highlight?.[f]?.[0]).find((x) => x !== undefined) ??
+      escapeHtml((h._source.description || h._source.content).slice(0, 160)),
   }));
+}
+
+/** Text as HTML, as the highlighter's `html` encoder escapes it. */
+function escapeHtml(text: string): string {
+  return text.replace(
+    /[&<>"'/]/g,
+    (c) =>
+      ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#x27;', '/': '&#x2F;' })[c] as string,
+  );
 }
 
 interface RawHit {
