@@ -201,21 +201,35 @@ export async function reindexCommand(opts: { config: string }): Promise<void> {
     );
   const fresh = await freshIndex(client, name, Date.now());
   const tombstones = await copyTombstones(client, olds, fresh);
-  const written = await writeDocuments(crawl, client, fresh);
+  const { written, refused } = await writeDocuments(crawl, client, fresh);
   await swapIn(client, name, fresh, olds);
   await client.indices.refresh({ index: name });
   process.stdout.write(
     `reindexed ${written} document(s) into ${name} (${fresh}); kept ${tombstones} deletion(s)\n`,
   );
+  // Said, not dropped in silence: they are still in `trawl docs` and the feed (as a crawl counts them).
+  if (refused.length > 0) {
+    process.stderr.write(
+      `trawl: the search engine refused ${refused.length} document(s) (still in trawl docs and the feed):\n${refused
+        .slice(0, 20)
+        .map((r) => `  ${r.url}: ${r.status} ${r.reason.slice(0, 300)}\n`)
+        .join('')}${refused.length > 20 ? `  … and ${refused.length - 20} more\n` : ''}`,
+    );
+  }
 }
 
-async function writeDocuments(crawl: CrawlSession, client: Client, index: string): Promise<number> {
+async function writeDocuments(
+  crawl: CrawlSession,
+  client: Client,
+  index: string,
+): Promise<{ written: number; refused: { url: string; status: number; reason: string }[] }> {
   const byBulk = new Map<string, UrlItem[]>();
   for await (const item of eachState(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
     byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
   }
   let written = 0;
+  const refused: { url: string; status: number; reason: string }[] = [];
   for (const [bulk, items] of byBulk) {
     const lines = await crawl.store.getLines<CrawlDocument>(bulk);
     const upserts = items.flatMap((item) => {
@@ -224,11 +238,13 @@ async function writeDocuments(crawl: CrawlSession, client: Client, index: string
         ? [{ doc: { ...doc, url: item.url }, version: Date.parse(item.lastFetched ?? doc.indexedAt) }]
         : [];
     });
-    for (let i = 0; i < upserts.length; i += REINDEX_BULK)
-      written += (await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [], crawl.config.name))
-        .written;
+    for (let i = 0; i < upserts.length; i += REINDEX_BULK) {
+      const r = await writeBulk(client, index, upserts.slice(i, i + REINDEX_BULK), [], crawl.config.name);
+      written += r.written;
+      refused.push(...r.refused);
+    }
   }
-  return written;
+  return { written, refused };
 }
 
 /** Why `start` would fail on a machine without Java, else nothing. */

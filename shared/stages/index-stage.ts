@@ -81,7 +81,8 @@ export async function runIndexStage(
     for (const list of retiring.lists) await putElementList(deps, list.archive, list.urls);
   } catch (err) {
     // Every write is idempotent (whole items, the same pointers, a key named by its content).
-    deps.log.error('index writes failed', { error: err as Error });
+    // The message only: a search engine's error carries the request (every document of the batch, twice).
+    deps.log.error('index writes failed', { error: String((err as Error)?.message ?? err).slice(0, 2000) });
     const stats: Record<string, number> = {};
     if (writes && linesWritten) countWritten(writes, true, stats);
     return { failedMessageIds: records.map((r) => r.messageId), stats };
