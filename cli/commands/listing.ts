@@ -105,7 +105,10 @@ export async function requireState(clients: AwsClients, crawl: string, file: str
       },
     );
   if (!known)
-    throw new ConfigError(
+    throw new NoStateError(
       `crawl "${crawl}" has no state here: run "trawl crawl -c ${file}" (or "trawl deploy -c ${file}") first`,
     );
 }
+
+/** A crawl with no resources here yet (never run, or its first command still creating them). */
+export class NoStateError extends ConfigError {}

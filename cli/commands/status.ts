@@ -29,7 +29,7 @@ import {
 import { resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
-import { listingSession, requireState } from './listing.ts';
+import { listingSession, NoStateError, requireState } from './listing.ts';
 import { warnStartUrls } from './start-urls.ts';
 
 interface Depth {
@@ -170,7 +170,10 @@ export async function statusCommand(opts: {
   if (!Number.isFinite(timeoutS) || timeoutS <= 0)
     throw new ConfigError(`--timeout ${opts.timeout}: not a positive number of seconds`);
   const deadline = Date.now() + timeoutS * 1000;
-  let s = await readStatus(opts.config);
+  let s = await firstStatus(
+    opts.config,
+    opts.wait === true ? Math.min(deadline, Date.now() + START_GRACE_MS) : 0,
+  );
   let quiet = s.idle ? 1 : 0;
   while (opts.wait && quiet < 3) {
     if (Date.now() > deadline) {
@@ -183,6 +186,27 @@ export async function statusCommand(opts: {
   }
   process.stdout.write(`${JSON.stringify(s)}\n`);
   if (opts.wait) await warnStartUrls(await listingSession(opts.config));
+}
+
+/**
+ * How long `--wait` waits for a crawl started a moment ago in another terminal to create its
+ * resources (its first reading found none and exited 2 while the crawl went on).
+ */
+const START_GRACE_MS = 60_000;
+
+async function firstStatus(file: string, waitUntil: number): Promise<CrawlStatus> {
+  let said = false;
+  for (;;) {
+    try {
+      return await readStatus(file);
+    } catch (err) {
+      if (!(err instanceof NoStateError) || Date.now() > waitUntil) throw err;
+      if (!said)
+        process.stderr.write('trawl: status --wait: no state yet, waiting for the crawl to start…\n');
+      said = true;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
 }
 
 /**

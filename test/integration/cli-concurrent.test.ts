@@ -83,6 +83,25 @@ describe('two trawl commands in one folder at once', () => {
     }
   });
 
+  it('status --wait for a crawl started a moment later waits for it to start, then for it to end', async () => {
+    writeFileSync(
+      join(cwd, 'gamma.json'),
+      JSON.stringify({ name: 'gamma', startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+    );
+    // The emulator is running (the tests above): status finds no state for gamma at once.
+    const status = trawl(cwd, 'status', '-c', 'gamma.json', '--wait', '--timeout', '120');
+    await new Promise((r) => setTimeout(r, 3000));
+    const crawl = await trawl(cwd, 'crawl', '-c', 'gamma.json', '--no-progress');
+    assert.equal(crawl.code, 0, crawl.err);
+    const waited = await status;
+    assert.equal(waited.code, 0, waited.err);
+    assert.match(waited.err, /status --wait: no state yet, waiting for the crawl to start/);
+    const s = JSON.parse(waited.out);
+    assert.equal(s.crawl, 'gamma');
+    assert.equal(s.idle, true);
+    assert.equal(s.documents, PAGES.length + 1);
+  });
+
   it('a command killed (SIGKILL) while it starts the emulator leaves none behind: the next one stops it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'trawl-killed-'));
     const child = spawn(NODE, [BIN, 'docs', '-c', join(cwd, 'alpha.json')], {
