@@ -171,7 +171,12 @@ function deployCommands(p: Command): void {
     .action(async (o) => (await status()).statusCommand(o));
 }
 
+/** A URL whose scheme lost its "://" (`http//host/x`, `https:host`): not a bare host name. */
+const BROKEN_SCHEME = /^[a-z][a-z0-9+.-]*(?:\/\/|:(?!\d+(?:[/?#]|$)))/i;
+
 function hostOf(url: string): string {
+  if (!url.includes('://') && BROKEN_SCHEME.test(url))
+    throw new ConfigError(`domain: not a valid URL (its scheme needs "://"): ${JSON.stringify(url)}`);
   try {
     return new URL(url.includes('://') ? url : `http://${url}`).hostname;
   } catch {

@@ -222,6 +222,10 @@ describe('trawl explain and trawl domain (no AWS, no network)', { concurrency: 2
       'not a valid URL',
       '"http://exa mple.com/"',
     );
+    // A scheme without its "://" was read as a bare host named "http".
+    assertUserError(await trawl(['domain', 'http//www.example.co.uk/x']), 'not a valid URL', 'needs "://"');
+    const bare = await trawl(['domain', 'localhost:8080', 'www.example.co.uk']);
+    assert.equal(bare.stdout, 'localhost\nexample.co.uk\n', 'bare hosts, with a port too, are still hosts');
   });
 
   it('explain and domain never start the embedded emulator', () => {
