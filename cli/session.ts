@@ -138,10 +138,13 @@ async function crawlClockOffset(
   const stored = Number((await hosts.getValue(CLOCK_KEY)) ?? 0) || 0;
   const asked = at ? at.getTime() - Date.now() : 0;
   // (A --now repeated a little later, as a resumed `refresh --now T` is, is no news.)
-  if (at && stored - asked > 60_000)
+  if (at && stored - asked > 60_000) {
+    const clock = new Date(Date.now() + stored).toISOString();
+    const why = stored > 0 ? ' (an earlier --now moved it there)' : ' (the real time: no --now has moved it)';
     process.stderr.write(
-      `trawl: warning: crawl "${crawl}" is at ${new Date(Date.now() + stored).toISOString()} on its own clock (an earlier --now moved it there); it does not go back, so this run goes on from there, not from ${at.toISOString()}\n`,
+      `trawl: warning: crawl "${crawl}" is at ${clock} on its own clock${why}; it does not go back, so this run goes on from there, not from ${at.toISOString()}\n`,
     );
+  }
   if (keep && asked > stored) await hosts.putValue(CLOCK_KEY, String(asked));
   return Math.max(asked, stored);
 }

@@ -136,6 +136,19 @@ describe('trawl CLI on the embedded emulator', () => {
       assert.match(r.err, /crawl "never-crawled" has no state here/);
     }
     assert.equal(trawl(cwd, 'status', '-c', none).code, 2, 'still nothing made for it');
+    // A --now before the crawl's own time, on a crawl no --now ever moved: the warning says the
+    // crawl is at the real time (it blamed "an earlier --now").
+    const past = trawl(
+      cwd,
+      'refresh',
+      '-c',
+      join(ROOT, 'demo', 'trawl.json'),
+      '--dry-run',
+      '--now',
+      '2020-01-01T00:00:00Z',
+    );
+    assert.equal(past.code, 0, past.err);
+    assert.match(past.err, /on its own clock \(the real time: no --now has moved it\); it does not go back/);
     // A --since that is not a time was compared as text with the records' times: nothing, exit 0.
     const demo = join(ROOT, 'demo', 'trawl.json');
     const since = trawl(cwd, 'changes', '-c', demo, '--since', 'yesterday');
