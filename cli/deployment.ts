@@ -87,7 +87,12 @@ export function functionNames(outputs: StackOutputs): Record<string, string> {
  * Points this process's AWS clients where `d` lives. A local deployment needs its local cloud running
  * (same endpoint): its state lives in that process.
  */
-export async function useDeployment(d: Deployment, cwd?: string): Promise<LocalCloud | null> {
+export async function useDeployment(
+  d: Deployment,
+  /** the config file the user named, for the commands a message gives */
+  file = 'FILE',
+  cwd?: string,
+): Promise<LocalCloud | null> {
   if (!d.local) {
     if (d.endpoint) process.env.AWS_ENDPOINT_URL = d.endpoint;
     process.env.AWS_REGION ??= d.region;
@@ -96,14 +101,14 @@ export async function useDeployment(d: Deployment, cwd?: string): Promise<LocalC
   const cloud = await localCloudStatus(cwd);
   if (!cloud || cloud.endpoint !== d.endpoint) {
     throw new ConfigError(
-      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint}, which is not running any more and kept nothing of it: "trawl deploy -c FILE --local" deploys it afresh (the crawl starts over), "trawl destroy -c FILE --local" forgets the deployment`,
+      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint}, which is not running any more and kept nothing of it: "trawl deploy -c ${file} --local" deploys it afresh (the crawl starts over), "trawl destroy -c ${file} --local" forgets the deployment`,
     );
   }
   // The same address, started again: a local cloud keeps nothing when it stops, and every call
   // to the stack's queues and bucket failed with a stack trace.
   if (d.cloudStartedAt && cloud.startedAt !== d.cloudStartedAt) {
     throw new ConfigError(
-      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint} before it was started again (${cloud.startedAt}), and a local cloud keeps nothing when it stops: run "trawl deploy -c FILE --local" again (the crawl starts over), or "trawl destroy -c FILE --local" to forget the deployment`,
+      `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint} before it was started again (${cloud.startedAt}), and a local cloud keeps nothing when it stops: run "trawl deploy -c ${file} --local" again (the crawl starts over), or "trawl destroy -c ${file} --local" to forget the deployment`,
     );
   }
   Object.assign(process.env, localCloudEnv(cloud));

@@ -213,7 +213,7 @@ async function dryRun(opts: RunOptions): Promise<void> {
   // A deployed crawl's plan is read from its stack (it used to be an empty embedded emulator's).
   const file = loadConfigFile(opts.config);
   const deployed = opts.demo ? null : loadDeployment(file.name);
-  if (deployed) await useDeployment(deployed);
+  if (deployed) await useDeployment(deployed, opts.config);
   const { config, close } = deployed
     ? { config: file, close: async () => {} }
     : await prepare(opts, 'refresh');

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { createAwsClients } from '../../shared/aws/clients.ts';
 import { createPageStore } from '../../shared/aws/page-store.ts';
 import { type CrawlConfig, storedConfig } from '../../shared/config.ts';
@@ -116,6 +117,7 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   // A search endpoint that does not answer: the deployed index function would retry its batches
   // without end (the crawl never drains, said only in the functions' log). Checked before anything starts.
   if (opts.local) await requireSearchEndpoint(config);
+  else await requireCredentials(opts.config);
   const demo = opts.demo ?? isDemoConfig(opts.config);
   const ensuring = opts.local
     ? ensureLocalCloud({ port })
@@ -197,6 +199,20 @@ function onDeploySignal(
   };
 }
 
+/**
+ * A deploy without `--local` goes where the SDK's credentials point; with none, the CDK CLI failed
+ * with "Unable to resolve AWS account to use", then "cdk bootstrap failed", and no word of --local.
+ */
+async function requireCredentials(file: string): Promise<void> {
+  try {
+    await defaultProvider()();
+  } catch (err) {
+    throw new ConfigError(
+      `deploy: no AWS credentials found (${(err as Error).message.split('\n')[0]}): set them as for the AWS CLI (AWS_PROFILE, AWS_ACCESS_KEY_ID…) to deploy to AWS or AWS_ENDPOINT_URL's emulator, or run "trawl deploy -c ${file} --local" to deploy to the project's local cloud`,
+    );
+  }
+}
+
 async function deployStack(
   file: string,
   crawl: string,
@@ -253,7 +269,7 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
     throw new ConfigError(`crawl "${config.name}" is not deployed to the local cloud`);
   let cloud: LocalCloud | null = null;
   try {
-    cloud = d ? await useDeployment(d) : null;
+    cloud = d ? await useDeployment(d, opts.config) : null;
   } catch (err) {
     // Its local cloud stopped (or was started again) and took the stack with it: only the
     // deployment record is left, which kept every other command pointing at a cloud that is gone.
@@ -288,7 +304,7 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
       : `; the local cloud keeps running for ${others.map((c) => `"${c}"`).join(', ')}`;
   process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
   // A stopped local cloud took them with it; anywhere else they are the crawl's data, kept.
-  if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d));
+  if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d, cloud));
 }
 
 /**
@@ -313,12 +329,18 @@ async function dropLocalIndex(config: CrawlConfig): Promise<void> {
     );
 }
 
-/** Where the destroyed stack's retained URL table and bucket are, and how to delete them. */
-function retainedNote(d: Deployment): string {
+/**
+ * Where the destroyed stack's retained URL table and bucket are, and how to delete them: with the
+ * endpoint and region they live at (run as printed, the commands answered "You must specify a
+ * region", or with AWS credentials set went to AWS), and the local cloud's credentials.
+ */
+function retainedNote(d: Deployment, cloud: LocalCloud | null): string {
   const { UrlsTableName: table, BucketName: bucket } = d.outputs;
+  const env = cloud ? `AWS_ACCESS_KEY_ID=${cloud.accessKeyId} AWS_SECRET_ACCESS_KEY=test ` : '';
+  const where = `${d.endpoint ? ` --endpoint-url ${d.endpoint}` : ''} --region ${d.region}`;
   return (
     `kept: URL table ${table} and bucket ${bucket} (the crawl's URL states and documents); ` +
     `a new deploy starts the crawl afresh with its own. Delete them when no longer needed: ` +
-    `aws dynamodb delete-table --table-name ${table}; aws s3 rb s3://${bucket} --force\n`
+    `${env}aws dynamodb delete-table${where} --table-name ${table}; ${env}aws s3 rb${where} s3://${bucket} --force\n`
   );
 }

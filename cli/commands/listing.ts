@@ -17,7 +17,7 @@ export async function listingSession(file: string) {
   // A deployed crawl: its stack's resources, where `trawl deploy` put them.
   const deployed = loadDeployment(config.name);
   if (deployed) {
-    await useDeployment(deployed);
+    await useDeployment(deployed, file);
     return openSession(config, { resources: deployedResources(deployed.outputs), readOnly: true });
   }
   await resolveAwsEndpoint();

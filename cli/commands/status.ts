@@ -86,7 +86,7 @@ async function locate(file: string): Promise<Located> {
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (d) {
-    await useDeployment(d);
+    await useDeployment(d, file);
     const clients = createAwsClients({ count: false });
     return {
       crawl: d.crawl,
@@ -231,7 +231,7 @@ export async function runDeployed(file: string, kind: 'crawl' | 'refresh'): Prom
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (!d) return false;
-  await useDeployment(d);
+  await useDeployment(d, file);
   await warnIfEdited(file, config, d);
   const fn = functionNames(d.outputs)[kind === 'crawl' ? 'seed' : 'refresh'];
   const r = await createAwsClients({ count: false }).lambda.send(

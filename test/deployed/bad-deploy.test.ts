@@ -94,6 +94,15 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
   });
 
+  it('a deploy to AWS with no credentials: exit 2 saying so and naming --local, nothing started', async () => {
+    // The CDK CLI said "Unable to resolve AWS account to use", then "cdk bootstrap failed".
+    const cwd = dir(good);
+    const r = await trawl(cwd, ['deploy', '-c', 'crawl.json'], { HOME: cwd });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /deploy: no AWS credentials found .*"trawl deploy -c crawl\.json --local"/);
+    assert.doesNotMatch(r.stderr, /cdk/);
+  });
+
   it('a port already taken: exit 2 naming the port, nothing started', async () => {
     const cwd = dir(good);
     const blocker: Server = createServer();
@@ -150,7 +159,7 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
       });
       const r = await trawl(cwd, ['docs', '-c', 'crawl.json']);
       assert.equal(r.code, 2, r.stderr);
-      assert.match(r.stderr, /before it was started again .*run "trawl deploy -c FILE --local" again/);
+      assert.match(r.stderr, /before it was started again .*run "trawl deploy -c crawl\.json --local" again/);
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     } finally {
       await stopLocalCloud(cwd);
@@ -166,7 +175,7 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     assert.equal(docs.code, 2, docs.stderr);
     assert.match(
       docs.stderr,
-      /not running any more .*"trawl destroy -c FILE --local" forgets the deployment/,
+      /not running any more .*"trawl destroy -c crawl\.json --local" forgets the deployment/,
     );
     const r = await trawl(cwd, ['destroy', '-c', 'crawl.json', '--local']);
     assert.equal(r.code, 0, r.stderr);

@@ -300,6 +300,14 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     // The URL table and the bucket are the crawl's data: retained, and named with how to delete them.
     const { UrlsTableName: table, BucketName: bucket } = record.outputs;
     assert.ok(destroy.stdout.includes(`kept: URL table ${table} and bucket ${bucket}`), destroy.stdout);
+    // The commands that delete them say where they are (run as printed they asked for a region,
+    // or went to AWS): the local cloud's endpoint, region and credentials.
+    assert.ok(
+      destroy.stdout.includes(
+        `AWS_ACCESS_KEY_ID=${cloud.accessKeyId} AWS_SECRET_ACCESS_KEY=test aws dynamodb delete-table --endpoint-url ${cloud.endpoint} --region ${cloud.region} --table-name ${table}`,
+      ),
+      destroy.stdout,
+    );
     const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
     const kept = await clients.ddbRaw.send(new DescribeTableCommand({ TableName: table }));
     assert.equal(kept.Table?.TableName, table);
