@@ -51,14 +51,40 @@ async function update<T>(
   });
 }
 
-const refetch = (url: string, depth: number): UrlTask => ({
-  url,
-  depth,
-  queue: 'redir',
-  index: true,
-  follow: true,
-  priority: 0,
-});
+/**
+ * The tasks that fetch duplicates again to take a document over (or to record a demoted keeper),
+ * judged as the crawl judges them: their rules' source, addMeta, noFollow and priority, at their
+ * own depth (a takeover indexed a page without what its rules add, followed a noFollow PDF's
+ * links, at the old keeper's depth). Each may have been fetched since (its own refresh in the same
+ * cycle): the index stage checks its state first (`redelivered`), so one change is one record.
+ */
+async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: number }[]): Promise<UrlTask[]> {
+  if (wanted.length === 0) return [];
+  const [{ createUrlDecider }, config, items] = await Promise.all([
+    import('../crawl/rules/decide.ts'),
+    deps.loadConfig(),
+    deps.urls.getMany(wanted.map((w) => w.url)),
+  ]);
+  const decider = createUrlDecider(config);
+  return wanted.flatMap(({ url, depth: fallback }) => {
+    const depth = items.get(url)?.depth ?? fallback;
+    const d = decider.decide(url, { depth, isStart: depth === 0 });
+    if (!d.accepted) return [];
+    return [
+      {
+        url,
+        depth,
+        queue: d.queue,
+        index: d.index,
+        follow: d.follow,
+        priority: d.priorityShift,
+        ...(d.source ? { source: d.source } : {}),
+        ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
+        redelivered: true,
+      },
+    ];
+  });
+}
 
 /** `url` leaves the entry of content `digest`: the duplicate that takes its place, if it kept it. */
 async function release(deps: StageDeps, digest: string, url: string): Promise<string | undefined> {
@@ -78,7 +104,8 @@ async function release(deps: StageDeps, digest: string, url: string): Promise<st
 export async function releaseForgotten(deps: StageDeps, item: UrlItem): Promise<UrlTask | null> {
   if (!item.digest) return null;
   const successor = await release(deps, item.digest, item.url);
-  return successor ? refetch(successor, item.depth ?? 0) : null;
+  if (!successor) return null;
+  return (await refetchTasks(deps, [{ url: successor, depth: item.depth ?? 0 }]))[0] ?? null;
 }
 
 /**
@@ -99,7 +126,7 @@ export async function foldDuplicates(
   at: string,
 ): Promise<ChangeRecord[]> {
   const changes: ChangeRecord[] = [];
-  const again: UrlTask[] = [];
+  const again: { url: string; depth: number }[] = [];
   const demotions: { url: string; of: string; depth: number }[] = [];
   // The batch's digests at once, not one after another (a batch holds up to 100 new documents).
   await mapLimit(plans, CONCURRENCY, async (plan) => {
@@ -111,7 +138,7 @@ export async function foldDuplicates(
     // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.
     if (prev?.digest && prev.digest !== digest) {
       const successor = await release(deps, prev.digest, o.url);
-      if (successor) again.push(refetch(successor, o.task.depth));
+      if (successor) again.push({ url: successor, depth: o.task.depth });
     }
     if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) return;
     plan.set.digest = digest;
@@ -143,9 +170,10 @@ export async function foldDuplicates(
       continue;
     }
     changes.push({ type: 'delete', url, at, reason: `duplicate: of ${of}`, version: Date.parse(at) });
-    again.push(refetch(url, depth));
+    again.push({ url, depth });
   }
-  if (again.length > 0) await sendTasks(deps, again);
+  const tasks = await refetchTasks(deps, again);
+  if (tasks.length > 0) await sendTasks(deps, tasks);
   return changes;
 }
 

@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { readChanges } from '../../cli/change-feed.ts';
 import { recordedState } from '../../cli/commands/listing.ts';
 import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
@@ -16,6 +17,12 @@ const DAY = 86_400_000;
 const page = (title: string, text: string, extra = '') => ({
   body: `<html><head><title>${title}</title>${extra}</head><body><p>${text}</p></body></html>`,
 });
+
+const collectDocs = async (s: Awaited<ReturnType<typeof openSession>>) => {
+  const out: Record<string, unknown>[] = [];
+  for await (const d of documents(s)) out.push(d as Record<string, unknown>);
+  return out;
+};
 
 describe('duplicate content', () => {
   let emu: TestEmulator;
@@ -53,7 +60,15 @@ describe('duplicate content', () => {
   });
 
   it('yields one document per distinct content; a duplicate replaces a kept page that went away', async () => {
-    const input = inputFor('dups');
+    // What its rules add reaches the document of a duplicate that takes over (its fetch again
+    // was a bare task: no source, no addMeta).
+    const rules = [
+      {
+        match: { path: '/articles/' },
+        actions: ['index', { source: 'articles' }, { addMeta: { name: 'section', value: 'articles' } }],
+      },
+    ];
+    const input = { ...inputFor('dups'), rules };
     const session = await openSession(parseConfig(input));
     await crawl(session);
     const paths = async (s: typeof session) => {
@@ -82,6 +97,13 @@ describe('duplicate content', () => {
     assert.ok(docs.includes('/articles/a-long-copy'), `the duplicate took over: ${docs.join(' ')}`);
     assert.ok(!docs.includes('/a'));
     assert.equal(docs.length, 4, 'still one document per distinct content');
+    const taken = (await collectDocs(later)).find((d) => String(d.url).endsWith('/articles/a-long-copy'));
+    assert.equal(taken?.source, 'articles');
+    assert.deepEqual(taken?.meta, { section: 'articles' });
+    const upserts = (await readChanges(later)).filter(
+      (c) => c.type === 'upsert' && c.url === `${site.url}/articles/a-long-copy`,
+    );
+    assert.equal(upserts.length, 1, `one record of the takeover: ${JSON.stringify(upserts)}`);
   });
 
   it('folding turned off: the next cycle indexes the duplicates (fetched again at once), none keeps a duplicateOf', async () => {
