@@ -157,6 +157,9 @@ export async function startSearchEngine(
     join(home, 'bin', 'opensearch'),
     [
       '-Ediscovery.type=single-node',
+      // A Trawl index is made with its mapping (analyzers, `.intl`), never by a bulk that finds it
+      // gone (it got the default mapping, and searches missed in silence): trawl-* not auto-created.
+      '-Eaction.auto_create_index=-trawl-*,+*',
       '-Enetwork.host=127.0.0.1',
       `-Ehttp.port=${port}`,
       `-Etransport.port=${transport}`,

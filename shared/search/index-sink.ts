@@ -9,6 +9,7 @@ import type { ChangeRecord, CrawlDocument } from '../types.ts';
 import {
   type BulkResult,
   ensureIndex,
+  IndexMissing,
   indexName,
   type SinkDelete,
   type SinkUpsert,
@@ -55,5 +56,12 @@ export async function sinkChanges(
   const client = searchClient(endpoint);
   const index = indexName(config);
   await ensureIndex(client, index);
-  return writeBulk(client, index, upserts, deletes, config.name);
+  try {
+    return await writeBulk(client, index, upserts, deletes, config.name);
+  } catch (err) {
+    if (!(err instanceof IndexMissing)) throw err;
+    // Deleted since it was last seen: made again with its mapping, then the same bulk once more.
+    await ensureIndex(client, index, true);
+    return writeBulk(client, index, upserts, deletes, config.name);
+  }
 }

@@ -124,11 +124,22 @@ function credentials(): ReturnType<typeof defaultProvider> {
   return chain;
 }
 
-const ready = new Set<string>();
+/** Indices known to exist, and when that was checked: looked at again after READY_MS. */
+const ready = new Map<string, number>();
+/**
+ * An index deleted while a container runs (by hand, or a reindex elsewhere dropping it) was
+ * recreated by the next bulk with the engine's default mapping (no analyzers, no `.intl`):
+ * searches silently missed. Checked again this often; a bulk that finds it gone makes it anew.
+ */
+const READY_MS = 60_000;
+
+/** Thrown by writeBulk when the index is not there (the engine refused to create it by itself). */
+export class IndexMissing extends Error {}
 
 /** Creates the index with its mapping once per container (an existing index is kept). */
 export async function ensureIndex(client: Client, index: string, force = false): Promise<void> {
-  if (ready.has(index) && !force) return;
+  const checked = ready.get(index);
+  if (checked !== undefined && Date.now() - checked < READY_MS && !force) return;
   const exists = await client.indices.exists({ index });
   if (!exists.body) {
     try {
@@ -138,7 +149,7 @@ export async function ensureIndex(client: Client, index: string, force = false):
       if (!String((err as Error).message).includes('resource_already_exists')) throw err;
     }
   }
-  ready.add(index);
+  ready.set(index, Date.now());
 }
 
 function source(doc: CrawlDocument): Record<string, unknown> {
@@ -205,10 +216,17 @@ export async function writeBulk(
   if (body.length === 0) return result;
   const res = await client.bulk({ body });
   const urls = [...upserts.map((u) => u.doc.url), ...deletes.map((d) => d.url)];
-  const items = res.body.items as Record<string, { status: number; error?: { reason?: string } }>[];
+  const items = res.body.items as Record<
+    string,
+    { status: number; error?: { type?: string; reason?: string } }
+  >[];
   for (const [i, item] of items.entries()) {
     const r = Object.values(item)[0];
     if (!r) continue;
+    if (r.error?.type === 'index_not_found_exception') {
+      ready.delete(index);
+      throw new IndexMissing(`search index ${index} is gone: ${r.error.reason ?? ''}`);
+    }
     if (r.status === 409) result.stale++;
     else if (r.status >= 400 && r.status < 500 && r.status !== 429)
       result.refused.push({ url: urls[i] ?? '', status: r.status, reason: r.error?.reason ?? '' });

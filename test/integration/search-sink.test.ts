@@ -22,7 +22,15 @@ import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
 import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
-import { docId, indexName, search, searchClient, writeBulk } from '../../shared/search/opensearch-sink.ts';
+import { sinkChanges } from '../../shared/search/index-sink.ts';
+import {
+  docId,
+  ensureIndex,
+  indexName,
+  search,
+  searchClient,
+  writeBulk,
+} from '../../shared/search/opensearch-sink.ts';
 import type { CrawlDocument } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -175,6 +183,7 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
         meta: {},
         indexedAt: '2026-01-01T00:00:00.000Z',
       }) as CrawlDocument;
+    await ensureIndex(client, index);
     await writeBulk(client, index, [{ doc: doc('first ocelot'), version: 1000 }], []);
     const get = async () => (await client.get({ index, id: docId('http://x.test/p') })).body;
     const once = await get();
@@ -193,6 +202,38 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.equal((await get())._source?.deleted, true);
     assert.deepEqual(await paths('ocelot', index), []);
   });
+  it('an index deleted under a running container is made again with its mapping, not the engine default', async () => {
+    // A deleted index was recreated by the next bulk with the default mapping (no analyzers,
+    // no .intl): searches missed in silence until a reindex.
+    const config = parseConfig({
+      name: uniqueCrawlName('gone-index'),
+      startUrls: ['http://x.test/'],
+      index: { sink: 'opensearch', opensearch: { endpoint: engine.endpoint } },
+    });
+    const { store } = await openSession(config);
+    const client = searchClient(engine.endpoint);
+    const index = indexName(config);
+    const gone = (url: string) => ({
+      type: 'delete' as const,
+      url,
+      at: new Date().toISOString(),
+      reason: 'test',
+      version: 1,
+    });
+    await sinkChanges(store, config, [gone('http://x.test/a')]);
+    await client.indices.delete({ index });
+    // The same container, within its check interval: it believes the index is there.
+    const r = await sinkChanges(store, config, [gone('http://x.test/b')]);
+    assert.equal(r?.written, 1);
+    const mapping = (await client.indices.getMapping({ index })).body as Record<
+      string,
+      { mappings: { properties: Record<string, { analyzer?: string; fields?: Record<string, unknown> }> } }
+    >;
+    const title = Object.values(mapping)[0]?.mappings.properties.title;
+    assert.equal(title?.analyzer, 'english');
+    assert.ok(title?.fields?.intl, 'with its .intl subfield');
+  });
+
   /** A session whose index function keeps a copy of every SQS event it is given. */
   const recording = async (input: CrawlConfigInput, recorded: SQSEvent[], opts: SessionOptions = {}) => {
     const base = await openSession(parseConfig(input), opts);
