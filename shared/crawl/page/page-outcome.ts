@@ -411,7 +411,7 @@ function documentOutcome(
     const canonical = headerCanonical(page.headers, page.url);
     if (canonical) doc.canonical = canonical;
   }
-  const cut = boundFields(doc, ctx.config.limits);
+  const cut = boundFields(doc, ctx.config.limits, ctx.config.scope.maxUrlLength);
   for (const c of cut) count(result.rejected, c.limit);
   if (cut.length > 0) note = joinNotes(note, cut.map((c) => c.note).join('; '));
   // Seed 003: content attached, so the delta hash is a digest; of what the index receives, so a
@@ -434,8 +434,18 @@ function documentOutcome(
 function boundFields(
   doc: CrawlDocument,
   limits: PageContext['config']['limits'],
+  maxUrlLength: number,
 ): { limit: string; note: string }[] {
   const cut: { limit: string; note: string }[] = [];
+  // A canonical no URL of the crawl could be (a search engine refused a 40,000-character one as an
+  // immense term, and the document with it) is left out, as a link that long is.
+  if (doc.canonical && doc.canonical.length > maxUrlLength) {
+    cut.push({
+      limit: 'url-too-long',
+      note: `canonical of ${doc.canonical.length} characters left out (scope.maxUrlLength ${maxUrlLength})`,
+    });
+    doc.canonical = null;
+  }
   if (doc.title.length > limits.titleChars) {
     cut.push({
       limit: 'limit-title',

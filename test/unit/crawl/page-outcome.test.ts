@@ -415,6 +415,16 @@ const ROWS: Row[] = [
     },
   },
   {
+    kind: 'a canonical longer than scope.maxUrlLength is left out, and the note says so',
+    page: { body: HTML(`<link rel="canonical" href="/${'c'.repeat(3000)}"><p>text</p>`) },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.canonical, null);
+      assert.equal(o?.dup?.canonical, null);
+      assert.match(o?.note ?? '', /canonical of 30\d\d characters left out \(scope\.maxUrlLength 2048\)/);
+    },
+  },
+  {
     kind: 'a PDF over limits.pdfBytes: not parsed',
     page: { url: '/big.pdf', type: 'application/pdf', body: minimalPdf('x'.repeat(2000)) },
     config: { limits: { pdfBytes: 1000 } },
