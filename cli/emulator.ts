@@ -249,8 +249,23 @@ export async function persistEmbeddedState(
   const state = await emulatorStatus(cwd);
   if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return;
   announce?.();
+  // The markers of this crawl that commands killed before their save left (dead before this save
+  // starts: all they wrote is in it). Left there, every later `emulator stop` saved the crawl again.
+  const dead = crawl === undefined ? [] : deadMarkers(crawl, cwd);
   await saveSnapshot(state.endpoint, snapshotDir(cwd), crawl === undefined ? undefined : [crawl]);
   if (crawl !== undefined) rmSync(join(unsavedDir(cwd), markerName(crawl)), { force: true });
+  for (const f of dead) rmSync(join(unsavedDir(cwd), f), { force: true });
+}
+
+/** `crawl`'s markers whose commands are no longer running. */
+function deadMarkers(crawl: string, cwd?: string): string[] {
+  if (!existsSync(unsavedDir(cwd))) return [];
+  const prefix = `${encodeURIComponent(crawl)}.`;
+  return readdirSync(unsavedDir(cwd)).filter((f) => {
+    if (!f.startsWith(prefix)) return false;
+    const pid = Number(f.slice(prefix.length));
+    return Number.isInteger(pid) && pid !== process.pid && !alive(pid);
+  });
 }
 
 /** What `stopBackgroundEmulator` did: not running, or stopped after saving these crawls (all: null). */

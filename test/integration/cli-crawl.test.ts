@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -182,9 +182,15 @@ describe('trawl CLI on the embedded emulator', () => {
   });
 
   it('clear-errors forgets URLs in error state', () => {
+    // A command killed before its save left its marker (`<crawl>.<pid>`, the pid gone): the next
+    // command that saves the crawl clears it, and a stop then has nothing to save (it saved the
+    // crawl again at every stop).
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    writeFileSync(join(cwd, '.trawl', 'unsaved', `demo.${dead}`), '');
     const r = trawl(cwd, 'clear-errors', '-c', join(ROOT, 'demo', 'trawl.json'));
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /forgot 10 URL/);
+    assert.equal(existsSync(join(cwd, '.trawl', 'unsaved', `demo.${dead}`)), false);
     const states = trawl(cwd, 'urls', '-c', join(ROOT, 'demo', 'trawl.json'))
       .out.trim()
       .split('\n')
