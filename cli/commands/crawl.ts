@@ -83,17 +83,25 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     const signals = onStopSignal(session.runner);
     early.dispose();
     if (kind === 'crawl') await reportResume(session);
+    let watching = false;
     const work = (async () => {
       if (kind === 'crawl') await crawl(session);
       else await refresh(session);
       if (opts.watch && !session.runner.halted) {
         // As the deployed stack does: discovery and refresh cycles on their schedules, until Ctrl-C.
         process.stderr.write('trawl: watching (discovery and refresh schedules running); Ctrl-C to stop\n');
+        watching = true;
         await session.runner.watch(() => session.runner.halted);
       }
     })();
-    const stop = await signals.settle(work);
+    let stop = await signals.settle(work);
     progress.stop();
+    // Ctrl-C is how --watch stops: with the frontier empty (no cycle under way) nothing was cut
+    // short, and there is nothing to resume (it said "interrupted … Resume with", exit 130).
+    if (stop && watching && quiet(await session.runner.queueDepths())) {
+      process.stderr.write(`trawl: stopped watching (${stop.signal}); the frontier is empty\n`);
+      stop = null;
+    }
     // A handler that failed on the config stopped the run: the config's error, exit 2.
     const failure = session.runner.configFailure;
     if (failure)
@@ -125,6 +133,11 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     await close();
   }
+}
+
+/** No message waiting or in flight in any queue. */
+function quiet(depths: Record<string, { visible: number; inFlight: number }>): boolean {
+  return Object.values(depths).every((d) => d.visible === 0 && d.inFlight === 0);
 }
 
 /**

@@ -263,4 +263,20 @@ describe('interrupting and resuming a real trawl crawl', () => {
     assert.equal(r.exit.signal, 'SIGKILL');
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
+
+  it('crawl --watch: Ctrl-C once the frontier is empty stops watching, exit 0, with nothing to resume', async () => {
+    const config = join(cwd, 'watch.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'watch', startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+    );
+    const run = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress', '--watch');
+    await waitFor(() => run.err.includes('trawl: watching'), 'the crawl drained and watches');
+    run.child.kill('SIGINT');
+    const exit = await run.exited;
+    assert.equal(exit.code, 0, `${run.out}\n${run.err}`);
+    assert.match(run.err, /trawl: stopped watching \(SIGINT\); the frontier is empty/);
+    assert.doesNotMatch(run.out, /interrupted|Resume with/);
+    assert.match(run.out, /finished in/);
+  });
 });
