@@ -518,9 +518,84 @@ export function parseConfig(raw: unknown, source = 'config'): CrawlConfig {
       if (precise) return [`${source}: ${precise}`];
     }
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((k) => `${source}: ${path ? `${path}.` : ''}${k}: unknown key`);
+      const known = keysAt(issue.path);
+      return issue.keys.map(
+        (k) => `${source}: ${path ? `${path}.` : ''}${k}: unknown key${didYouMean(k, known)}`,
+      );
     }
-    return [`${source}: ${path || '(root)'}: ${issue.message}`];
+    return [`${source}: ${path || '(root)'}: ${unionMessage(issue, raw) ?? issue.message}`];
   });
   throw new ConfigError([...new Set(lines)].join('\n'));
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: zod's internals (the schema's definition tree)
+type AnySchema = any;
+const WRAPPERS = new Set(['prefault', 'default', 'optional', 'nullable', 'readonly', 'catch', 'nonoptional']);
+
+/** The keys the schema knows for the object at `path` (none when it is not an object there). */
+function keysAt(path: PropertyKey[]): string[] {
+  const unwrap = (schema: AnySchema): AnySchema => {
+    let x = schema;
+    while (x?._zod?.def && WRAPPERS.has(x._zod.def.type)) x = x._zod.def.innerType;
+    if (x?._zod?.def?.type === 'pipe') return unwrap(x._zod.def.in);
+    return x;
+  };
+  let schema: AnySchema = ConfigSchema;
+  for (const segment of path) {
+    const def = unwrap(schema)?._zod?.def;
+    if (def?.type === 'object') schema = def.shape[segment as string];
+    else if (def?.type === 'array') schema = def.element;
+    else if (def?.type === 'record') schema = def.valueType;
+    else return [];
+  }
+  const def = unwrap(schema)?._zod?.def;
+  return def?.type === 'object' ? Object.keys(def.shape) : [];
+}
+
+/** ` (did you mean "maxDepth"?)` for a key one slip away from a known one, else nothing. */
+function didYouMean(key: string, known: string[]): string {
+  const lower = key.toLowerCase();
+  let best: { key: string; d: number } | null = null;
+  for (const k of known) {
+    const d = k.toLowerCase() === lower ? 0 : editDistance(lower, k.toLowerCase());
+    if (d <= Math.max(2, Math.floor(k.length / 4)) && (!best || d < best.d)) best = { key: k, d };
+  }
+  return best ? ` (did you mean "${best.key}"?)` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return 99;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    prev = row;
+  }
+  return prev[b.length] ?? 99;
+}
+
+/**
+ * A value that fits none of a field's forms, each wrong in its type: what the forms are and what
+ * was given (zod says only "Invalid input"). YAML 1.2 reads yes/no/on/off as text.
+ */
+function unionMessage(issue: { code: string; path: PropertyKey[] }, raw: unknown): string | null {
+  const branches = (issue as { errors?: { code: string; path: PropertyKey[]; expected?: string }[][] })
+    .errors;
+  if (issue.code !== 'invalid_union' || !branches?.length) return null;
+  const tops = branches.map((b) => b.find((i) => i.path.length === 0 && i.code === 'invalid_type'));
+  if (tops.some((t) => !t?.expected)) return null;
+  let value: unknown = raw;
+  for (const segment of issue.path) value = (value as Record<PropertyKey, unknown> | null)?.[segment];
+  const expected = [...new Set(tops.map((t) => t?.expected as string))];
+  const given = JSON.stringify(value) ?? String(value);
+  const yaml =
+    expected.includes('boolean') && typeof value === 'string' && /^(yes|no|on|off|y|n)$/i.test(value)
+      ? ` (YAML reads ${value} as text: write true or false)`
+      : '';
+  return `expected ${expected.join(' or ')}, not ${given.length > 60 ? `${given.slice(0, 60)}…` : given}${yaml}`;
 }

@@ -19,9 +19,24 @@ describe('parseConfig', () => {
   const bad: [string, unknown, RegExp][] = [
     ['unknown top-level key', { name: 'a', startUrls: ['http://x.y/'], colour: 1 }, /colour: unknown key/],
     [
-      'unknown nested key',
+      'unknown nested key, one slip from a known one',
       { name: 'a', startUrls: ['http://x.y/'], fetch: { userAgnet: 'x' } },
-      /fetch.*userAgnet/,
+      /fetch\.userAgnet: unknown key \(did you mean "userAgent"\?\)/,
+    ],
+    [
+      'a key in the wrong case, deeper down',
+      { name: 'a', startUrls: ['http://x.y/'], scope: { traps: { MaxPathDepth: 3 } } },
+      /scope\.traps\.MaxPathDepth: unknown key \(did you mean "maxPathDepth"\?\)/,
+    ],
+    [
+      'an unknown key like no other names none',
+      { name: 'a', startUrls: ['http://x.y/'], colour: 1 },
+      /colour: unknown key$/,
+    ],
+    [
+      'a value of none of the forms: what the forms are, and YAML yes read as text',
+      { name: 'a', startUrls: ['http://x.y/'], fetch: { allowPrivateNetworks: 'yes' } },
+      /fetch\.allowPrivateNetworks: expected boolean or array, not "yes" \(YAML reads yes as text: write true or false\)/,
     ],
     [
       'invalid regex',

@@ -42,12 +42,27 @@ const WORD_ACTIONS: Record<string, string> = {
 };
 const MATCH_TAGS = new Set(['and', 'or', 'not', 'atom', 'length', ...Object.keys(SHORTCUTS)]);
 
+/**
+ * The validator's message, readable: elements left open are named as a list of JSON strings
+ * (`Invalid '[    "rules",    "bad"]' found.`), said here as `<rules>, <bad> never closed`.
+ */
+function xmlProblem(msg: string): string {
+  const open = /^Invalid '(\[[\s\S]*\])' found\.?$/.exec(msg.trim());
+  if (!open?.[1]) return msg;
+  try {
+    const tags = JSON.parse(open[1]) as unknown[];
+    if (tags.every((t) => typeof t === 'string') && tags.length > 0)
+      return `${tags.map((t) => `<${t}>`).join(', ')} never closed`;
+  } catch {}
+  return msg;
+}
+
 /** Parses the seed's XML rules into JSON rules; throws ConfigError naming `rules.N…` paths. */
 export function parseXmlRules(xml: string): Rule[] {
   const valid = XMLValidator.validate(xml);
   if (valid !== true) {
     throw new ConfigError(
-      `rules: invalid XML at line ${valid.err.line}, column ${valid.err.col}: ${valid.err.msg}`,
+      `rules: invalid XML at line ${valid.err.line}, column ${valid.err.col}: ${xmlProblem(valid.err.msg)}`,
     );
   }
   let parsed: XmlNode[];

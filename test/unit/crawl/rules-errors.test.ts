@@ -29,6 +29,7 @@ const BAD: [string, unknown, RegExp][] = [
   ['refresh: min above max', [{ match: { path: '/' }, actions: [{ refresh: { min: '2d', max: '1d' } }] }], /^rules\.0\.actions\.0\.refresh: min must be positive and not exceed max/],
   ['unknown rule key', [{ match: { path: '/' }, actions: ['index'], when: 1 }], /^rules\.0: unknown key "when"/],
   ['XML: not XML', '<Rules><Rule></Rules>', /^rules: invalid XML at line 1/],
+  ['XML: elements never closed, named', '<rules><bad', /^rules: invalid XML at line 1, column 1: <rules>, <bad> never closed$/],
   ['XML: no Rules root', '<Rule><Path val="/"/><Index/></Rule>', /^rules: the XML needs a <Rules> root element/],
   ['XML: unknown element', '<Rules><Rule><Path val="/"/><Crawl/></Rule></Rules>', /^rules\.0\.actions\.0: unknown rule element or action <Crawl>/],
   ['XML: missing val', '<Rules><Rule><Path/><Index/></Rule></Rules>', /^rules\.0\.match\.path: needs a val attribute/],
