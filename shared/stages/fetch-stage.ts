@@ -228,6 +228,12 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
       // What robots.txt stopped (disallowed, or unavailable) was decided without a request: "fetched"
       // counted it, so a crawl's figures exceeded the site's own log (29 fetched for 25 requests).
       if (r.page.skipped === 'robots.txt' || r.page.error?.code === 'robots-unavailable') continue;
+      // Nor was a request sent to an address the guard refused (private, loopback, link-local):
+      // an error of its URL, not a fetch ("1 fetched" for a crawl that sent nothing).
+      if (r.page.error?.code === 'private-address') {
+        summary.errors[r.page.error.kind]++;
+        continue;
+      }
       summary.fetched++;
       // base64 in the bundle: 3 bytes per 4 characters.
       summary.bytes += r.page.bodyBytes ?? Math.floor((r.page.body.length * 3) / 4);

@@ -8,6 +8,7 @@ import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { stageStats } from '../../shared/stages/logger.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
@@ -57,12 +58,14 @@ async function startProxy(site: SiteServer): Promise<Proxy> {
 
 async function run(input: Omit<CrawlConfigInput, 'name'>) {
   const session = await openSession(parseConfig({ name: uniqueCrawlName('ssrf'), ...input }));
+  const fetchedBefore = stageStats.fetched ?? 0;
   await crawl(session);
+  const fetched = (stageStats.fetched ?? 0) - fetchedBefore;
   const states: UrlState[] = [];
   for await (const u of urlStates(session)) states.push(u);
   const docs: Record<string, unknown>[] = [];
   for await (const d of documents(session)) docs.push(d);
-  return { states, docs };
+  return { states, docs, fetched };
 }
 
 const refused = (u: UrlState | undefined) => [u?.state, u?.errorKind, u?.errorCode];
@@ -114,7 +117,7 @@ describe('SSRF guard through the pipeline', () => {
       `http://10.0.0.1:${p}/e`,
       'http://[fd00::1]/f',
     ];
-    const { states } = await run({
+    const { states, fetched } = await run({
       startUrls,
       fetch: { resolve: { 'public.example': '127.0.0.1' }, timeoutMs: 3000 },
     });
@@ -122,6 +125,7 @@ describe('SSRF guard through the pipeline', () => {
     for (const u of states)
       assert.deepEqual(refused(u), ['error', 'permanent', 'private-address'], String(u.url));
     assert.equal(site.requests.length, 0, 'no request reached the loopback site');
+    assert.equal(fetched, 0, 'and the summary counts none as fetched (it said "8 fetched")');
   });
 
   it('the same site with allowPrivateNetworks: true is fetched (the refusal above was the guard)', async () => {
