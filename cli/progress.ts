@@ -23,8 +23,11 @@ function line(depths: QueueDepths, started: number) {
   const errors = Object.entries(stageStats)
     .filter(([k]) => k.startsWith('error:'))
     .reduce((n, [, v]) => n + v, 0);
+  // Frontier messages (up to 50 URLs each), waiting, delayed or being fetched: the queue depths
+  // SQS gives. Messages in flight were left out, and the line read as URLs ("if:1" for 9 pending).
   const queued = SOURCES.map(
-    (s) => `${SHORT[s]}:${(depths[s]?.visible ?? 0) + (depths[s]?.delayed ?? 0)}`,
+    (s) =>
+      `${SHORT[s]}:${(depths[s]?.visible ?? 0) + (depths[s]?.delayed ?? 0) + (depths[s]?.inFlight ?? 0)}`,
   ).join(' ');
   const rate = fetched / Math.max(0.001, (Date.now() - started) / 1000);
   return {
@@ -42,7 +45,7 @@ export function createProgress(tty: boolean): Progress {
   if (tty) {
     const bar = new cliProgress.SingleBar(
       {
-        format: 'fetched {fetched} | indexed {indexed} | queued {queued} | errors {errors} | {rate} pages/s',
+        format: 'fetched {fetched} | indexed {indexed} | messages queued {queued} | errors {errors} | {rate} pages/s',
         hideCursor: true,
         stream: process.stderr,
         fps: 5,
@@ -71,7 +74,7 @@ export function createProgress(tty: boolean): Progress {
       last = Date.now();
       const l = line(depths, started);
       process.stderr.write(
-        `progress: fetched ${l.fetched}, indexed ${l.indexed}, queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`,
+        `progress: fetched ${l.fetched}, indexed ${l.indexed}, messages queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`,
       );
     },
     stop() {},
