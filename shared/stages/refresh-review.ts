@@ -34,6 +34,7 @@ import {
   identityChanged,
   type LinkPolicy,
   linkPolicy,
+  linkPolicyChanges,
   storedDocumentPolicy,
   storedLinkPolicy,
   wideningReason,
@@ -116,11 +117,14 @@ export interface PolicyChanges {
   renormalized: boolean;
   /** the crawl recorded a link policy (one started before they were recorded did not) */
   recorded: boolean;
+  /** what changed in the link policy, said (linkPolicyChanges), or null */
+  described: string | null;
 }
 
 export const NO_CHANGES: PolicyChanges = {
   widened: null,
   redocument: null,
+  described: null,
   renormalized: false,
   recorded: false,
 };
@@ -141,6 +145,7 @@ export async function policyChanges(
     redocument: docs === null ? null : documentChange(docs, config),
     renormalized: links !== null && identityChanged(links, now),
     recorded: links !== null,
+    described: links === null ? null : linkPolicyChanges(links, now),
   };
 }
 
@@ -157,7 +162,12 @@ export async function pendingPolicyChange(
   // A crawl from before the link policy was recorded: its fingerprint took in more keys since,
   // and differs though its config may not.
   if (!c.recorded) return null;
-  return c.widened ?? c.redocument ?? 'the scope, rules or refresh times changed';
+  return (
+    c.widened ??
+    c.redocument ??
+    c.described ??
+    'sitemaps, rules or refresh times (refresh.maxAge, refresh.adaptive) changed'
+  );
 }
 
 /** The states of pages whose links were read (or would have been, had a rule said follow). */

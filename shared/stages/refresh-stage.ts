@@ -100,6 +100,7 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
       ...(changes.redocument && madeDocuments(item) ? [`${changes.redocument}; document made again`] : []),
       ...(retried ? [`${retried}; skipped URL tried again`] : []),
     ];
+    if (whys.length === 0 && changes.described) whys.push(changes.described);
     const why = whys.length > 0 ? `refresh policy changed: ${whys.join('; ')}` : 'refresh policy changed';
     return {
       url: item.url,

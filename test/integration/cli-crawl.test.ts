@@ -397,5 +397,10 @@ describe('trawl CLI on the embedded emulator', () => {
     );
     assert.equal(trawl(cwd, 'refresh', '-c', config, '--no-progress').code, 0);
     assert.doesNotMatch(trawl(cwd, 'crawl', '-c', config, '--no-progress').err, /config changed/);
+    // A narrowing change is named too (it said only "the scope, rules or refresh times changed").
+    writeFileSync(config, JSON.stringify({ ...input, scope: { exclude: ['/drafts/'] } }));
+    const narrowed = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(narrowed.code, 0, narrowed.err);
+    assert.match(narrowed.err, /pages were read \(scope\.exclude gained "\/drafts\/"\)/);
   });
 });

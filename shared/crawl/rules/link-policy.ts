@@ -131,6 +131,50 @@ export function wideningReason(stored: string, now: LinkPolicy): string | null {
   return scopeWidening(before.scope, now.scope) ?? rulesWidening(before.rules, now.rules);
 }
 
+/**
+ * What changed in the link policy, for a change that widens nothing (an exclude added, a start URL
+ * dropped): `scope.exclude gained "/private/"; rules changed`. Null when nothing in it changed
+ * (the change is elsewhere: refresh times), or it is kept as a digest.
+ */
+export function linkPolicyChanges(stored: string, now: LinkPolicy): string | null {
+  const before = readLinkPolicy(stored);
+  if (!before) return null;
+  const out: string[] = [];
+  const list = (name: string, from: unknown[], to: unknown[]) => {
+    const gained = to.filter((x) => !from.some((y) => JSON.stringify(y) === JSON.stringify(x)));
+    const lost = from.filter((x) => !to.some((y) => JSON.stringify(y) === JSON.stringify(x)));
+    const show = (xs: unknown[]) =>
+      xs
+        .slice(0, 2)
+        .map((x) => JSON.stringify(x))
+        .join(', ') + (xs.length > 2 ? ', …' : '');
+    if (gained.length) out.push(`${name} gained ${show(gained)}`);
+    if (lost.length) out.push(`${name} lost ${show(lost)}`);
+    if (!gained.length && !lost.length && JSON.stringify(from) !== JSON.stringify(to))
+      out.push(`${name} reordered`);
+  };
+  const value = (name: string, from: unknown, to: unknown) => {
+    if (Array.isArray(from) && Array.isArray(to)) list(name, from, to);
+    else if (JSON.stringify(from) !== JSON.stringify(to))
+      out.push(`${name} ${JSON.stringify(from) ?? 'unset'} → ${JSON.stringify(to) ?? 'unset'}`);
+  };
+  list('startUrls', before.startUrls, now.startUrls);
+  value('discovery', before.discovery, now.discovery);
+  const keys = new Set([...Object.keys(before.scope ?? {}), ...Object.keys(now.scope)]);
+  for (const k of keys)
+    value(
+      `scope.${k}`,
+      (before.scope as Record<string, unknown>)?.[k],
+      (now.scope as Record<string, unknown>)[k],
+    );
+  if (JSON.stringify(before.rules) !== JSON.stringify(now.rules)) out.push('rules changed');
+  value('domains', before.domains, now.domains);
+  for (const k of Object.keys(now.reading) as (keyof LinkPolicy['reading'])[])
+    if (before.reading?.[k] !== undefined) value(k, before.reading[k], now.reading[k]);
+  if (out.length === 0) return null;
+  return out.length > 3 ? `${out.slice(0, 3).join('; ')}; …` : out.join('; ');
+}
+
 /** Start URLs do not bound the hosts or paths followed. */
 function offsiteFree(scope: ScopeConfig): boolean {
   return scope.followOffsite && !scope.underStartPath;

@@ -9,6 +9,7 @@ import {
   documentChange,
   identityChanged,
   linkPolicy,
+  linkPolicyChanges,
   storedDocumentPolicy,
   storedLinkPolicy,
   wideningReason,
@@ -177,5 +178,25 @@ describe('link policy: widening and narrowing config changes', () => {
       identityChanged(stored, linkPolicy(parseConfig({ ...base, scope: { exclude: ['/x'] } }))),
       false,
     );
+  });
+});
+
+describe('linkPolicyChanges: what a change that widens nothing changed, said', () => {
+  const said = (before: Partial<CrawlConfigInput>, after: Partial<CrawlConfigInput>) =>
+    linkPolicyChanges(
+      storedLinkPolicy(linkPolicy(parseConfig({ ...base, ...before }))),
+      linkPolicy(parseConfig({ ...base, ...after })),
+    );
+  it('names the lists gained and lost, the values changed, and rules', () => {
+    assert.equal(said({}, { scope: { exclude: ['/drafts/'] } }), 'scope.exclude gained "/drafts/"');
+    assert.equal(said({ scope: { maxDepth: 5 } }, { scope: { maxDepth: 2 } }), 'scope.maxDepth 5 → 2');
+    assert.equal(said({}, { rules: [ignore('/old/')] }), 'rules changed');
+    assert.equal(
+      said({ startUrls: ['https://www.example.com/docs/', 'https://www.example.com/b/'] }, {}),
+      'startUrls lost "https://www.example.com/b/"',
+    );
+  });
+  it('nothing when the link policy is the same (the change is elsewhere: refresh times)', () => {
+    assert.equal(said({}, { refresh: { maxAge: '1h' } }), null);
   });
 });
