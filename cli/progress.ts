@@ -45,7 +45,8 @@ export function createProgress(tty: boolean): Progress {
   if (tty) {
     const bar = new cliProgress.SingleBar(
       {
-        format: 'fetched {fetched} | indexed {indexed} | messages queued {queued} | errors {errors} | {rate} pages/s',
+        format:
+          'fetched {fetched} | indexed {indexed} | messages queued {queued} | errors {errors} | {rate} pages/s',
         hideCursor: true,
         stream: process.stderr,
         fps: 5,

@@ -30,10 +30,12 @@ import {
   useDeployment,
 } from '../deployment.ts';
 import { PROJECT_ROOT, stateDir } from '../emulator.ts';
+import { withFileLock } from '../file-lock.ts';
 import {
   ensureLocalCloud,
   type LocalCloud,
   localCloudEnv,
+  localCloudStatus,
   saveLocalCloud,
   stopLocalCloud,
 } from '../local-cloud.ts';
@@ -93,6 +95,15 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (r.status !== 0) {
     throw new CommandFailed(`cdk ${args[0]} failed (exit ${r.status ?? r.signal}); its output is above`);
   }
+}
+
+/**
+ * Each stack synthesizes into a folder of its own: two deploys (or destroys) of different crawls
+ * at once shared `cdk.out`, and the CDK CLI refused the second ("Another CLI is currently synthing
+ * to cdk.out").
+ */
+function assemblyDir(stackName: string): string[] {
+  return ['--output', join('cdk.out', stackName)];
 }
 
 function parsePort(port: string | undefined): number {
@@ -220,12 +231,17 @@ async function deployStack(
   search: string[] = [],
 ): Promise<Deployment> {
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
-  const context = ['-c', `config=${resolve(file)}`];
-  if (!cloud?.bootstrapped) {
-    await cdk(['bootstrap', ...context], env);
-    if (cloud) saveLocalCloud({ ...cloud, bootstrapped: true });
-  }
   const stackName = resourceNames(crawl).stack;
+  const context = ['-c', `config=${resolve(file)}`, ...assemblyDir(stackName)];
+  if (!cloud?.bootstrapped) {
+    // Two deploys at once to a new local cloud bootstrapped it twice (one failed): they take turns,
+    // and the second finds it done.
+    await withFileLock(join(stateDir(), 'bootstrap.lock'), async () => {
+      if (cloud && (await localCloudStatus())?.bootstrapped) return;
+      await cdk(['bootstrap', ...context], env);
+      if (cloud) saveLocalCloud({ ...cloud, bootstrapped: true });
+    });
+  }
   const outputsFile = join(stateDir(), `cdk-outputs-${crawl}.json`);
   rmSync(outputsFile, { force: true });
   // --outputs-file is what DescribeStacks answered after the deploy.
@@ -283,7 +299,14 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   }
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
   await cdk(
-    ['destroy', resourceNames(config.name).stack, '-c', `config=${resolve(opts.config)}`, '--force'],
+    [
+      'destroy',
+      resourceNames(config.name).stack,
+      '-c',
+      `config=${resolve(opts.config)}`,
+      ...assemblyDir(resourceNames(config.name).stack),
+      '--force',
+    ],
     env,
   );
   forgetDeployment(config.name);
