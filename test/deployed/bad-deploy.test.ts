@@ -203,6 +203,8 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
       const engine = await searchEngineStatus(cwd);
       assert.ok(engine, 'the engine runs');
       const client = searchClient(engine.endpoint);
+      // Made as Trawl makes it (the embedded engine creates no trawl-* index by itself).
+      await client.indices.create({ index: 'trawl-baddeploy' });
       await client.index({
         index: 'trawl-baddeploy',
         id: '1',
