@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { ConfigError } from '../shared/errors.ts';
 import { freePort, PROJECT_ROOT, stateDir } from './emulator.ts';
+import { withFileLock } from './file-lock.ts';
 import { alive } from './processes.ts';
 
 const MINISTACK_BIN = join(PROJECT_ROOT, '.emulator', 'ministack', 'bin', 'ministack');
@@ -70,6 +71,16 @@ export function saveLocalCloud(state: LocalCloud, cwd?: string): void {
 export async function ensureLocalCloud(
   opts: { port?: number; cwd?: string } = {},
 ): Promise<{ cloud: LocalCloud; started: boolean }> {
+  // Two deploys at once each started a cloud of their own, the second's record overwriting the
+  // first's: one deployed into a cloud nothing pointed at, and stopped it on its failure.
+  mkdirSync(stateDir(opts.cwd), { recursive: true });
+  return withFileLock(join(stateDir(opts.cwd), 'local-cloud.lock'), () => startOrFind(opts));
+}
+
+async function startOrFind(opts: {
+  port?: number;
+  cwd?: string;
+}): Promise<{ cloud: LocalCloud; started: boolean }> {
   const running = await localCloudStatus(opts.cwd);
   if (running) return { cloud: running, started: false };
   if (!existsSync(MINISTACK_BIN)) {
