@@ -10,6 +10,7 @@
 
 import { withKeyLock } from '../aws/key-lock.ts';
 import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
+import { taskFrom } from '../crawl/page/page-kit.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS, type OutcomePlan } from '../crawl/state/index-plan.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
@@ -69,20 +70,7 @@ async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: numbe
   return wanted.flatMap(({ url, depth: fallback }) => {
     const depth = items.get(url)?.depth ?? fallback;
     const d = decider.decide(url, { depth, isStart: depth === 0 });
-    if (!d.accepted) return [];
-    return [
-      {
-        url,
-        depth,
-        queue: d.queue,
-        index: d.index,
-        follow: d.follow,
-        priority: d.priorityShift,
-        ...(d.source ? { source: d.source } : {}),
-        ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
-        redelivered: true,
-      },
-    ];
+    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true }] : [];
   });
 }
 
