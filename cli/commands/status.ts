@@ -15,7 +15,7 @@ import { lastRunRecords } from '../../shared/aws/run-records.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
-import { scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
+import { lastRunKey, scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
 import { namedQueues, type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { isDemoConfig } from '../demo-site.ts';
@@ -132,7 +132,13 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     await lastRun('fetch'),
     await lastRun('refresh'),
   ];
-  if (stack === null) {
+  if (stack !== null) {
+    // A cycle a command started (`trawl deploy` and `trawl crawl` invoke the seed function,
+    // `trawl refresh` the refresh function) is the last one too: status showed null after them.
+    const latest = (a: string | null, b: string | null) => (a && b ? (a > b ? a : b) : (a ?? b));
+    discovery = latest(discovery, await hosts.getValue(lastRunKey('seed')));
+    refresh = latest(refresh, await hosts.getValue(lastRunKey('refresh')));
+  } else {
     // No schedules here: `trawl crawl` is the discovery cycle and `trawl refresh` the refresh cycle.
     const runs = await lastRunRecords(session.store);
     discovery ??= runs.findLast((r) => r.kind === 'crawl')?.startedAt ?? null;

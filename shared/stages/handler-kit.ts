@@ -89,7 +89,8 @@ async function runScheduled<R>(
     // cycle however started (deploy and `trawl crawl` invoke the seed function) is noted too: a
     // crawl with no URL left (clear-errors) is idle once it has had one.
     if (isScheduledEvent(event)) await deps.hosts.putValue(scheduleRunKey(stage), started);
-    if (stage === 'seed') await deps.hosts.putValue(seedRunKey, started);
+    // So is a refresh cycle however started (`trawl refresh` invokes a deployed function itself).
+    if (stage === 'seed' || stage === 'refresh') await deps.hosts.putValue(lastRunKey(stage), started);
     return result;
   });
 }
@@ -103,7 +104,8 @@ function pagesOf(stage: string): (result: unknown) => number {
 }
 
 /** The hosts-table value holding when the seed function last ran, however it was started. */
-export const seedRunKey = 'last-run#seed';
+export const lastRunKey = (stage: 'seed' | 'refresh') => `last-run#${stage}`;
+export const seedRunKey = lastRunKey('seed');
 
 /** The hosts-table value holding when `stage`'s EventBridge schedule last started it. */
 export const scheduleRunKey = (stage: string) => `schedule-run#${stage}`;

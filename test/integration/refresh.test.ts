@@ -12,6 +12,7 @@ import { handler as indexHandler } from '../../functions/index/handler.ts';
 import { handler as refreshHandler } from '../../functions/refresh/handler.ts';
 import { handler as seedHandler } from '../../functions/seed/handler.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
+import { lastRunKey, scheduleRunKey } from '../../shared/stages/handler-kit.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
@@ -258,6 +259,27 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
     } finally {
       await own.close();
     }
+  });
+
+  it('a refresh cycle a command starts (no schedule event) is recorded as the last one, as a seed run is', async () => {
+    // `trawl refresh` on a deployed stack invokes the function with an event of its own: status
+    // showed the last refresh as null (only the schedule's runs were recorded).
+    const session = await openSession(
+      parseConfig({
+        name: uniqueCrawlName('manual-run'),
+        startUrls: [`${site.url}/`],
+        fetch: { allowPrivateNetworks: true },
+      }),
+    );
+    const before = new Date(session.now()).toISOString();
+    await session.runner.invoke('refresh', { source: 'trawl', action: 'refresh' });
+    const at = await session.hosts.getValue(lastRunKey('refresh'));
+    assert.ok(at !== null && at >= before.slice(0, 19), `last-run#refresh: ${at}`);
+    assert.equal(
+      await session.hosts.getValue(scheduleRunKey('refresh')),
+      null,
+      'not taken for a schedule run',
+    );
   });
 
   it('the local runner fires the discovery and refresh schedules as timers', async () => {
