@@ -47,7 +47,13 @@ function summaryCards(d: ReportData): string {
     card('errors', 'URLs in error', num(d.totals.errors)),
     card('upserts', 'change feed: upserts', num(d.totals.upserts)),
     card('deletes', 'change feed: deletions', num(d.totals.deletes)),
-    card('cost', 'per million pages (last run)', money(last?.costPerMillion ?? null)),
+    card(
+      'cost',
+      last
+        ? `per million pages (last run: ${last.kind} of ${last.startedAt.replace('T', ' ').slice(0, 16)}, ${num(last.pages)} pages)`
+        : 'per million pages (last run)',
+      money(last?.costPerMillion ?? null),
+    ),
   ].join('')}</section>`;
 }
 
@@ -63,11 +69,16 @@ function errorsTable(d: ReportData): string {
   return `<table id="errors-by-host"><thead><tr><th>host</th><th class="n">permanent</th><th class="n">temporary</th><th>examples</th></tr></thead><tbody>${rows || '<tr><td colspan="4" class="none">no errors</td></tr>'}</tbody></table>`;
 }
 
+/** 0.3333 h as "20 min", 48 h as "48 h". */
+function hours(h: number): string {
+  return h < 1 ? `${Math.round(h * 60)} min` : `${Number(h.toFixed(2))} h`;
+}
+
 function runsTable(d: ReportData): string {
   const rows = d.runs
     .map(
       (r) =>
-        `<tr><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
+        `<tr${r.interrupted ? ' class="interrupted"' : ''}><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}${r.interrupted ? ' (interrupted)' : ''}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
     )
     .join('');
   const note =
@@ -117,7 +128,7 @@ export function renderReportHtml(d: ReportData): string {
       )}${countTable('docs-queue', ['source queue', 'documents'], entries(d.docsByQueue))}</div>`,
     ),
     section(
-      `Freshness: age of indexed documents (refresh.maxAge = ${d.freshness.maxAgeHours} h)`,
+      `Freshness: age of indexed documents (refresh.maxAge = ${hours(d.freshness.maxAgeHours)})`,
       ['chart-freshness'],
       countTable(
         'freshness',
@@ -135,7 +146,7 @@ export function renderReportHtml(d: ReportData): string {
     section(
       'Top reasons URLs were skipped',
       [],
-      countTable('skipped', ['reason', 'URLs or links'], d.skipped),
+      countTable('skipped', ['reason', 'URLs, or links summed over the runs listed'], d.skipped),
     ),
   ].join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Trawl report: ${esc(d.crawl)}</title><style>${REPORT_STYLE}</style></head><body>${body}<script id="report-data" type="application/json">${data}</script><script>${chartLibrary()}</script><script>${REPORT_SCRIPT}</script></body></html>\n`;

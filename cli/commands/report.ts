@@ -46,7 +46,9 @@ export async function reportCommand(opts: { config: string; output?: string }): 
   // Before the report is built (minutes for a large crawl): a path it cannot be written to.
   writable(out);
   const session = await listingSession(opts.config);
-  const data = await buildReport(session, where, Date.now());
+  // On the crawl's own clock: after `trawl refresh --now` it runs ahead, and the documents' ages
+  // came out negative (every one "fresh").
+  const data = await buildReport(session, where, session.now());
   const html = renderReportHtml(data);
   try {
     writeFileSync(out, html);

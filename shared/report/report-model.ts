@@ -25,6 +25,8 @@ export interface RunSummary {
   /** dollars per million pages at list prices; null when the run fetched nothing */
   costPerMillion: number | null;
   costByService: Record<string, number> | null;
+  /** stopped by a signal before the frontier drained (Ctrl-C; resumed by the next run) */
+  interrupted: boolean;
 }
 
 export interface ReportData {
@@ -55,6 +57,9 @@ export interface ReportOptions {
 
 const TOP_HOSTS = 25;
 const EXAMPLES_PER_HOST = 3;
+/** URL states whose `lastFetched` was decided without a request (robots.txt, a refused address). */
+const NO_REQUEST = /^(robots-unavailable|private-address)\||\|robots\.txt$/;
+
 /** Freshness classes as fractions of refresh.maxAge; the last is "overdue". */
 const AGE_EDGES = [0.25, 0.5, 0.75, 1];
 
@@ -95,7 +100,8 @@ export class ReportAggregate {
     this.totals.urls++;
     bump(this.states, s.state);
     bump(this.httpStatus, s.httpStatus ? String(s.httpStatus) : 'none');
-    this.fetchTimes.add(s.lastFetched, 0);
+    // A fetch: robots.txt stopped it, or the address guard refused it, without a request.
+    if (!NO_REQUEST.test(`${s.errorCode ?? ''}|${s.note ?? ''}`)) this.fetchTimes.add(s.lastFetched, 0);
     if (s.state === 'error') this.addError(s);
     if (s.state === 'ignored') this.skipped.add(skipReason(s.note));
     // A document is what `trawl docs` lists: a state with a document pointer.
@@ -133,6 +139,7 @@ export class ReportAggregate {
       awsRequests: Object.values(r.counts.calls).reduce((a, b) => a + b, 0),
       costPerMillion: cost ? total : null,
       costByService: cost ? byService : null,
+      interrupted: r.interrupted === true,
     });
   }
 

@@ -117,6 +117,49 @@ describe('report aggregates', () => {
     assert.equal(r?.costByService?.sqs?.toFixed(4), '0.0200');
     assert.ok((r?.costPerMillion ?? 0) > 0.52);
     assert.deepEqual(agg.finish().skipped, [['link rejected: ignored-extension', 7]]);
+    assert.equal(r?.interrupted, false);
+  });
+
+  it('marks an interrupted run; counts as fetched only URLs a request was sent for', () => {
+    const agg = aggregate();
+    agg.addRun(
+      buildRunRecord({
+        kind: 'refresh',
+        crawl: 'c',
+        startedMs: NOW - 10_000,
+        finishedMs: NOW,
+        stats: { fetched: 18 },
+        counts: emptyCounts(),
+        stages: {},
+        interrupted: true,
+      }),
+    );
+    agg.addState(item('http://a.test/'));
+    // robots.txt and the address guard decided these without a request: their lastFetched is that time.
+    agg.addState(item('http://a.test/private', { state: 'ignored', note: 'robots.txt', docBulk: undefined }));
+    agg.addState(
+      item('http://b.test/', {
+        state: 'error',
+        errorKind: 'temporary',
+        errorCode: 'robots-unavailable',
+        docBulk: undefined,
+      }),
+    );
+    agg.addState(
+      item('http://10.0.0.1/', {
+        state: 'error',
+        errorKind: 'permanent',
+        errorCode: 'private-address',
+        docBulk: undefined,
+      }),
+    );
+    const d = agg.finish();
+    assert.equal(d.runs[0]?.interrupted, true);
+    assert.equal(
+      d.fetches.buckets.reduce((n, b) => n + (b.values[0] ?? 0), 0),
+      1,
+      'one page fetched, not four',
+    );
   });
 
   it('stays bounded: a time histogram coarsens, a counter folds the tail into (other)', () => {
