@@ -287,7 +287,7 @@ export const FetchSchema = z
      */
     memoryMb: z.number().int().min(128).max(10_240).nullable().default(null),
     /**
-     * @default [] — credentials per URL prefix: `{urlPrefix, basic | headers | cookies | form}`, secrets
+     * @default [] — credentials per URL prefix: `{urlPrefix, basic | bearer | headers | cookies | form}`, secrets
      * as `{"env": "NAME"}` or `{"secretArn": "…"}` (README "Authentication")
      */
     auth: AuthSchema,

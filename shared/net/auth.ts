@@ -231,8 +231,12 @@ export class AuthSessions {
     const form = entry.form!;
     const jar: Record<string, string> = {};
     this.logins++;
+    // The entry's cookies go with the login only to the prefix's own origin: a login page on
+    // another host (an SSO server) got them too, against "credentials go only to their origin".
+    const sameOrigin = URL.parse(form.loginUrl)?.origin === entry.origin;
+    const cookies = sameOrigin && Object.keys(entry.cookies).length > 0;
     const res = await this.send(form.loginUrl, {
-      headers: Object.keys(entry.cookies).length ? { cookie: cookieHeader(entry.cookies) } : {},
+      headers: cookies ? { cookie: cookieHeader(entry.cookies) } : {},
       body: new URLSearchParams(form.fields).toString(),
       onSetCookie: (v) => Object.assign(jar, parseSetCookies(v)),
     });

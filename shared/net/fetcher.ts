@@ -397,9 +397,12 @@ async function openTunnel(
   if (res.statusCode !== 200) {
     tunnel.destroy();
     const status = res.statusCode ?? 0;
+    // The proxy's answer, not the site's: temporary, so the pages keep their documents while the
+    // proxy (its login, its policy, its upstream) is put right. Permanent, one refresh through a
+    // proxy that wanted a login (407) deleted every https page of the crawl.
     throw new FetchError(
-      `proxy refused CONNECT ${authority}: ${status}`,
-      'permanent',
+      `proxy refused CONNECT ${authority}: ${status}${status === 407 ? ' (the proxy wants a login: fetch.proxy sends none)' : ''}`,
+      'temporary',
       'proxy-refused',
       status,
     );

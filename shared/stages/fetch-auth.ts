@@ -93,6 +93,11 @@ export async function fetchWithAuth(
     if ('failed' in creds) return loginFailed(creds.failed);
     const res = await fetch(creds.headers);
     if (!creds.entry || res === null || typeof res === 'number') return res;
+    // Basic, bearer, header or cookie credentials the site refuses (rotated, expired): a temporary
+    // error that keeps the documents while it is retried (refresh.maxTemporaryErrors). As the
+    // permanent 401 of an unknown page, a password rotation deleted every page behind it at once.
+    if (!creds.entry.form && res.kind === 'error' && res.status === 401)
+      return credentialsRefused(creds.entry, res);
     if (!isLoggedOut(creds.entry, res)) {
       if (creds.entry.form && res.kind !== 'error') auth.accepted(creds.entry);
       return res;
@@ -115,6 +120,15 @@ export async function fetchWithAuth(
     }
     auth.expire(creds.entry, creds.generation);
   }
+}
+
+function credentialsRefused(entry: { origin: string; pathPrefix: string }, res: FetchOutcome): FetchOutcome {
+  return {
+    ...(res as Extract<FetchOutcome, { kind: 'error' }>),
+    errorKind: 'temporary',
+    code: 'auth-refused',
+    message: `fetch.auth for ${entry.origin}${entry.pathPrefix}: the site refused the credentials (HTTP 401): check them; the pages keep their documents while they are retried (refresh.maxTemporaryErrors)`,
+  };
 }
 
 function outcomeText(res: FetchOutcome): string {

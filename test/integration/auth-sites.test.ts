@@ -9,7 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
+import { readChanges } from '../../cli/change-feed.ts';
+import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { resetAuthSessions } from '../../shared/stages/fetch-auth.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
@@ -48,6 +49,8 @@ describe('fetch.auth: basic, form login with an expiring session, bearer token',
   let emu: TestEmulator;
   const sites: Record<'basic' | 'form' | 'bearer' | 'open', SiteServer> = {} as never;
   let formLogins = 0;
+  /** the first test's crawl, refreshed by the second */
+  let crawled: ReturnType<typeof parseConfig> | null = null;
 
   before(async () => {
     emu = await startTestEmulator();
@@ -181,9 +184,37 @@ describe('fetch.auth: basic, form login with an expiring session, bearer token',
         assert.ok(!logged.join('').includes(needle), 'secret found in the logs');
       }
       assert.ok(logged.length > 0, 'logs were captured (DEBUG)');
+      crawled = config;
     } finally {
       for (const r of restore) r();
     }
+  });
+
+  it('a password the site no longer takes keeps the documents behind it, as a temporary error that says why', async () => {
+    // A rotated password made every page behind it a permanent 401: the refresh deleted them all.
+    assert.ok(crawled, 'the crawl above ran');
+    process.env.TRAWL_TEST_BASIC_PASS = 'rotated-and-not-updated';
+    resetAuthSessions();
+    const later = await openSession(crawled, { now: new Date(Date.now() + 3 * 86_400_000) });
+    await refresh(later);
+    const docs: string[] = [];
+    for await (const d of documents(later)) docs.push(String(d.url));
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const u of urlStates(later)) states.set(String(u.url), u);
+    for (const p of PAGES) {
+      const url = `${sites.basic.url}${p}`;
+      assert.ok(docs.includes(url), `${url} kept its document`);
+      const u = states.get(url);
+      assert.deepEqual([u?.state, u?.errorKind, u?.errorCode], ['error', 'temporary', 'auth-refused'], url);
+      assert.match(
+        String(u?.note),
+        /fetch\.auth for .*: the site refused the credentials \(HTTP 401\): check them/,
+      );
+    }
+    const deleted = (await readChanges(later)).filter(
+      (c) => c.type === 'delete' && c.url.startsWith(sites.basic.url),
+    );
+    assert.deepEqual(deleted, []);
   });
 });
 

@@ -769,6 +769,22 @@ describe('fetchUrl: proxy (SMILA proxyHost/proxyPort)', () => {
     });
   });
 
+  it("a proxy that refuses CONNECT (a 407: it wants a login) is a temporary error: the proxy's, not the site's", async () => {
+    // Permanent, one refresh through such a proxy deleted every https page of the crawl.
+    const refuse = (socket: net.Socket) =>
+      socket.once('data', () =>
+        socket.end(
+          'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="p"\r\n\r\n',
+        ),
+      );
+    await withTcp(refuse, async (port) => {
+      const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: true });
+      const err = expectKind(await fetchUrl('https://secure.test/page', opts), 'error');
+      assert.deepEqual([err.errorKind, err.code], ['temporary', 'proxy-refused']);
+      assert.match(err.message, /407 \(the proxy wants a login: fetch\.proxy sends none\)/);
+    });
+  });
+
   it('honours fetch.resolve through the proxy: CONNECT goes to the mapped address, TLS names the host', async () => {
     const log = { heads: [] as string[], hello: null as Buffer | null };
     await withTcp(proxyHandler(log), async (port) => {

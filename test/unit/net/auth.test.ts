@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { createSecretResolver } from '../../../shared/aws/secrets.ts';
 import { parseConfig } from '../../../shared/config.ts';
 import {
+  AuthSessions,
   authFor,
   cleartextAuthPaths,
   isLoggedOut,
@@ -33,6 +34,33 @@ describe('fetch.auth', () => {
     ];
     for (const [url, header] of cases)
       assert.equal(authFor(url, resolved)?.headers.authorization ?? null, header, url);
+  });
+
+  it("a form entry's cookies go with its login only to the prefix's origin, not to a login page elsewhere", async () => {
+    // The login's request is captured where it would leave (the fetch is the network boundary).
+    const logins: { url: string; cookie: string | undefined }[] = [];
+    const send = async (url: string, init: { headers: Record<string, string> }) => {
+      logins.push({ url, cookie: init.headers.cookie });
+      return { kind: 'redirect', status: 302, location: 'http://intranet.test/', headers: {} } as never;
+    };
+    for (const loginUrl of ['http://sso.test/login', 'http://intranet.test/login']) {
+      const c = config([
+        {
+          urlPrefix: 'http://intranet.test/',
+          cookies: { team: { env: 'TEAM' } },
+          form: { loginUrl, fields: { user: 'u', pass: { env: 'P' } } },
+        },
+      ]);
+      const resolved = await resolveAuth(
+        c.fetch.auth,
+        createSecretResolver({ env: { TEAM: 'blue', P: 'pw' } }),
+      );
+      await new AuthSessions(resolved, send).headersFor('http://intranet.test/page');
+    }
+    assert.deepEqual(logins, [
+      { url: 'http://sso.test/login', cookie: undefined },
+      { url: 'http://intranet.test/login', cookie: 'team=blue' },
+    ]);
   });
 
   it('matches a prefix written with escapes as the normalized URLs carry its path', async () => {
