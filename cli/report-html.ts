@@ -78,14 +78,14 @@ function runsTable(d: ReportData): string {
   const rows = d.runs
     .map(
       (r) =>
-        `<tr${r.interrupted ? ' class="interrupted"' : ''}><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}${r.interrupted ? ' (interrupted)' : ''}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
+        `<tr${r.interrupted ? ' class="interrupted"' : ''}><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}${r.interrupted ? ' (interrupted)' : ''}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${num(r.errors)}</td><td class="n">${num(r.upserted)} / ${num(r.deleted)}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
     )
     .join('');
   const note =
     d.runs.length === 0
       ? '<p class="none">No run records: they are written by local <code>trawl crawl</code> / <code>trawl refresh</code> runs, and by a deployed stack\'s handlers (one usage item per hour, rows of kind <code>deployed</code>).</p>'
       : '';
-  return `<table id="runs"><thead><tr><th>started (UTC)</th><th>run</th><th class="n">pages</th><th class="n">seconds</th><th class="n">pages/s</th><th class="n">AWS requests</th><th class="n">$ per million pages</th></tr></thead><tbody>${rows}</tbody></table>${note}`;
+  return `<table id="runs"><thead><tr><th>started (UTC)</th><th>run</th><th class="n">pages</th><th class="n">seconds</th><th class="n">pages/s</th><th class="n">errors</th><th class="n">documents written / deleted</th><th class="n">AWS requests</th><th class="n">$ per million pages</th></tr></thead><tbody>${rows}</tbody></table>${note}`;
 }
 
 function costTable(d: ReportData): string {

@@ -27,6 +27,11 @@ export interface RunSummary {
   costByService: Record<string, number> | null;
   /** stopped by a signal before the frontier drained (Ctrl-C; resumed by the next run) */
   interrupted: boolean;
+  /** URLs the run recorded in error (a URL it forgot since is still counted here) */
+  errors: number;
+  /** documents the run wrote and deleted */
+  upserted: number;
+  deleted: number;
 }
 
 export interface ReportData {
@@ -98,7 +103,8 @@ export class ReportAggregate {
   /** One URL in the `trawl urls` state (current state, forgotten URLs already left out). */
   addState(s: UrlItem): void {
     this.totals.urls++;
-    bump(this.states, s.state);
+    // As `trawl status` counts them: an error is permanent or temporary.
+    bump(this.states, s.state === 'error' && s.errorKind ? `error/${s.errorKind}` : s.state);
     bump(this.httpStatus, s.httpStatus ? String(s.httpStatus) : 'none');
     // A fetch: robots.txt stopped it, or the address guard refused it, without a request.
     if (!NO_REQUEST.test(`${s.errorCode ?? ''}|${s.note ?? ''}`)) this.fetchTimes.add(s.lastFetched, 0);
@@ -140,6 +146,9 @@ export class ReportAggregate {
       costPerMillion: cost ? total : null,
       costByService: cost ? byService : null,
       interrupted: r.interrupted === true,
+      errors: (r.stats['error:permanent'] ?? 0) + (r.stats['error:temporary'] ?? 0),
+      upserted: r.stats['documents:upserted'] ?? 0,
+      deleted: r.stats['documents:deleted'] ?? 0,
     });
   }
 

@@ -128,7 +128,9 @@ describe('trawl report in a real browser', {
       assert.equal(n('total-documents'), docs.length);
       assert.equal(n('total-upserts'), changes.filter((c) => c.type === 'upsert').length);
       assert.equal(n('total-deletes'), changes.filter((c) => c.type === 'delete').length);
-      for (const [state, count] of Object.entries(countBy(urls, 'state')))
+      // Errors by kind, as `trawl status` counts them.
+      const kinds = urls.map((u) => ({ kind: u.state === 'error' ? `error/${u.errorKind}` : u.state }));
+      for (const [state, count] of Object.entries(countBy(kinds, 'kind')))
         assert.equal(n(`states-${state}`), count, state);
       for (const [status, count] of Object.entries(countBy(urls, 'httpStatus')))
         assert.equal(n(`http-${status}`), count, status);

@@ -45,7 +45,13 @@ describe('report aggregates', () => {
     );
     const d = agg.finish();
     assert.deepEqual(d.totals, { urls: 9, documents: 2, errors: 5, upserts: 0, deletes: 0 });
-    assert.deepEqual(d.states, { indexed: 2, followed: 1, error: 5, ignored: 1 });
+    assert.deepEqual(d.states, {
+      indexed: 2,
+      followed: 1,
+      'error/permanent': 4,
+      'error/temporary': 1,
+      ignored: 1,
+    });
     assert.deepEqual(d.httpStatus, { '200': 4, '404': 5 });
     assert.deepEqual(d.docsByDepth, { '0': 1, '1': 1 });
     assert.deepEqual(d.docsByQueue, { user: 1, index_follow: 1 });
@@ -128,7 +134,13 @@ describe('report aggregates', () => {
         crawl: 'c',
         startedMs: NOW - 10_000,
         finishedMs: NOW,
-        stats: { fetched: 18 },
+        stats: {
+          fetched: 18,
+          'error:permanent': 2,
+          'error:temporary': 1,
+          'documents:upserted': 5,
+          'documents:deleted': 2,
+        },
         counts: emptyCounts(),
         stages: {},
         interrupted: true,
@@ -155,6 +167,7 @@ describe('report aggregates', () => {
     );
     const d = agg.finish();
     assert.equal(d.runs[0]?.interrupted, true);
+    assert.deepEqual([d.runs[0]?.errors, d.runs[0]?.upserted, d.runs[0]?.deleted], [3, 5, 2]);
     assert.equal(
       d.fetches.buckets.reduce((n, b) => n + (b.values[0] ?? 0), 0),
       1,
