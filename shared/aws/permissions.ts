@@ -56,8 +56,14 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'queue:extract': ['sqs:SendMessage'],
     // A wake-up call for URLs put back with a delay (its own event source: EVENT_SOURCES).
     'queue:wake': ['sqs:SendMessage'],
-    // robots.txt cache and politeness slots; fetch never reads or writes the URL table.
+    // robots.txt cache and politeness slots.
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    // A frontier message delivered again (its fetcher died): the URLs fetched since it was queued
+    // are skipped, read from their items and the state lines written since (fetch-redelivered.ts).
+    // Without these grants such a message failed every fetcher that took it, into the DLQ.
+    'table:urls': ['dynamodb:BatchGetItem'],
+    'objects:refresh/': ['s3:GetObject'],
+    'list:refresh/': ['s3:ListBucket'],
     'objects:pages/': ['s3:PutObject'],
     // Chains itself when its time runs out with work left.
     'function:fetch': ['lambda:InvokeFunction'],
@@ -89,7 +95,10 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     // docs/: spilled outcomes are read (the extract stage writes documents); changes/: only appended.
     'objects:docs/': ['s3:GetObject'],
     'objects:changes/': ['s3:PutObject'],
-    'objects:refresh/': ['s3:PutObject'],
+    // State lines are appended; an outcome that may be a copy (redelivered, or a duplicate's
+    // takeover) is checked against the lines written since its fetch (index-stage.ts copyLines).
+    'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
+    'list:refresh/': ['s3:ListBucket'],
     // The element URLs each archive gave when last read (compound-elements.ts).
     'objects:compound/': ['s3:GetObject', 's3:PutObject'],
     'bus:default': ['events:PutEvents'],

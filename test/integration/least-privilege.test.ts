@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { lambdaContext, scheduledEvent } from '../../cli/runner.ts';
 import { type CrawlSession, crawl, openSession } from '../../cli/session.ts';
 import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
@@ -195,6 +196,41 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
       getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS - 1,
     })) as { drained: boolean };
     assert.equal(chained.drained, false);
+    // A frontier message whose fetcher died before its delete: delivered again, its URLs fetched
+    // since it was queued are looked up (the URL items and the state lines, fetch-redelivered.ts).
+    const user = second.resources.queueUrls.frontier.user;
+    await createWorkQueues({ client: second.monitor.sqs }).send(user, [
+      {
+        body: {
+          // Queued before this cycle's pages were recorded: their state lines are read.
+          queuedAt: new Date(second.now() - 10 * 60_000).toISOString(),
+          tasks: [
+            {
+              url: `${site.url}/c.html?page=4`,
+              depth: 1,
+              queue: 'user',
+              index: true,
+              follow: true,
+              priority: 0,
+            },
+          ],
+        },
+      },
+    ]);
+    // (With the message above that the timed-out fetcher left: every one is received and let go.)
+    const died = await second.monitor.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: user, MaxNumberOfMessages: 10 }),
+    );
+    const mine = died.Messages?.filter((m) => m.Body?.includes('page=4')) ?? [];
+    assert.equal(mine.length, 1, 'the first delivery');
+    for (const m of died.Messages ?? [])
+      await second.monitor.sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: user,
+          ReceiptHandle: m.ReceiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      );
     await second.runner.drain();
     await indexSpill(second);
     recorder.stop();
