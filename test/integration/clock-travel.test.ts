@@ -7,7 +7,11 @@
  * asserts no duration.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { reportCommand } from '../../cli/commands/report.ts';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
@@ -76,6 +80,36 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
         'the new page was refreshed',
       );
     });
+
+  it("trawl report measures the documents' ages on the crawl's clock, moved by refresh --now", async () => {
+    // On the real clock the documents of a crawl moved ahead came out fresh, their ages negative.
+    const input: CrawlConfigInput = {
+      name: uniqueCrawlName('report-clock'),
+      startUrls: [`${env.site.url}/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '30d' },
+    };
+    const config = parseConfig(input);
+    await crawl(await openSession(config));
+    // Ten days on (a third of maxAge): nothing is due, but the crawl's clock moves there.
+    await refresh(await openSession(config, { now: new Date(Date.now() + 10 * DAY) }));
+    const dir = mkdtempSync(join(tmpdir(), 'trawl-report-clock-'));
+    const file = join(dir, 'crawl.json');
+    writeFileSync(file, JSON.stringify(input));
+    await reportCommand({ config: file, output: join(dir, 'r.html') });
+    const html = readFileSync(join(dir, 'r.html'), 'utf8');
+    const json = /<script id="report-data" type="application\/json">(.*?)<\/script>/s.exec(html)?.[1] ?? '{}';
+    const data = JSON.parse(json) as {
+      totals: { documents: number };
+      freshness: { buckets: { count: number }[] };
+    };
+    assert.ok(data.totals.documents >= 2);
+    assert.deepEqual(
+      data.freshness.buckets.map((b) => b.count),
+      [0, data.totals.documents, 0, 0, 0],
+      'every document a third of maxAge old',
+    );
+  });
 
   it('a crawl whose clock never moved is checked for leftovers once, not at every start', async () => {
     const input: CrawlConfigInput = {
