@@ -130,6 +130,10 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
       'ja.html': page('案内', '本社は東京にあります'),
       'kyoto.html': page('支社', '京都の支社は駅の東にあります'),
       'en.html': page('Guide', 'Redirects are followed'),
+      // Text that reads as markup (escaped in the page): the snippet must be safe to show as HTML.
+      'markup.html': page('Markup', 'Type &lt;img src=x onerror=alert(1)&gt; to see a kiwifruit; 3 &lt; 5'),
+      // A word found only folded: its passage is still the snippet, highlighted.
+      'city.html': page('Stadt', 'Willkommen in München, der Stadt an der Isar'),
       // A word only its meta description has; and its declared language.
       'summary.html':
         '<html lang="en-gb"><head><title>Summary</title><meta name="description" content="All about the wombat burrow"></head><body><p>Nothing else here</p></body></html>',
@@ -165,6 +169,15 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
       unknown
     >;
     assert.deepEqual([summary.description, summary.language], ['All about the wombat burrow', 'en-GB']);
+    const [kiwi] = await search(client, index, 'kiwifruit', 10);
+    assert.equal(
+      kiwi?.snippet,
+      'Type &lt;img src=x onerror=alert(1)&gt; to see a <em>kiwifruit</em>; 3 &lt; 5',
+      'the page text escaped around the marks',
+    );
+    const [city] = await search(client, index, 'munchen', 10);
+    assert.equal(new URL(city?.url ?? 'http://x/').pathname, '/intl/city.html');
+    assert.match(city?.snippet ?? '', /<em>München<\/em>/);
     const hits = await search(client, index, '東京', 10);
     assert.equal(new URL(hits[0]?.url ?? 'http://x/').pathname, '/intl/ja.html');
     assert.match(hits[0]?.snippet ?? '', /<em>東京<\/em>/);
