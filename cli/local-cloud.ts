@@ -73,7 +73,6 @@ export async function ensureLocalCloud(
 ): Promise<{ cloud: LocalCloud; started: boolean }> {
   // Two deploys at once each started a cloud of their own, the second's record overwriting the
   // first's: one deployed into a cloud nothing pointed at, and stopped it on its failure.
-  mkdirSync(stateDir(opts.cwd), { recursive: true });
   return withFileLock(join(stateDir(opts.cwd), 'local-cloud.lock'), () => startOrFind(opts));
 }
 

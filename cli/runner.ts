@@ -230,8 +230,7 @@ export class LocalRunner {
         this.depthReads++;
         this.opts.onTick?.(depths, this.stats);
         this.tick(depths);
-        const busy =
-          Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0) || this.running > 0;
+        const busy = pending(depths) || this.running > 0;
         // Two quiet looks in a row: SQS counters are approximate, a single zero can be a race.
         quietTicks = busy ? 0 : quietTicks + 1;
         if (quietTicks >= 2) break;
@@ -356,6 +355,11 @@ export class LocalRunner {
     if ((err as Error)?.name !== 'ConfigError' || this.configFailure) return;
     this.configFailure = err as Error;
     void this.stop();
+  }
+
+  /** No handler running and nothing waiting, delayed or in flight in any queue (as `drain` ends). */
+  async quiet(): Promise<boolean> {
+    return this.running === 0 && !pending(await this.queueDepths());
   }
 
   /** Every queue's depth (an uncounted client). */
@@ -485,4 +489,9 @@ export class LocalRunner {
       return d !== undefined && d.visible + d.inFlight + d.delayed === 0;
     });
   }
+}
+
+/** Whether any queue holds a message, visible, delayed or in flight. */
+function pending(depths: QueueDepths): boolean {
+  return Object.values(depths).some((d) => d.visible + d.inFlight + d.delayed > 0);
 }

@@ -98,7 +98,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     // Ctrl-C is how --watch stops: with the frontier empty (no cycle under way) nothing was cut
     // short, and there is nothing to resume (it said "interrupted … Resume with", exit 130).
-    if (stop && watching && quiet(await session.runner.queueDepths())) {
+    if (stop && watching && (await session.runner.quiet())) {
       process.stderr.write(`trawl: stopped watching (${stop.signal}); the frontier is empty\n`);
       stop = null;
     }
@@ -133,11 +133,6 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     progress.stop();
     await close();
   }
-}
-
-/** No message waiting or in flight in any queue. */
-function quiet(depths: Record<string, { visible: number; inFlight: number }>): boolean {
-  return Object.values(depths).every((d) => d.visible === 0 && d.inFlight === 0);
 }
 
 /**

@@ -298,15 +298,9 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
     return;
   }
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };
+  const stack = resourceNames(config.name).stack;
   await cdk(
-    [
-      'destroy',
-      resourceNames(config.name).stack,
-      '-c',
-      `config=${resolve(opts.config)}`,
-      ...assemblyDir(resourceNames(config.name).stack),
-      '--force',
-    ],
+    ['destroy', stack, '-c', `config=${resolve(opts.config)}`, ...assemblyDir(stack), '--force'],
     env,
   );
   forgetDeployment(config.name);

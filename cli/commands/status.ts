@@ -13,6 +13,7 @@ import { createPageStore } from '../../shared/aws/page-store.ts';
 import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
 import { lastRunRecords } from '../../shared/aws/run-records.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
+import { laterTime } from '../../shared/crawl/state/url-state.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
 import { lastRunKey, scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
@@ -132,12 +133,12 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     await lastRun('fetch'),
     await lastRun('refresh'),
   ];
+  const lastSeed = await hosts.getValue(seedRunKey);
   if (stack !== null) {
     // A cycle a command started (`trawl deploy` and `trawl crawl` invoke the seed function,
     // `trawl refresh` the refresh function) is the last one too: status showed null after them.
-    const latest = (a: string | null, b: string | null) => (a && b ? (a > b ? a : b) : (a ?? b));
-    discovery = latest(discovery, await hosts.getValue(lastRunKey('seed')));
-    refresh = latest(refresh, await hosts.getValue(lastRunKey('refresh')));
+    discovery = laterTime(discovery, lastSeed);
+    refresh = laterTime(refresh, await hosts.getValue(lastRunKey('refresh')));
   } else {
     // No schedules here: `trawl crawl` is the discovery cycle and `trawl refresh` the refresh cycle.
     const runs = await lastRunRecords(session.store);
@@ -146,7 +147,7 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   }
   // No URL known and no discovery cycle yet: the seed function has not run (an asynchronous
   // invoke), so not idle. A crawl whose URLs were all forgotten (clear-errors) has had one.
-  const seeded = discovery !== null || (await hosts.getValue(seedRunKey)) !== null;
+  const seeded = discovery !== null || lastSeed !== null;
   const idle =
     (documents + Object.keys(urls).length > 0 || seeded) &&
     Object.values(queues).every((q) => q.visible === 0 && q.inFlight === 0);

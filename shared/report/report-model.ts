@@ -62,8 +62,8 @@ export interface ReportOptions {
 
 const TOP_HOSTS = 25;
 const EXAMPLES_PER_HOST = 3;
-/** URL states whose `lastFetched` was decided without a request (robots.txt, a refused address). */
-const NO_REQUEST = /^(robots-unavailable|private-address)\||\|robots\.txt$/;
+/** Error codes of a fetch decided without a request: robots.txt unavailable, a refused address. */
+const NO_REQUEST_ERRORS = new Set(['robots-unavailable', 'private-address']);
 
 /** Freshness classes as fractions of refresh.maxAge; the last is "overdue". */
 const AGE_EDGES = [0.25, 0.5, 0.75, 1];
@@ -107,7 +107,8 @@ export class ReportAggregate {
     bump(this.states, s.state === 'error' && s.errorKind ? `error/${s.errorKind}` : s.state);
     bump(this.httpStatus, s.httpStatus ? String(s.httpStatus) : 'none');
     // A fetch: robots.txt stopped it, or the address guard refused it, without a request.
-    if (!NO_REQUEST.test(`${s.errorCode ?? ''}|${s.note ?? ''}`)) this.fetchTimes.add(s.lastFetched, 0);
+    if (s.note !== 'robots.txt' && !NO_REQUEST_ERRORS.has(s.errorCode ?? ''))
+      this.fetchTimes.add(s.lastFetched, 0);
     if (s.state === 'error') this.addError(s);
     if (s.state === 'ignored') this.skipped.add(skipReason(s.note));
     // A document is what `trawl docs` lists: a state with a document pointer.

@@ -274,6 +274,7 @@ export async function search(
   const cjk = CJK.test(query);
   const textFields = cjk ? ['content.intl', 'content'] : ['content', 'content.intl'];
   const summaryFields = cjk ? ['description.intl', 'description'] : ['description', 'description.intl'];
+  const highlighted = [...textFields, ...summaryFields];
   const body = (highlight: boolean) => ({
     size: limit,
     query: {
@@ -302,10 +303,7 @@ export async function search(
             // The page's text is escaped around the <em> marks: a snippet is safe to show as HTML.
             encoder: 'html' as const,
             fields: Object.fromEntries(
-              [...textFields, ...summaryFields].map((f) => [
-                f,
-                { fragment_size: 160, number_of_fragments: 1 },
-              ]),
+              highlighted.map((f) => [f, { fragment_size: 160, number_of_fragments: 1 }]),
             ),
           },
         }
@@ -326,7 +324,7 @@ export async function search(
     // The text's matching passage, else the description's (a hit on the summary alone), else the
     // description, else the text's start.
     snippet:
-      [...textFields, ...summaryFields].map((f) => h.highlight?.[f]?.[0]).find((x) => x !== undefined) ??
+      highlighted.map((f) => h.highlight?.[f]?.[0]).find((x) => x !== undefined) ??
       escapeHtml((h._source.description || h._source.content).slice(0, 160)),
   }));
 }

@@ -122,9 +122,12 @@ export async function fetchWithAuth(
   }
 }
 
-function credentialsRefused(entry: { origin: string; pathPrefix: string }, res: FetchOutcome): FetchOutcome {
+function credentialsRefused(
+  entry: { origin: string; pathPrefix: string },
+  res: Extract<FetchOutcome, { kind: 'error' }>,
+): FetchOutcome {
   return {
-    ...(res as Extract<FetchOutcome, { kind: 'error' }>),
+    ...res,
     errorKind: 'temporary',
     code: 'auth-refused',
     message: `fetch.auth for ${entry.origin}${entry.pathPrefix}: the site refused the credentials (HTTP 401): check them; the pages keep their documents while they are retried (refresh.maxTemporaryErrors)`,

@@ -73,7 +73,11 @@ export function resolveRecords(records: StateRecord[]): UrlItem | undefined {
 
 /** When a URL was last reached by a link or a sitemap entry: its stamp, else its claim. */
 export function reachedAt(item: UrlItem): string | undefined {
-  const [a, b] = [item.reachedAt, item.discoveredAt];
+  return laterTime(item.reachedAt, item.discoveredAt);
+}
+
+/** The later of two ISO times, either of which may be missing. */
+export function laterTime<T extends null | undefined>(a: string | T, b: string | T): string | T {
   return a && b ? (a > b ? a : b) : (a ?? b);
 }
 
