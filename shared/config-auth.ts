@@ -26,10 +26,20 @@ export const SecretSchema = z.union([
 export type SecretRef = z.infer<typeof SecretSchema>;
 
 const FormSchema = z.strictObject({
-  /** the form's action URL: the fields are POSTed there as application/x-www-form-urlencoded */
+  /**
+   * the form's action URL: the fields are POSTed there as application/x-www-form-urlencoded; with
+   * `readForm`, the login page that holds the form
+   */
   loginUrl: prefixUrl,
   /** form fields, e.g. { "user": "u", "pass": { "env": "INTRANET_PASS" } } */
   fields: z.record(z.string(), SecretSchema),
+  /**
+   * @default false — read the login page first (GET `loginUrl`, same-origin redirects followed)
+   * and submit its form as a browser does: to the form's action, with its hidden fields (a CSRF
+   * token, a session code), its prefilled values and the cookies the page set, `fields` in their
+   * place. For login forms that carry a token (Django, Rails, Spring, Laravel, Keycloak).
+   */
+  readForm: z.boolean().default(false),
   /** @default { cookie: null } — the login worked when its response sets this cookie (null: any cookie) */
   successWhen: z
     .strictObject({

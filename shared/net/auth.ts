@@ -9,6 +9,7 @@ import type { SecretResolver } from '../aws/secrets.ts';
 import type { AuthEntry, SecretRef } from '../config-auth.ts';
 import { normalizePercentEncoding } from '../crawl/url/normalize-url.ts';
 import type { FetchOutcome, HeaderRecord } from './fetcher.ts';
+import { findLoginForm, type LoginForm, loginBody } from './login-form.ts';
 
 export interface ResolvedAuth {
   origin: string;
@@ -19,6 +20,8 @@ export interface ResolvedAuth {
   form?: {
     loginUrl: string;
     fields: Record<string, string>;
+    /** GET the login page first and submit its form (hidden fields, cookies) */
+    readForm: boolean;
     successCookie: string | null;
     successStatus?: number[];
     loggedOut: { status: number[]; redirectTo: string; bodyContains: string | null };
@@ -59,6 +62,7 @@ async function resolveForm(form: NonNullable<AuthEntry['form']>, at: string, res
   return {
     loginUrl: form.loginUrl,
     fields,
+    readForm: form.readForm,
     successCookie: form.successWhen.cookie,
     ...(form.successWhen.status ? { successStatus: form.successWhen.status } : {}),
     loggedOut: {
@@ -109,11 +113,17 @@ export function isLoggedOut(entry: ResolvedAuth, res: FetchOutcome): boolean {
   return false;
 }
 
-/** Sends the login form: the session cookies, or null when the answer is not a success. */
+/** Sends a login request: the form's submission, or (`readForm`) the GET of the login page. */
 export type LoginFetch = (
   url: string,
-  init: { headers: HeaderRecord; body: string; onSetCookie: (v: string[]) => void },
+  init: { method: 'GET' | 'POST'; headers: HeaderRecord; body?: string; onSetCookie: (v: string[]) => void },
 ) => Promise<FetchOutcome>;
+
+/** Redirects followed to reach a login page (`readForm`): /login → /login/ → /login?next=… */
+const LOGIN_PAGE_REDIRECTS = 5;
+
+/** A URL for a note: no query or fragment (a login page may echo the submitted fields in its query). */
+const withoutQuery = (url: string) => url.replace(/[?#].*$/s, '').slice(0, 2048);
 
 interface Session {
   /** the session cookies, or why the login failed */
@@ -229,28 +239,109 @@ export class AuthSessions {
 
   private async login(entry: ResolvedAuth): Promise<{ jar: Record<string, string> } | { failed: string }> {
     const form = entry.form!;
-    const jar: Record<string, string> = {};
     this.logins++;
     // The entry's cookies go with the login only to the prefix's own origin: a login page on
     // another host (an SSO server) got them too, against "credentials go only to their origin".
-    const sameOrigin = URL.parse(form.loginUrl)?.origin === entry.origin;
-    const cookies = sameOrigin && Object.keys(entry.cookies).length > 0;
-    const res = await this.send(form.loginUrl, {
-      headers: cookies ? { cookie: cookieHeader(entry.cookies) } : {},
-      body: new URLSearchParams(form.fields).toString(),
+    const loginOrigin = new URL(form.loginUrl).origin;
+    const sameOrigin = loginOrigin === entry.origin;
+    const entryCookies = sameOrigin ? entry.cookies : {};
+    /** the cookies the login page set (readForm): they go with the submission */
+    const pageJar: Record<string, string> = {};
+    let target = form.loginUrl;
+    let method: 'GET' | 'POST' = 'POST';
+    let body = loginBody(null, form.fields);
+    // As a browser sends them: a site checking its CSRF token checks these too (Django on https).
+    const headers: HeaderRecord = { origin: loginOrigin };
+    if (form.readForm) {
+      const page = await this.readLoginPage(form.loginUrl, Object.keys(form.fields), entryCookies, pageJar);
+      if ('failed' in page) return page;
+      body = loginBody(page.form, form.fields);
+      headers.referer = page.url;
+      if (page.form.method === 'get') {
+        const url = new URL(page.form.action);
+        url.search = body;
+        [target, method, body] = [url.href, 'GET', ''];
+      } else target = page.form.action;
+    }
+    const cookies = { ...entryCookies, ...pageJar };
+    if (Object.keys(cookies).length > 0) headers.cookie = cookieHeader(cookies);
+    const jar: Record<string, string> = {};
+    const res = await this.send(target, {
+      method,
+      headers,
+      ...(method === 'POST' ? { body } : {}),
       onSetCookie: (v) => Object.assign(jar, parseSetCookies(v)),
     });
     if (res.kind === 'late' || res.kind === 'not-due') return { failed: 'the login form was not sent' };
+    // A site that checks a token in its form refuses a login without it: 403 (Django, Spring),
+    // 419 (Laravel), 400 (others).
+    const hint =
+      !form.readForm && 'status' in res && [400, 403, 419].includes(res.status ?? 0)
+        ? ' (a login form that carries a token, CSRF, needs form.readForm: true)'
+        : '';
     if (res.kind === 'error')
-      return { failed: `the login answered ${res.status ? `HTTP ${res.status}` : res.code}: ${res.message}` };
+      return {
+        failed: `the login answered ${res.status ? `HTTP ${res.status}` : res.code}: ${res.message}${hint}`,
+      };
     const status = 'status' in res ? res.status : 200;
     if (form.successStatus && !form.successStatus.includes(status))
-      return { failed: `the login answered HTTP ${status}, not one of successWhen.status` };
+      return { failed: `the login answered HTTP ${status}, not one of successWhen.status${hint}` };
+    // Success is the submission's own cookie: the login page sets cookies before any login.
     const ok = form.successCookie ? form.successCookie in jar : Object.keys(jar).length > 0;
-    if (ok) return { jar };
+    if (ok) return { jar: sameOrigin ? { ...pageJar, ...jar } : jar };
     return {
-      failed: `the login set no ${form.successCookie ? `${form.successCookie} cookie` : 'cookie'} (successWhen)`,
+      failed: `the login set no ${form.successCookie ? `${form.successCookie} cookie` : 'cookie'} (successWhen)${hint}`,
     };
+  }
+
+  /**
+   * The login page (`readForm`): GET `loginUrl`, following redirects within its origin, keeping the
+   * cookies it sets in `jar`; its login form, or why there is none.
+   */
+  private async readLoginPage(
+    loginUrl: string,
+    fieldNames: string[],
+    cookies: Record<string, string>,
+    jar: Record<string, string>,
+  ): Promise<{ url: string; form: LoginForm } | { failed: string }> {
+    const origin = new URL(loginUrl).origin;
+    let url = loginUrl;
+    for (let hop = 0; ; hop++) {
+      const sent = { ...cookies, ...jar };
+      const res = await this.send(url, {
+        method: 'GET',
+        headers: Object.keys(sent).length > 0 ? { cookie: cookieHeader(sent) } : {},
+        onSetCookie: (v) => Object.assign(jar, parseSetCookies(v)),
+      });
+      if (res.kind === 'redirect') {
+        const next = res.location === null ? null : URL.parse(res.location);
+        if (!next) return { failed: 'the login page redirected to no valid URL' };
+        if (next.origin !== origin)
+          return {
+            failed: `the login page redirected to another origin (${next.origin}): set loginUrl to the page of the form`,
+          };
+        if (hop >= LOGIN_PAGE_REDIRECTS)
+          return { failed: `the login page redirected more than ${LOGIN_PAGE_REDIRECTS} times` };
+        url = next.href;
+        continue;
+      }
+      if (res.kind === 'error')
+        return {
+          failed: `the login page answered ${res.status ? `HTTP ${res.status}` : res.code}: ${res.message}`,
+        };
+      if (res.kind !== 'ok') return { failed: 'the login page was not read' };
+      const form = findLoginForm(Buffer.from(res.body).toString('utf8'), url, fieldNames);
+      if (!form)
+        return {
+          failed: `no login form on ${withoutQuery(url)} (no form with the fields ${fieldNames.join(', ')} or a password input)`,
+        };
+      const action = new URL(form.action);
+      if (action.origin !== origin)
+        return {
+          failed: `the login form posts to another origin (${action.origin}): set loginUrl to that site's login page`,
+        };
+      return { url, form };
+    }
   }
 }
 

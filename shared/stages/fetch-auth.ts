@@ -11,6 +11,9 @@ import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.t
 import type { StageDeps } from './deps.ts';
 import { siteConnection } from './fetch-context.ts';
 
+/** A login page read for its form (`readForm`): larger ones are cut there. */
+const LOGIN_PAGE_MAX_BYTES = 1024 * 1024;
+
 let cached: { key: string; sessions: Promise<AuthSessions> } | null = null;
 
 /** The container's auth sessions for this config; null when `fetch.auth` is empty. */
@@ -36,13 +39,16 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
             ...siteConnection(config),
             keepAliveMs: 0, // one login a session: its connection is not kept
             timeoutMs: config.fetch.timeoutMs,
-            maxBytes: 64 * 1024, // a login answer is not a page: its body is never needed
+            // A login answer's body is never needed; a login page's form is read (readForm).
+            maxBytes: init.method === 'GET' ? LOGIN_PAGE_MAX_BYTES : 64 * 1024,
             ignoredMimeTypes: [],
             metadataFirst: false,
             now: deps.now,
-            method: 'POST',
+            method: init.method,
             headers: init.headers,
-            body: { contentType: 'application/x-www-form-urlencoded', data: init.body },
+            ...(init.body === undefined
+              ? {}
+              : { body: { contentType: 'application/x-www-form-urlencoded', data: init.body } }),
             onSetCookie: init.onSetCookie,
           }),
         deps.now,
