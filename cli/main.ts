@@ -10,6 +10,7 @@ import { domainOf } from '../shared/crawl/url/domains.ts';
 import { maskUserInfo } from '../shared/crawl/url/mask-url.ts';
 import { normalizeUrl } from '../shared/crawl/url/normalize-url.ts';
 import { ConfigError } from '../shared/errors.ts';
+import { logToStderr } from '../shared/stages/logger.ts';
 import { loadConfigFile } from './config-file.ts';
 
 // Commands that talk to AWS load the SDK only when they run: `explain`, `domain` and `robots` start fast.
@@ -194,6 +195,7 @@ function readText(file: string): string {
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  logToStderr();
   try {
     await program().parseAsync(argv, { from: 'user' });
     return 0;

@@ -1,4 +1,5 @@
 /** One structured logger per container (Powertools: JSON lines with the Lambda context). */
+import { Console } from 'node:console';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { maskingReplacer } from '../crawl/url/mask-url.ts';
 
@@ -13,6 +14,18 @@ export const logger = new Logger({
   // URLs in any string of a log line lose their user info (a start URL may carry credentials)
   jsonReplacerFn: maskingReplacer,
 });
+
+/**
+ * The handlers' log lines go to stderr, every level: in `trawl`'s own process (a local run) they
+ * are diagnostics, and stdout carries the command's output (a summary, JSON lines to pipe).
+ * Powertools writes DEBUG and INFO with console.debug/info, to stdout, through a console of its
+ * own that it offers no option for: it is replaced here.
+ */
+export function logToStderr(): void {
+  const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+  toStderr.trace = (message: unknown, ...rest: unknown[]) => toStderr.log(message, ...rest);
+  (logger as unknown as { console: Console }).console = toStderr;
+}
 
 /** Counters a stage bumps as it works; the local runner prints them in the crawl summary. */
 export const stageStats: Record<string, number> = {};

@@ -22,9 +22,13 @@ import { resourceNames } from '../../shared/topology.ts';
 import { BIN, cliEnv, NODE, ROOT, trawlAsync } from '../helpers/cli.ts';
 
 function trawl(cwd: string, ...args: string[]) {
+  return trawlWith({}, cwd, ...args);
+}
+
+function trawlWith(env: Record<string, string>, cwd: string, ...args: string[]) {
   const r = spawnSync(NODE, [BIN, ...args], {
     cwd,
-    env: cliEnv(cwd),
+    env: cliEnv(cwd, env),
     encoding: 'utf8',
     timeout: 180_000,
   });
@@ -344,9 +348,12 @@ describe('trawl CLI on the embedded emulator', () => {
     // out of scope says `ignored: redirect target rejected (offsite): …` the same way).
     const config = join(cwd, 'nowhere.json');
     writeFileSync(config, JSON.stringify({ name: 'nowhere', startUrls: ['http://no-such-host.invalid/'] }));
-    const r = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    const r = trawlWith({ POWERTOOLS_LOG_LEVEL: 'DEBUG' }, cwd, 'crawl', '-c', config, '--no-progress');
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /finished in/);
+    // The handlers' log lines, every level, go to stderr: stdout is the command's output.
+    assert.match(r.err, /\{"level":"INFO","message":"fetch done"/);
+    assert.doesNotMatch(r.out, /"level":/);
     assert.match(
       r.err,
       /trawl: warning: start URL http:\/\/no-such-host\.invalid\/ led nowhere \(error: .*dns-not-found/,
