@@ -275,26 +275,21 @@ export async function search(
   const textFields = cjk ? ['content.intl', 'content'] : ['content', 'content.intl'];
   const summaryFields = cjk ? ['description.intl', 'description'] : ['description', 'description.intl'];
   const highlighted = [...textFields, ...summaryFields];
+  const { words, phrases, excluded } = parseQuery(query);
+  // The better of the two analyses: stemmed English, or the folded, CJK-aware one.
+  const match = (text: string, type?: 'phrase') => ({
+    multi_match: { query: text, fields: SEARCHED_FIELDS, tie_breaker: 0.3, ...(type ? { type } : {}) },
+  });
   const body = (highlight: boolean) => ({
     size: limit,
     query: {
       bool: {
-        // The better of the two analyses: stemmed English, or the folded, CJK-aware one.
-        must: {
-          multi_match: {
-            query,
-            fields: [
-              'title^2',
-              'description^1.5',
-              'content',
-              'title.intl^2',
-              'description.intl^1.5',
-              'content.intl',
-            ],
-            tie_breaker: 0.3,
-          },
-        },
-        must_not: { term: { deleted: true } },
+        must: [
+          ...(words ? [match(words)] : []),
+          ...phrases.map((p) => match(p, 'phrase')),
+          ...(words || phrases.length > 0 ? [] : [{ match_all: {} }]),
+        ],
+        must_not: [{ term: { deleted: true } }, ...excluded.map((p) => match(p, 'phrase'))],
       },
     },
     ...(highlight
@@ -327,6 +322,38 @@ export async function search(
       highlighted.map((f) => h.highlight?.[f]?.[0]).find((x) => x !== undefined) ??
       escapeHtml((h._source.description || h._source.content).slice(0, 160)),
   }));
+}
+
+const SEARCHED_FIELDS = [
+  'title^2',
+  'description^1.5',
+  'content',
+  'title.intl^2',
+  'description.intl^1.5',
+  'content.intl',
+];
+
+/**
+ * A search box's query: `"…"` a phrase every hit has, `-word` or `-"…"` what no hit has, the rest
+ * words of which the best hits have the most. A quote left open runs to the end; exclusions
+ * alone leave every other document.
+ */
+export function parseQuery(query: string): { words: string; phrases: string[]; excluded: string[] } {
+  const phrases: string[] = [];
+  const excluded: string[] = [];
+  const words = query
+    .replace(/(^|\s)(-?)"([^"]*)("|$)/g, (_, space: string, minus: string, phrase: string) => {
+      const text = phrase.trim();
+      if (text) (minus ? excluded : phrases).push(text);
+      return space;
+    })
+    .replace(/(^|\s)-(\S+)/g, (_, space: string, word: string) => {
+      excluded.push(word);
+      return space;
+    })
+    .replace(/\s+/g, ' ')
+    .trim();
+  return { words, phrases, excluded };
 }
 
 /** Text as HTML, as the highlighter's `html` encoder escapes it. */

@@ -158,6 +158,12 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     assert.deepEqual(await paths('hauptstrasse', index), ['/intl/de.html']);
     assert.deepEqual(await paths('cafe', index), ['/intl/fr.html']);
     assert.deepEqual(await paths('redirect', index), ['/intl/en.html'], 'English stems still match');
+    // A phrase in quotes: its words in that order (folded too); a minus leaves pages out.
+    assert.deepEqual(await paths('"liegt am fluss"', index), ['/intl/de.html']);
+    assert.deepEqual(await paths('"fluss am liegt"', index), [], 'the same words in another order');
+    assert.deepEqual(await paths('"cafe des artistes" midi', index), ['/intl/fr.html']);
+    assert.deepEqual(await paths('hauptstrasse cafe -fluss', index), ['/intl/fr.html']);
+    assert.deepEqual(await paths('hauptstrasse cafe -"des artistes"', index), ['/intl/de.html']);
     const client = searchClient(engine.endpoint);
     // The description is searched, and is the snippet of a hit on it alone.
     const [wombat, ...others] = await search(client, index, 'wombat', 10);
