@@ -128,7 +128,7 @@ export function renderReportHtml(d: ReportData): string {
       )}${countTable('docs-queue', ['source queue', 'documents'], entries(d.docsByQueue))}</div>`,
     ),
     section(
-      `Freshness: age of indexed documents (refresh.maxAge = ${hours(d.freshness.maxAgeHours)})`,
+      `Freshness: age of indexed documents, as a share of each one's refresh interval (refresh.maxAge = ${hours(d.freshness.maxAgeHours)}, or its rule's or adaptive interval)`,
       ['chart-freshness'],
       countTable(
         'freshness',

@@ -75,6 +75,22 @@ describe('report aggregates', () => {
     assert.equal(d.freshness.maxAgeHours, 48);
   });
 
+  it("measures a document's age against its own refresh time: an adaptive 30-day page is not overdue at 3 days", () => {
+    const agg = aggregate();
+    const at = (h: number) => new Date(NOW + h * HOUR).toISOString();
+    // fetched 72 h ago, next refresh in 27 days (a 30-day adaptive interval): 10 % of it
+    agg.addState(item('http://a.test/slow', { lastFetched: ago(72), nextRefreshAt: at(27 * 24) }));
+    // fetched 3 h ago with a 4-hour interval: 75 %
+    agg.addState(item('http://a.test/fast', { lastFetched: ago(3), nextRefreshAt: at(1) }));
+    // its refresh time passed an hour ago
+    agg.addState(item('http://a.test/late', { lastFetched: ago(5), nextRefreshAt: ago(1) }));
+    const d = agg.finish();
+    assert.deepEqual(
+      d.freshness.buckets.map((b) => b.count),
+      [1, 0, 0, 1, 1],
+    );
+  });
+
   it('counts the change feed over time and deletions by reason without the URL-specific detail', () => {
     const agg = aggregate();
     agg.addChange({ type: 'upsert', url: 'u1', at: '2026-11-23T10:00:10Z' });
