@@ -66,7 +66,11 @@ function errorsTable(d: ReportData): string {
           .join('')}</td></tr>`,
     )
     .join('');
-  return `<table id="errors-by-host"><thead><tr><th>host</th><th class="n">permanent</th><th class="n">temporary</th><th>examples</th></tr></thead><tbody>${rows || '<tr><td colspan="4" class="none">no errors</td></tr>'}</tbody></table>`;
+  const caption =
+    d.errorHosts > d.errorsByHost.length
+      ? `<caption data-k="error-hosts">the ${num(d.errorsByHost.length)} hosts with the most errors, of ${num(d.errorHosts)}</caption>`
+      : '';
+  return `<table id="errors-by-host">${caption}<thead><tr><th>host</th><th class="n">permanent</th><th class="n">temporary</th><th>examples</th></tr></thead><tbody>${rows || '<tr><td colspan="4" class="none">no errors</td></tr>'}</tbody></table>`;
 }
 
 /** 0.3333 h as "20 min", 48 h as "48 h". */

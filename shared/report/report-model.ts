@@ -43,6 +43,8 @@ export interface ReportData {
   httpStatus: Record<string, number>;
   errorCodes: Record<string, number>;
   errorsByHost: HostErrors[];
+  /** hosts with errors (past 10,000 the rest are one "(other hosts)" line): errorsByHost is the top 25 */
+  errorHosts: number;
   docsByDepth: Record<string, number>;
   docsByQueue: Record<string, number>;
   freshness: { maxAgeHours: number; buckets: { label: string; count: number }[]; overdue: number };
@@ -203,6 +205,7 @@ export class ReportAggregate {
           (a, b) => b.permanent + b.temporary - (a.permanent + a.temporary) || a.host.localeCompare(b.host),
         )
         .slice(0, TOP_HOSTS),
+      errorHosts: this.hosts.size,
       docsByDepth: this.docsByDepth,
       docsByQueue: this.docsByQueue,
       freshness: {

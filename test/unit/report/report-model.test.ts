@@ -1,6 +1,7 @@
 /** The report's aggregates: counts, bounded examples and histograms, freshness against maxAge. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { renderReportHtml } from '../../../cli/report-html.ts';
 import { emptyCounts } from '../../../shared/aws/request-counter.ts';
 import { ReportAggregate, skipReason } from '../../../shared/report/report-model.ts';
 import { buildRunRecord } from '../../../shared/report/run-record.ts';
@@ -60,6 +61,23 @@ describe('report aggregates', () => {
       [['b.test', 4, 1, 3]],
     );
     assert.deepEqual(d.skipped, [['mime-type video/mp4', 1]]);
+  });
+
+  it('lists the 25 hosts with the most errors and says of how many', () => {
+    const agg = aggregate();
+    for (let h = 0; h < 30; h++)
+      for (let i = 0; i <= h; i++)
+        agg.addState(
+          item(`http://h${h}.test/${i}`, { state: 'error', errorKind: 'permanent', docBulk: null }),
+        );
+    const d = agg.finish();
+    assert.equal(d.errorsByHost.length, 25);
+    assert.equal(d.errorsByHost[0]?.host, 'h29.test');
+    assert.equal(d.errorHosts, 30);
+    assert.match(renderReportHtml(d), /<caption[^>]*>the 25 hosts with the most errors, of 30<\/caption>/);
+    const few = aggregate();
+    few.addState(item('http://a.test/x', { state: 'error', errorKind: 'permanent', docBulk: null }));
+    assert.doesNotMatch(renderReportHtml(few.finish()), /<caption/);
   });
 
   it('puts document ages in classes of refresh.maxAge, overdue past it', () => {
