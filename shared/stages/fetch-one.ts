@@ -67,7 +67,7 @@ async function politeFetch(
       if (ctx.signal?.aborted) return STOPPED;
       const started = deps.now();
       return fetchUrl(task.url, {
-        ...siteConnection(config),
+        ...siteConnection(config, ctx.proxy),
         timeoutMs: config.fetch.timeoutMs,
         maxBytes: config.fetch.maxBytes,
         maxHeaderBytes: config.limits.headerBytes,

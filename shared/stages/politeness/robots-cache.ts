@@ -16,6 +16,7 @@ import {
   userAgentToken,
 } from '../../crawl/robots/robots.ts';
 import { fetchUrl } from '../../net/fetcher.ts';
+import type { FetchProxy } from '../../net/proxy.ts';
 import { siteConnection } from '../fetch-context.ts';
 import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.ts';
 
@@ -63,7 +64,9 @@ export function createRobotsCache(
     limit?: <T>(request: () => Promise<T>) => Promise<T>;
     /** the hosts' turns (host-turns.ts); without them a robots.txt request takes none */
     turns?: RobotsTurns;
-  } = {},
+    /** `fetch.proxy` with its login resolved (fetch-auth.ts proxyFor): robots.txt goes through it too */
+    proxy: FetchProxy | null;
+  },
 ): RobotsCache {
   const limit = opts.limit ?? (<T>(request: () => Promise<T>) => request());
   // The groups kept are this agent's: a copy stored for another (fetch.userAgent changed) is not ours.
@@ -165,7 +168,7 @@ export function createRobotsCache(
         res = await limit(() =>
           fetchUrl(target, {
             // Kept alive: the site's first page usually follows on the same connection.
-            ...siteConnection(config),
+            ...siteConnection(config, opts.proxy),
             timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
             maxBytes: ROBOTS_MAX_BYTES,
             maxHeaderBytes: config.limits.headerBytes,
