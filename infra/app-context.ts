@@ -31,6 +31,7 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
   if (crawl !== undefined && crawl !== config.name) {
     throw new Error(`context crawl=${crawl} differs from ${configPath}'s name ${config.name}`);
   }
+  const arns = secretArns(config.fetch);
   // Rounded up: the schedule never runs more often than the config asks.
   const minutes = Math.max(1, Math.ceil(parseDuration(config.refresh.discoveryInterval) / 60_000));
   const search = searchTarget(config, context('searchEndpoint'), context('searchOperators'));
@@ -42,7 +43,8 @@ export function crawlerPropsFromContext(context: (key: string) => unknown): Craw
     fetchReservedConcurrency: config.fetch.maxInvocations,
     fetchMemoryMb: fetchMemoryMb(config.fetch),
     fetchEphemeralMb: spoolDiskMb(config.fetch),
-    ...(secretArns(config.fetch.auth).length ? { authSecretArns: secretArns(config.fetch.auth) } : {}),
+    ...(arns.auth.length ? { authSecretArns: arns.auth } : {}),
+    ...(arns.proxy.length ? { proxySecretArns: arns.proxy } : {}),
     ...extra,
   };
 }

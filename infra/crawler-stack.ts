@@ -45,6 +45,11 @@ export interface CrawlerStackProps extends StackProps {
   fetchEphemeralMb?: number;
   /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
   authSecretArns?: string[];
+  /**
+   * The Secrets Manager ARN of `fetch.proxy.password`: readable by the roles whose requests go
+   * through the proxy only, fetch and seed (the start sites' robots.txt)
+   */
+  proxySecretArns?: string[];
   /** DynamoDB capacity of both tables; @default on-demand */
   dynamoCapacity?: TableCapacity;
   /** index.sink "opensearch": the engine the index function feeds (infra/constructs/search.ts) */
@@ -101,12 +106,14 @@ export class CrawlerStack extends Stack {
       seed: new SeedStage(this, 'Seed', {
         resources,
         discoveryIntervalMinutes: props.discoveryIntervalMinutes ?? SCHEDULES.discovery.everyMinutes,
+        proxySecretArns: props.proxySecretArns,
       }),
       fetch: new FetchStage(this, 'Fetch', resources, {
         reservedConcurrency: props.fetchReservedConcurrency,
         memoryMb: props.fetchMemoryMb,
         ephemeralStorageMb: props.fetchEphemeralMb,
         authSecretArns: props.authSecretArns,
+        proxySecretArns: props.proxySecretArns,
       }),
       extract: new ExtractStage(this, 'Extract', resources),
       index: new IndexStage(this, 'Index', resources),

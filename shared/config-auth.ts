@@ -1,7 +1,7 @@
 /**
- * `fetch.auth`: credentials per URL prefix (basic, headers, cookies, form login). A secret is a
- * plain string (works, with a warning: it is stored with the config), `{ "env": "NAME" }` or, on
- * AWS, `{ "secretArn": "…" }` read from Secrets Manager at cold start.
+ * `fetch.auth`: credentials per URL prefix (basic, headers, cookies, form login), and `fetch.proxy`
+ * with its login. A secret is a plain string (works, with a warning: it is stored with the config),
+ * `{ "env": "NAME" }` or, on AWS, `{ "secretArn": "…" }` read from Secrets Manager at cold start.
  */
 import { z } from 'zod';
 
@@ -82,6 +82,34 @@ export const AuthEntrySchema = z
     message: 'give at least one of basic, bearer, headers, cookies, form',
   });
 export type AuthEntry = z.infer<typeof AuthEntrySchema>;
+
+/**
+ * `fetch.proxy`: the forward proxy every request goes through (absolute-form for http, CONNECT for
+ * https), with Basic credentials when it wants a login. `Proxy-Authorization` goes to the proxy
+ * only: on the CONNECT request, never inside the tunnel, and on plain-http requests to the proxy.
+ */
+export const ProxySchema = z
+  .strictObject({
+    host: z.string().min(1),
+    port: z.number().int().min(1).max(65535),
+    /** the proxy login's user name, sent with `password` as `Proxy-Authorization: Basic` */
+    username: z
+      .string()
+      .min(1)
+      // RFC 7617 §2: the user-id cannot hold a colon (it ends the user-id) nor control characters.
+      .regex(/^[^:\p{Cc}]+$/u, 'no colon or control characters (RFC 7617 Basic user-id)')
+      .optional(),
+    /** a secret, as in `fetch.auth`: `{ "env": "NAME" }`, `{ "secretArn": "…", "key"?: "…" }` or a plain string (warned about) */
+    password: SecretSchema.optional(),
+  })
+  .superRefine((p, ctx) => {
+    // Basic sends both: one without the other is a config mistake, not a login.
+    if (p.password !== undefined && p.username === undefined)
+      ctx.addIssue({ code: 'custom', path: ['username'], message: 'a password needs a username' });
+    if (p.username !== undefined && p.password === undefined)
+      ctx.addIssue({ code: 'custom', path: ['password'], message: 'a username needs a password' });
+  });
+export type ProxyConfig = z.infer<typeof ProxySchema>;
 
 /** @default [] */
 export const AuthSchema = z.array(AuthEntrySchema).max(100).default([]);

@@ -6,7 +6,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { AuthSchema } from './config-auth.ts';
+import { AuthSchema, ProxySchema } from './config-auth.ts';
 import { LimitsSchema } from './config-limits.ts';
 import { RuleSchema } from './config-rules.ts';
 import { TrapsSchema } from './config-traps.ts';
@@ -233,11 +233,12 @@ export const FetchSchema = z
       .int()
       .positive()
       .default(10 * 1024 * 1024),
-    /** @default null — SMILA proxyHost/proxyPort */
-    proxy: z
-      .strictObject({ host: z.string().min(1), port: z.number().int().min(1).max(65535) })
-      .nullable()
-      .default(null),
+    /**
+     * @default null — SMILA proxyHost/proxyPort: `{host, port}`, with `username` and `password` (a
+     * secret as in `auth`) when the proxy wants a login (Basic `Proxy-Authorization`, sent to the
+     * proxy only; README "Authentication")
+     */
+    proxy: ProxySchema.nullable().default(null),
     /**
      * @default false — loopback/private/link-local targets are refused unless true, or unless
      * listed: a list of CIDRs, IPs and host names (e.g. ["10.20.0.0/16", "intranet.corp"]) allows

@@ -7,6 +7,7 @@ import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
+import { resolveProxy } from '../../shared/net/proxy.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
 import { pendingPolicyChange } from '../../shared/stages/refresh-review.ts';
@@ -239,16 +240,18 @@ async function dryRun(opts: RunOptions): Promise<void> {
 }
 
 /**
- * Every `fetch.auth` secret resolves before the pipeline starts (an unset variable, a Secrets
- * Manager secret without the key): exit 2 naming the field. Found by the fetch function instead,
- * the error failed every fetch invocation and the crawl never ended.
+ * Every `fetch.auth` and `fetch.proxy` secret resolves before the pipeline starts (an unset
+ * variable, a Secrets Manager secret without the key): exit 2 naming the field. Found by the fetch
+ * function instead, the error failed every fetch invocation and the crawl never ended.
  */
 async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
-  if (config.fetch.auth.length === 0) return;
+  if (config.fetch.auth.length === 0 && config.fetch.proxy?.password === undefined) return;
   for (const entry of cleartextAuthPaths(config.fetch.auth))
     process.stderr.write(`trawl: warning: ${file}: ${entry} sends its credentials over plain http\n`);
   try {
-    await resolveAuth(config.fetch.auth, createSecretResolver());
+    const resolver = createSecretResolver();
+    await resolveAuth(config.fetch.auth, resolver);
+    await resolveProxy(config.fetch.proxy, resolver);
   } catch (err) {
     if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
     throw err;

@@ -119,7 +119,7 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
   // `{"env": NAME}` reads the environment of whatever runs the fetch stage: here that is this
   // process, deployed it is the function's, which has no such variable. Such a deploy seeded a
   // crawl whose every fetch invocation failed, said only in the functions' logs.
-  const fromEnv = envSecretPaths(config.fetch.auth);
+  const fromEnv = envSecretPaths(config.fetch);
   if (fromEnv.length > 0)
     throw new ConfigError(
       `${opts.config}: ${fromEnv.join(', ')}: {"env": …} is read from the environment of the process that fetches, and a deployed function has no such variable: use {"secretArn": …} (AWS Secrets Manager) for a deployed crawl`,

@@ -13,6 +13,8 @@ export interface FetchStageOptions {
   memoryMb?: number;
   /** Secrets Manager ARNs of `fetch.auth` (`{ "secretArn" }`): readable by the fetch role only */
   authSecretArns?: string[];
+  /** the Secrets Manager ARN of `fetch.proxy.password`: readable by the fetch and seed roles */
+  proxySecretArns?: string[];
   /** /tmp for large bodies read to files (shared/stages/fetch-memory.ts spoolDiskMb); @default 512 */
   ephemeralStorageMb?: number;
 }
@@ -35,7 +37,10 @@ export class FetchStage extends Construct {
     grantStage(this.fn, 'fetch', r);
     // Its own wake-up calls start it when URLs it put back with a delay are due (topology.ts).
     consumeStageQueue(this.fn, r.stageQueues.wake.queue, STAGE_QUEUES.wake);
-    allowAuthSecrets(this.fn, opts.authSecretArns ?? []);
+    // One statement for both: the same secret may hold the proxy's password and a site's.
+    allowAuthSecrets(this.fn, [
+      ...new Set([...(opts.authSecretArns ?? []), ...(opts.proxySecretArns ?? [])]),
+    ]);
     // Ticks and kicks are asynchronous invocations. One older than a tick is superseded by the next
     // tick (the queues still hold the work), so it is dropped rather than retried for up to 6 h.
     this.fn.configureAsyncInvoke({

@@ -96,7 +96,8 @@ export function functionArnFromName(stack: Stack, functionName: string): string 
 
 /**
  * secretsmanager:GetSecretValue on exactly the secrets `fetch.auth` names (`{ "secretArn" }`), for the
- * fetch role only; nothing when the config names none. A secret given with its full ARN (suffix
+ * fetch role only, and `fetch.proxy`'s password, for the fetch and seed roles (their requests go
+ * through the proxy); nothing when the config names none. A secret given with its full ARN (suffix
  * included) is granted as is; a partial ARN (no random suffix) gets `-??????`, as IAM documents.
  */
 export function allowAuthSecrets(grantee: iam.IGrantable, arns: string[]): void {

@@ -6,7 +6,7 @@
  */
 
 import type { SecretResolver } from '../aws/secrets.ts';
-import type { AuthEntry, SecretRef } from '../config-auth.ts';
+import type { AuthEntry, ProxyConfig, SecretRef } from '../config-auth.ts';
 import { normalizePercentEncoding } from '../crawl/url/normalize-url.ts';
 import type { FetchOutcome, HeaderRecord } from './fetcher.ts';
 import { findLoginForm, type LoginForm, loginBody } from './login-form.ts';
@@ -345,11 +345,24 @@ export class AuthSessions {
   }
 }
 
-/**
- * Every secret reference of the entries with its field path (`fetch.auth.0.basic.password`), and
- * whether it is a name rather than a secret (a basic username: plain text is fine there).
- */
-function* secretFields(entries: AuthEntry[]): Generator<{ path: string; ref: SecretRef; name?: true }> {
+/** The parts of the fetch section that hold secrets: `fetch.auth` and `fetch.proxy`'s password. */
+export interface FetchSecrets {
+  auth: AuthEntry[];
+  proxy?: ProxyConfig | null;
+}
+
+interface SecretField {
+  path: string;
+  ref: SecretRef;
+  /** a name rather than a secret (a basic username: plain text is fine there) */
+  name?: true;
+  /** read by every stage that sends requests through the proxy, not by the fetch stage alone */
+  proxy?: true;
+}
+
+/** Every secret reference of the fetch section with its field path (`fetch.auth.0.basic.password`). */
+function* secretFields({ auth: entries, proxy }: FetchSecrets): Generator<SecretField> {
+  if (proxy?.password !== undefined) yield { path: 'fetch.proxy.password', ref: proxy.password, proxy: true };
   for (const [i, e] of entries.entries()) {
     const at = `fetch.auth.${i}`;
     if (e.basic) {
@@ -365,8 +378,8 @@ function* secretFields(entries: AuthEntry[]): Generator<{ path: string; ref: Sec
 }
 
 /** Field paths of secrets given as plain strings (for the warning; never the values). */
-export function plainSecretPaths(entries: AuthEntry[]): string[] {
-  return [...secretFields(entries)].filter((f) => !f.name && typeof f.ref === 'string').map((f) => f.path);
+export function plainSecretPaths(fetch: FetchSecrets): string[] {
+  return [...secretFields(fetch)].filter((f) => !f.name && typeof f.ref === 'string').map((f) => f.path);
 }
 
 /**
@@ -384,16 +397,21 @@ export function cleartextAuthPaths(entries: AuthEntry[]): string[] {
 }
 
 /** Field paths of secrets read from the environment (`{"env": NAME}`): a deployed function has none. */
-export function envSecretPaths(entries: AuthEntry[]): string[] {
-  return [...secretFields(entries)]
+export function envSecretPaths(fetch: FetchSecrets): string[] {
+  return [...secretFields(fetch)]
     .filter((f) => typeof f.ref === 'object' && 'env' in f.ref)
     .map((f) => f.path);
 }
 
-/** The Secrets Manager ARNs the config reads (the fetch role is granted exactly these). */
-export function secretArns(entries: AuthEntry[]): string[] {
-  const arns = new Set<string>();
-  for (const { ref } of secretFields(entries))
-    if (typeof ref === 'object' && 'secretArn' in ref) arns.add(ref.secretArn);
-  return [...arns];
+/**
+ * The Secrets Manager ARNs the config reads: `fetch.auth`'s (granted to the fetch role only) and
+ * `fetch.proxy`'s (granted to the roles whose requests go through the proxy: fetch, and seed, which
+ * reads the start sites' robots.txt).
+ */
+export function secretArns(fetch: FetchSecrets): { auth: string[]; proxy: string[] } {
+  const auth = new Set<string>();
+  const proxy = new Set<string>();
+  for (const { ref, proxy: viaProxy } of secretFields(fetch))
+    if (typeof ref === 'object' && 'secretArn' in ref) (viaProxy ? proxy : auth).add(ref.secretArn);
+  return { auth: [...auth], proxy: [...proxy] };
 }

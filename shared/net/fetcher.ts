@@ -31,6 +31,7 @@ import {
   type PrivateAllow,
   resolveGuarded,
 } from './ip-guard.ts';
+import { type FetchProxy, proxyAnswerError, proxyAuthorization, proxyConnectionId } from './proxy.ts';
 
 export interface FetchOptions {
   userAgent: string;
@@ -44,8 +45,11 @@ export interface FetchOptions {
   resolve: Record<string, string>;
   /** PEM CA certificates trusted besides the system's (fetch.caCertificates) */
   caCertificates?: string[];
-  /** SMILA proxyHost/proxyPort: absolute-form for http, CONNECT for https */
-  proxy: { host: string; port: number } | null;
+  /**
+   * SMILA proxyHost/proxyPort: absolute-form for http, CONNECT for https; its credentials go to the
+   * proxy only, as `Proxy-Authorization` on the CONNECT request and on plain-http requests
+   */
+  proxy: FetchProxy | null;
   conditional?: { etag?: string; lastModified?: string };
   ignoredMimeTypes: string[];
   /** seed 004: read the MIME type from the headers and skip an ignored type without reading its body */
@@ -307,11 +311,14 @@ function connectionVerdict(res: http.IncomingMessage, outcome: FetchOutcome): 'k
   return 'drain';
 }
 
-/** What makes a connection: scheme, host, port, the address it was resolved to, the proxy, the trust. */
+/**
+ * What makes a connection: scheme, host, port, the address it was resolved to, the proxy and its
+ * login (a keyed digest, never the password: proxy.ts), the trust.
+ */
 function connectionKey(target: URL, opts: FetchOptions): string {
   const host = target.hostname.toLowerCase();
   const mapped = overrideFor(host, opts.resolve) ?? '';
-  const proxy = opts.proxy ? `${opts.proxy.host}:${opts.proxy.port}` : '';
+  const proxy = proxyConnectionId(opts.proxy);
   const allow = JSON.stringify(opts.allowPrivateNetworks);
   return JSON.stringify([
     target.protocol,
@@ -389,23 +396,20 @@ async function openTunnel(
 ) {
   const to = address === null ? target.hostname : net.isIPv6(address) ? `[${address}]` : address;
   const authority = `${to}:${portOf(target)}`;
-  const headers = { host: authority, 'user-agent': opts.userAgent };
+  const proxy = opts.proxy as FetchProxy;
+  const headers: HeaderRecord = { host: authority, 'user-agent': opts.userAgent };
+  // The login goes on the CONNECT request only: what travels inside the tunnel is the site's.
+  const login = proxyAuthorization(proxy);
+  if (login) headers['proxy-authorization'] = login;
   const req = http.request({ method: 'CONNECT', path: authority, headers, createConnection: () => socket });
   req.on('error', () => {}); // the awaited once() below reports it
   req.end();
   const [res, tunnel, head] = (await once(req, 'connect', { signal })) as ConnectEvent;
-  if (res.statusCode !== 200) {
+  // Any 2xx opens the tunnel (RFC 9110 §9.3.6); anything else is the proxy's answer, not the site's.
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status > 299) {
     tunnel.destroy();
-    const status = res.statusCode ?? 0;
-    // The proxy's answer, not the site's: temporary, so the pages keep their documents while the
-    // proxy (its login, its policy, its upstream) is put right. Permanent, one refresh through a
-    // proxy that wanted a login (407) deleted every https page of the crawl.
-    throw new FetchError(
-      `proxy refused CONNECT ${authority}: ${status}${status === 407 ? ' (the proxy wants a login: fetch.proxy sends none)' : ''}`,
-      'temporary',
-      'proxy-refused',
-      status,
-    );
+    throw proxyAnswerError(status, proxy, `CONNECT ${authority}`);
   }
   destroyOnAbort(tunnel, signal);
   if (head.length > 0) tunnel.unshift(head);
@@ -467,7 +471,7 @@ async function startTls(
   return secure;
 }
 
-function requestHeaders(target: URL, opts: FetchOptions): HeaderRecord {
+function requestHeaders(target: URL, opts: FetchOptions, viaProxy: boolean): HeaderRecord {
   const headers: HeaderRecord = {
     host: target.host,
     'user-agent': opts.userAgent,
@@ -482,13 +486,19 @@ function requestHeaders(target: URL, opts: FetchOptions): HeaderRecord {
     headers['content-type'] = opts.body.contentType;
     headers['content-length'] = String(Buffer.byteLength(opts.body.data));
   }
-  return { ...headers, ...opts.headers };
+  const all = { ...headers, ...opts.headers };
+  // Plain http through the proxy: the request is the proxy's to read, its login with it (RFC 9110
+  // §11.7.2: a proxy consumes Proxy-Authorization). Never on a direct request nor inside a tunnel.
+  const login = viaProxy && opts.proxy ? proxyAuthorization(opts.proxy) : null;
+  if (login) all['proxy-authorization'] = login;
+  return all;
 }
 
 async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
   // RFC 9112 §3.2.2: absolute-form to a forward proxy for plain http; origin-form otherwise.
-  const path = opts.proxy && target.protocol === 'http:' ? target.href : `${target.pathname}${target.search}`;
-  const headers = requestHeaders(target, opts);
+  const viaProxy = opts.proxy !== null && target.protocol === 'http:';
+  const path = viaProxy ? target.href : `${target.pathname}${target.search}`;
+  const headers = requestHeaders(target, opts, viaProxy);
   const maxHeaderSize = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
   const req = http.request({
     method: opts.method ?? 'GET',
@@ -511,22 +521,17 @@ async function readResponse(
   clock: Clock,
 ) {
   const headers = headersToRecord(res.headers);
-  if (opts.onSetCookie && res.headers['set-cookie']) opts.onSetCookie(res.headers['set-cookie']);
   const status = res.statusCode ?? 0;
+  // A 407 to a plain-http request is the proxy's (RFC 9110 §15.5.8), as to a CONNECT: not the page's.
+  if (status === 407 && opts.proxy && url.protocol === 'http:') {
+    dropBody(res);
+    return errorOutcome(proxyAnswerError(status, opts.proxy, 'the request'));
+  }
+  if (opts.onSetCookie && res.headers['set-cookie']) opts.onSetCookie(res.headers['set-cookie']);
   const conditional = Boolean(opts.conditional?.etag || opts.conditional?.lastModified);
   const retryAfter = headers['retry-after'] ?? null;
   const verdict = classifyHttpStatus(status, { conditional, retryAfter, now: (opts.now ?? Date.now)() });
-  // Error and redirect bodies are never kept: a short one is read and dropped, so that its
-  // connection can be kept (a 404 robots.txt is most sites'), a longer one ends it.
-  if (verdict.kind !== 'ok') {
-    let seen = Number(res.headers['content-length'] ?? 0);
-    if (seen > DRAINED_BODY_MAX) res.destroy();
-    else
-      res.on('data', (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen > DRAINED_BODY_MAX) res.destroy();
-      });
-  }
+  if (verdict.kind !== 'ok') dropBody(res);
   switch (verdict.kind) {
     case 'not-modified':
       return { kind: 'not-modified', status: 304, headers } as const;
@@ -566,6 +571,20 @@ async function readResponse(
     remoteAddress,
     ...(spooled ? { spooled } : {}),
   } as const;
+}
+
+/**
+ * Error and redirect bodies are never kept: a short one is read and dropped, so that its
+ * connection can be kept (a 404 robots.txt is most sites'), a longer one ends it.
+ */
+function dropBody(res: http.IncomingMessage): void {
+  let seen = Number(res.headers['content-length'] ?? 0);
+  if (seen > DRAINED_BODY_MAX) res.destroy();
+  else
+    res.on('data', (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > DRAINED_BODY_MAX) res.destroy();
+    });
 }
 
 type Decoder = Readable | ((source: AsyncIterable<Buffer>) => AsyncGenerator<Buffer>);

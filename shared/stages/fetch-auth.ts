@@ -2,12 +2,14 @@
  * The fetch stage's side of `fetch.auth`: one set of resolved credentials and form-login sessions
  * per container (kept across warm invocations; a cold start resolves and logs in again), and a
  * fetch wrapper that adds the credentials of the URL's prefix and logs in again once when a
- * response says the session ended.
+ * response says the session ended. Also `fetch.proxy`'s login, resolved once per container by
+ * every stage that sends requests through the proxy (fetch; seed, for robots.txt).
  */
 import { createSecretResolver } from '../aws/secrets.ts';
 import type { CrawlConfig } from '../config.ts';
 import { AuthSessions, cleartextAuthPaths, isLoggedOut, plainSecretPaths, resolveAuth } from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
+import { type FetchProxy, resolveProxy } from '../net/proxy.ts';
 import type { StageDeps } from './deps.ts';
 import { siteConnection } from './fetch-context.ts';
 
@@ -15,13 +17,45 @@ import { siteConnection } from './fetch-context.ts';
 const LOGIN_PAGE_MAX_BYTES = 1024 * 1024;
 
 let cached: { key: string; sessions: Promise<AuthSessions> } | null = null;
+let cachedProxy: { key: string; proxy: Promise<FetchProxy | null> } | null = null;
+
+/**
+ * `fetch.proxy` with its password resolved (once per container: a cold start reads it again); null
+ * without a proxy. A failed resolution (a missing variable, Secrets Manager down) is tried again
+ * next time, and fails the invocation meanwhile, as `fetch.auth`'s does.
+ */
+export function proxyFor(config: CrawlConfig, deps: Pick<StageDeps, 'log'>): Promise<FetchProxy | null> {
+  const proxy = config.fetch.proxy;
+  if (proxy?.password === undefined) return Promise.resolve(proxy && { host: proxy.host, port: proxy.port });
+  const key = JSON.stringify(proxy);
+  if (cachedProxy?.key === key) return cachedProxy.proxy;
+  // The path only, never the value.
+  const plain = plainSecretPaths({ auth: [], proxy });
+  if (plain.length > 0)
+    deps.log.warn(
+      'fetch.proxy: a plain-string password is stored in the config; use {"env"} or {"secretArn"}',
+      {
+        fields: plain,
+      },
+    );
+  const resolved = resolveProxy(proxy, createSecretResolver());
+  resolved.catch(() => {
+    if (cachedProxy?.proxy === resolved) cachedProxy = null;
+  });
+  cachedProxy = { key, proxy: resolved };
+  return resolved;
+}
 
 /** The container's auth sessions for this config; null when `fetch.auth` is empty. */
-export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<AuthSessions> | null {
+export function authSessionsFor(
+  config: CrawlConfig,
+  deps: StageDeps,
+  proxy: FetchProxy | null,
+): Promise<AuthSessions> | null {
   if (config.fetch.auth.length === 0) return null;
   const key = JSON.stringify(config.fetch.auth);
   if (cached?.key === key) return cached.sessions;
-  const plain = plainSecretPaths(config.fetch.auth);
+  const plain = plainSecretPaths({ auth: config.fetch.auth });
   // Paths only, never values: a plain secret is stored with the config object itself.
   if (plain.length > 0)
     deps.log.warn('fetch.auth: plain-string secrets are stored in the config; use {"env"} or {"secretArn"}', {
@@ -36,7 +70,7 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
         resolved,
         (url, init) =>
           fetchUrl(url, {
-            ...siteConnection(config),
+            ...siteConnection(config, proxy),
             keepAliveMs: 0, // one login a session: its connection is not kept
             timeoutMs: config.fetch.timeoutMs,
             // A login answer's body is never needed; a login page's form is read (readForm).
@@ -62,9 +96,10 @@ export function authSessionsFor(config: CrawlConfig, deps: StageDeps): Promise<A
   return sessions;
 }
 
-/** Forgets the container's sessions (tests; `trawl` between sessions). */
+/** Forgets the container's sessions and proxy login (tests; `trawl` between sessions). */
 export function resetAuthSessions(): void {
   cached = null;
+  cachedProxy = null;
 }
 
 type Attempt = FetchOutcome | number | null;

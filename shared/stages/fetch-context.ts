@@ -3,6 +3,7 @@ import type { CrawlConfig } from '../config.ts';
 import type { ByteBudget, Places } from '../crawl/state/concurrency.ts';
 import type { AuthSessions } from '../net/auth.ts';
 import type { FetchOptions } from '../net/fetcher.ts';
+import type { FetchProxy } from '../net/proxy.ts';
 import type { FetchedPage, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { FetchMemoryPlan } from './fetch-memory.ts';
@@ -43,20 +44,22 @@ export interface FetchContext {
   room: () => Promise<void>;
   /** `fetch.auth` credentials and form-login sessions (fetch-auth.ts) */
   auth?: AuthSessions | null;
+  /** `fetch.proxy`, its login resolved (fetch-auth.ts proxyFor) */
+  proxy: FetchProxy | null;
 }
 
 /**
  * What every request to a site takes from the config (pages, robots.txt, form logins): the user
- * agent, where it may connect and how (private networks, resolve, proxy), the CAs it trusts and
- * how long its connection is kept.
+ * agent, where it may connect and how (private networks, resolve, the proxy: `fetch.proxy` with its
+ * login resolved, fetch-auth.ts proxyFor), the CAs it trusts and how long its connection is kept.
  */
-export function siteConnection(config: CrawlConfig) {
+export function siteConnection(config: CrawlConfig, proxy: FetchProxy | null) {
   const f = config.fetch;
   return {
     userAgent: f.userAgent,
     allowPrivateNetworks: f.allowPrivateNetworks,
     resolve: f.resolve,
-    proxy: f.proxy,
+    proxy,
     caCertificates: f.caCertificates,
     keepAliveMs: f.keepAliveSeconds * 1000,
   } satisfies Partial<FetchOptions>;

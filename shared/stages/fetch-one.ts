@@ -67,7 +67,7 @@ async function politeFetch(
       if (ctx.signal?.aborted) return STOPPED;
       const started = deps.now();
       return fetchUrl(task.url, {
-        ...siteConnection(config),
+        ...siteConnection(config, ctx.proxy),
         timeoutMs: config.fetch.timeoutMs,
         maxBytes: config.fetch.maxBytes,
         maxHeaderBytes: config.limits.headerBytes,
@@ -135,15 +135,13 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     const agent = userAgentToken(config.fetch.userAgent);
     robots = await ctx.robots.get(task.url);
     if (robots.unavailable) {
-      // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as such.
-      const message = `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
-      return onError(
-        ctx,
-        task,
-        host,
-        { errorKind: 'temporary', code: 'robots-unavailable', message },
-        fetchedAt(),
-      );
+      // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as
+      // such; the proxy's error when the proxy kept robots.txt from being read (robots-cache.ts).
+      const code = robots.errorCode ?? 'robots-unavailable';
+      const message = robots.errorCode
+        ? `robots.txt not read: ${robots.unavailable}; the site counts as disallowed until it is`
+        : `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
+      return onError(ctx, task, host, { errorKind: 'temporary', code, message }, fetchedAt());
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
   }

@@ -9,7 +9,7 @@ import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import { authSessionsFor } from './fetch-auth.ts';
+import { authSessionsFor, proxyFor } from './fetch-auth.ts';
 import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
 import { RoundFlusher } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
@@ -71,6 +71,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   if (opts.signal?.aborted) stop.abort();
   else opts.signal?.addEventListener('abort', () => stop.abort(), { once: true });
   const turns = new HostTurns(deps, config, opts.deadline, stop.signal);
+  const proxy = await proxyFor(config, deps);
   const ctx: FetchContext = {
     deps,
     config,
@@ -78,13 +79,15 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     robots: createRobotsCache(deps.hosts, config, deps.now, {
       limit: (request) => requests.run(request),
       turns,
+      proxy,
     }),
     requests,
     turns,
     deadline: opts.deadline,
     signal: stop.signal,
     stop: () => stop.abort(),
-    auth: await authSessionsFor(config, deps),
+    auth: await authSessionsFor(config, deps, proxy),
+    proxy,
     memory,
     largeBodies: new ByteBudget(() => memory.largeBodyBudget),
     room: async () => undefined,

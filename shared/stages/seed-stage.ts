@@ -12,6 +12,7 @@ import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import { sitemapCapKey } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { proxyFor } from './fetch-auth.ts';
 import { HostTurns } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
 import { recordRefreshPolicy } from './refresh-review.ts';
@@ -74,7 +75,11 @@ async function sitemapUrls(
   const urls = new Set(config.sitemaps);
   // The start sites' robots.txt requests take their hosts' turns, as the fetch stage's do.
   const turns = new HostTurns(deps, config, Number.POSITIVE_INFINITY);
-  const robots = createRobotsCache(deps.hosts, config, deps.now, { turns });
+  // robots.txt goes through fetch.proxy as the pages do, with its login.
+  const robots = createRobotsCache(deps.hosts, config, deps.now, {
+    turns,
+    proxy: await proxyFor(config, deps),
+  });
   const origins = [...new Set(starts.map((t) => new URL(t.url).origin))];
   // An unreachable or broken robots.txt is an answer (cached by the robots cache); what throws here
   // is the hosts table or S3 failing. The seed then fails and is retried: carrying on would drop

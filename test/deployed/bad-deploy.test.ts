@@ -94,6 +94,16 @@ describe('trawl deploy --local, failing', { timeout: 600_000 }, () => {
     assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
   });
 
+  it("fetch.proxy's password read from the environment: exit 2 naming the field, nothing started", async () => {
+    const proxy = { host: '127.0.0.1', port: 3128, username: 'crawler', password: { env: 'PROXY_PW' } };
+    const cwd = dir({ ...good, fetch: { ...good.fetch, proxy } });
+    const r = await trawl(cwd, ['deploy', '-c', 'crawl.json', '--local'], { PROXY_PW: 'hunter3-value' });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /fetch\.proxy\.password: \{"env": …\} .*use \{"secretArn": …\}/);
+    assert.ok(!r.stderr.includes('hunter3-value'), 'the value is never printed');
+    assert.equal(existsSync(join(cwd, '.trawl', 'local-cloud.json')), false);
+  });
+
   it('a deploy to AWS with no credentials: exit 2 saying so and naming --local, nothing started', async () => {
     // The CDK CLI said "Unable to resolve AWS account to use", then "cdk bootstrap failed".
     const cwd = dir(good);

@@ -31,6 +31,7 @@ export interface BuildOptions {
   fetchMemoryMb?: number;
   fetchEphemeralMb?: number;
   authSecretArns?: string[];
+  proxySecretArns?: string[];
 }
 
 /** One synthesized stack; with bundling this runs esbuild five times, so build it once per file. */
@@ -45,6 +46,7 @@ export function buildStack(crawl: string, options: BuildOptions = {}) {
     fetchMemoryMb: options.fetchMemoryMb,
     fetchEphemeralMb: options.fetchEphemeralMb,
     authSecretArns: options.authSecretArns,
+    proxySecretArns: options.proxySecretArns,
   });
   return { stack, template: Template.fromStack(stack), labels: stackLabels(stack) };
 }

@@ -190,6 +190,55 @@ describe('CrawlerStack discovery schedule', () => {
     assert.ok(!all.includes('secretsmanager'), 'no secret grant without fetch.auth secrets');
   });
 
+  it("lets the fetch and seed roles read fetch.proxy's password, and no other; fetch.auth's stays the fetch role's", () => {
+    // The seed reads the start sites' robots.txt through the proxy too: without its login it met a
+    // 407. fetch.auth's secrets are not its own (robots.txt is read without credentials).
+    const proxyArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:proxy-login-AbCdEf';
+    const siteArn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:intranet-token';
+    const file = configFile(
+      'proxy.json',
+      JSON.stringify({
+        name: 'proxy',
+        startUrls: ['https://x.test/'],
+        fetch: {
+          proxy: {
+            host: 'proxy.corp',
+            port: 3128,
+            username: 'crawler',
+            password: { secretArn: proxyArn, key: 'pw' },
+          },
+          auth: [{ urlPrefix: 'https://x.test/', bearer: { secretArn: siteArn } }],
+        },
+      }),
+    );
+    const props = crawlerPropsFromContext(contextOf({ config: file }));
+    assert.deepEqual([props.authSecretArns, props.proxySecretArns], [[siteArn], [proxyArn]]);
+    const { stack, template, labels } = buildStack('proxy', {
+      bundle: false,
+      authSecretArns: props.authSecretArns,
+      proxySecretArns: props.proxySecretArns,
+    });
+    const reads = (stage: StageName) =>
+      grantsOf(template, stack, labels, stage).filter((g) => g.startsWith('secretsmanager:'));
+    // A full ARN (its random suffix given) is granted as is.
+    assert.deepEqual(reads('fetch'), [
+      `secretsmanager:GetSecretValue ${siteArn}-??????`,
+      `secretsmanager:GetSecretValue ${proxyArn}`,
+    ]);
+    assert.deepEqual(reads('seed'), [`secretsmanager:GetSecretValue ${proxyArn}`]);
+    for (const stage of ['extract', 'index', 'refresh'] as const) assert.deepEqual(reads(stage), []);
+    // A proxy without a login, or whose password is not in Secrets Manager: no grant.
+    const plain = configFile(
+      'proxy-plain.json',
+      JSON.stringify({
+        name: 'proxy-plain',
+        startUrls: ['https://x.test/'],
+        fetch: { proxy: { host: 'p', port: 1 } },
+      }),
+    );
+    assert.equal(crawlerPropsFromContext(contextOf({ config: plain })).proxySecretArns, undefined);
+  });
+
   it('refuses a rate EventBridge cannot express', () => {
     assert.throws(
       () => buildStack('bad-rate', { bundle: false, discoveryIntervalMinutes: 0.5 }),

@@ -343,6 +343,28 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.doesNotMatch(r.err, /^\s+at /m);
   });
 
+  it("fetch.proxy's password that does not resolve exits 2 before the crawl starts, naming the field", () => {
+    const config = join(cwd, 'proxy-secret.json');
+    const proxy = {
+      host: '127.0.0.1',
+      port: 9,
+      username: 'crawler',
+      password: { env: 'TRAWL_PROXY_NOT_SET' },
+    };
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'proxy-secret-check', startUrls: ['http://127.0.0.1:9/'], fetch: { proxy } }),
+    );
+    const r = trawl(cwd, 'crawl', '-c', config, '--no-progress');
+    assert.equal(r.code, 2, r.err);
+    assert.match(
+      r.err,
+      /proxy-secret\.json: fetch\.proxy\.password: environment variable TRAWL_PROXY_NOT_SET is not set/,
+    );
+    assert.doesNotMatch(r.err, /^\s+at /m);
+    assert.doesNotMatch(r.out, /finished/);
+  });
+
   it('a start URL that leads nowhere is named in a warning, though the crawl finishes', () => {
     // An empty crawl used to end "finished", exit 0, with no word why (a start URL that redirects
     // out of scope says `ignored: redirect target rejected (offsite): …` the same way).

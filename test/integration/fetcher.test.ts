@@ -780,8 +780,11 @@ describe('fetchUrl: proxy (SMILA proxyHost/proxyPort)', () => {
     await withTcp(refuse, async (port) => {
       const opts = options({ proxy: { host: '127.0.0.1', port }, allowPrivateNetworks: true });
       const err = expectKind(await fetchUrl('https://secure.test/page', opts), 'error');
-      assert.deepEqual([err.errorKind, err.code], ['temporary', 'proxy-refused']);
-      assert.match(err.message, /407 \(the proxy wants a login: fetch\.proxy sends none\)/);
+      assert.deepEqual([err.errorKind, err.code, err.status], ['temporary', 'proxy-refused', undefined]);
+      assert.match(
+        err.message,
+        /the proxy 127\.0\.0\.1:\d+ answered CONNECT secure\.test:443 with HTTP 407: it wants a login \(set fetch\.proxy\.username and fetch\.proxy\.password\)/,
+      );
     });
   });
 

@@ -72,7 +72,7 @@ describe('robots.txt lease', () => {
     const storing = new Promise<void>((done) =>
       setTimeout(() => hosts.putRobots(robotsUrl, stored, Date.now() + 60_000).then(done), 1_000),
     );
-    const robots = await createRobotsCache(flaky, config, Date.now).get(`${site.url}/page`);
+    const robots = await createRobotsCache(flaky, config, Date.now, { proxy: null }).get(`${site.url}/page`);
     await storing;
 
     assert.equal(failed, 3, 'three looks failed while waiting');

@@ -26,6 +26,19 @@ export interface NetworkVerdict {
   code: string;
 }
 
+/**
+ * The errors of a forward proxy's own answers (fetch.proxy): a 4xx is the proxy turning the request
+ * away (its login, 407; its policy, 403), anything else its failure to reach the site (a CONNECT
+ * answered 502/503/504). Both temporary: no request reached the site, which said nothing about its
+ * page (a permanent 407 deleted every https page of a crawl at its next refresh).
+ */
+export const PROXY_ERROR_CODES: ReadonlySet<string> = new Set(['proxy-refused', 'proxy-failed']);
+
+/** Maps a proxy's own non-2xx status onto its temporary error code (PROXY_ERROR_CODES). */
+export function proxyAnswerVerdict(status: number): NetworkVerdict {
+  return { kind: 'temporary', code: status >= 400 && status < 500 ? 'proxy-refused' : 'proxy-failed' };
+}
+
 /** Rate limiting (429) is the client's pace, not the page's fault: retry after this when no Retry-After. */
 export const DEFAULT_RATE_LIMIT_RETRY_MS = 60_000;
 

@@ -15,7 +15,9 @@ import {
   robotsUrlFor,
   userAgentToken,
 } from '../../crawl/robots/robots.ts';
+import { PROXY_ERROR_CODES } from '../../crawl/state/classify.ts';
 import { fetchUrl } from '../../net/fetcher.ts';
+import type { FetchProxy } from '../../net/proxy.ts';
 import { siteConnection } from '../fetch-context.ts';
 import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.ts';
 
@@ -23,6 +25,11 @@ import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.
 export const ROBOTS_TTL_MS = 24 * 3_600_000;
 /** After a server error the site is retried sooner. */
 const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
+/**
+ * After the proxy's own refusal or failure (fetch.proxy), sooner still: it says nothing about the
+ * site, and a proxy put right (its login, its policy) should let the crawl on within a minute.
+ */
+const PROXY_ERROR_TTL_MS = 60_000;
 /** RFC 9309 §2.5: parse at least 500 KiB. */
 const ROBOTS_MAX_BYTES = 500 * 1024;
 /** The robots.txt fetch lease: longer than a robots fetch may take (its timeout is ≤ 15 s). */
@@ -44,8 +51,12 @@ const MAX_STORED_CHARS = 300_000;
  */
 const NO_SERVER = new Set(['private-address', 'bad-resolve', 'dns-not-found']);
 
-/** A robots.txt as cached: `unavailable` names why the whole site counts as disallowed for now. */
-export type CachedRobots = RobotsTxt & { unavailable?: string };
+/**
+ * A robots.txt as cached: `unavailable` names why the whole site counts as disallowed for now, and
+ * `errorCode` the error its pages get when that is not the site's doing (the proxy's: proxy-refused,
+ * proxy-failed); without it they get `robots-unavailable`.
+ */
+export type CachedRobots = RobotsTxt & { unavailable?: string; errorCode?: string };
 
 export interface RobotsCache {
   get(url: string): Promise<CachedRobots>;
@@ -63,7 +74,9 @@ export function createRobotsCache(
     limit?: <T>(request: () => Promise<T>) => Promise<T>;
     /** the hosts' turns (host-turns.ts); without them a robots.txt request takes none */
     turns?: RobotsTurns;
-  } = {},
+    /** `fetch.proxy` with its login resolved (fetch-auth.ts proxyFor): robots.txt goes through it too */
+    proxy: FetchProxy | null;
+  },
 ): RobotsCache {
   const limit = opts.limit ?? (<T>(request: () => Promise<T>) => request());
   // The groups kept are this agent's: a copy stored for another (fetch.userAgent changed) is not ours.
@@ -97,9 +110,17 @@ export function createRobotsCache(
     // One worker fetches a host's robots.txt; the others wait for its answer in the hosts table.
     if (!stored && !(await hosts.lease(`robots#${robotsUrl}`, now(), LEASE_MS)))
       stored = await awaitOther(robotsUrl);
-    if (stored) return remember(robotsUrl, stored, stored.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS);
+    if (stored) return remember(robotsUrl, stored, ttlOf(stored));
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
+    if (res.kind === 'error' && PROXY_ERROR_CODES.has(res.code)) {
+      // The proxy turned the request away or could not reach the site: no answer of the site's, so
+      // neither "no robots.txt" (a 407 read as the site's 4xx allowed the whole site for 24 h) nor
+      // "the site's robots.txt is unavailable". Disallowed for a short while, its pages told why.
+      const robots: CachedRobots = { ...DISALLOW_ALL, unavailable: res.message, errorCode: res.code };
+      await store(robotsUrl, robots, now() + PROXY_ERROR_TTL_MS);
+      return remember(robotsUrl, robots, PROXY_ERROR_TTL_MS);
+    }
     if (res.kind === 'error' && NO_SERVER.has(res.code)) {
       // Stored too (briefly), so workers waiting on the lease get their answer.
       await store(robotsUrl, ALLOW_ALL, now() + ROBOTS_ERROR_TTL_MS);
@@ -165,7 +186,7 @@ export function createRobotsCache(
         res = await limit(() =>
           fetchUrl(target, {
             // Kept alive: the site's first page usually follows on the same connection.
-            ...siteConnection(config),
+            ...siteConnection(config, opts.proxy),
             timeoutMs: Math.min(config.fetch.timeoutMs, 15_000),
             maxBytes: ROBOTS_MAX_BYTES,
             maxHeaderBytes: config.limits.headerBytes,
@@ -179,6 +200,11 @@ export function createRobotsCache(
       if (res.kind !== 'redirect' || !res.location || hop >= 5) return res;
       target = res.location;
     }
+  }
+
+  function ttlOf(robots: CachedRobots): number {
+    if (robots.errorCode) return PROXY_ERROR_TTL_MS;
+    return robots.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS;
   }
 
   function remember(key: string, robots: RobotsTxt, ttl: number): RobotsTxt {

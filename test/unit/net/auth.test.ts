@@ -87,8 +87,8 @@ describe('fetch.auth', () => {
       { urlPrefix: 'http://intranet.test/', basic: { username: 'u', password: 'inline' } },
       { urlPrefix: 'http://intranet.test/b/', headers: { 'X-Api-Key': { secretArn: arn, key: 'k' } } },
     ]);
-    assert.deepEqual(plainSecretPaths(c.fetch.auth), ['fetch.auth.0.basic.password']);
-    assert.deepEqual(secretArns(c.fetch.auth), [arn]);
+    assert.deepEqual(plainSecretPaths(c.fetch), ['fetch.auth.0.basic.password']);
+    assert.deepEqual(secretArns(c.fetch), { auth: [arn], proxy: [] });
     // Both entries send their credentials in clear text; an https prefix with an http login form too.
     const form = { loginUrl: 'http://sso.test/login', fields: { user: 'u' } };
     const tls = config([
