@@ -265,7 +265,7 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.deleteReason, 'followed: noindex (meta)');
   });
 
-  it('an indexed page now out of scope: document removed with the refresh cycle\'s reason, state ignored', () => {
+  it("an indexed page now out of scope: document removed with the refresh cycle's reason, state ignored", () => {
     const p = planOutcome(
       outcome({ task: refreshTask, state: 'ignored', note: 'out-of-scope: excluded', doc: undefined }),
       ctx([indexedItem]),
