@@ -82,10 +82,12 @@ if (loads.length === 0) loads.push('large', 'gzip', 'typical', 'mid');
 
 const dir = mkdtempSync(join(tmpdir(), 'trawl-fetch-bundle-'));
 const bundle = join(dir, 'index.mjs');
-// The handler's bundle and the schema's beside it, as the stack's bundling hooks build them.
+// The handler's bundle and the schema's and the URL decider's beside it, as the stack's bundling
+// hooks build them (the decider is loaded only for tasks queued under another config).
 const bundles: [entry: string, outfile: string][] = [
   ['functions/fetch/handler.ts', bundle],
   ['shared/config.ts', join(dir, 'config.mjs')],
+  ['shared/crawl/rules/decide.ts', join(dir, 'decide.mjs')],
 ];
 for (const [entry, outfile] of bundles) {
   execFileSync(process.execPath, [join(root, 'scripts/bundle-worker.mjs'), join(root, entry), outfile]);

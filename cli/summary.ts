@@ -60,6 +60,9 @@ export function printSummary({
   out(`  traps stopped (scope.traps): ${traps.length ? traps.join(', ') : 'none'}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
   // A frontier message delivered again (its invocation died) holds URLs recorded since it was queued.
+  // Tasks queued under an older config that the current one rejects (their reasons are among the rejected).
+  if (stats['skipped:out-of-scope'])
+    out(`  queued under another config, out of scope now, not fetched: ${stats['skipped:out-of-scope']}`);
   if (stats['skipped:fetched-since-queued'])
     out(`  redelivered URLs already fetched, not fetched again: ${stats['skipped:fetched-since-queued']}`);
   if (stats['search:refused'])

@@ -93,6 +93,12 @@ export interface UrlTask {
   prev?: UrlItem;
   /** a message on the way here was delivered more than once: the index stage checks the URL's state */
   redelivered?: boolean;
+  /**
+   * the scope version (crawl/rules/scope-version.ts) of the config the task was decided under: the
+   * fetch stage decides a task again, before any request, only when it is not the current config's
+   * (absent: an older task, or one the CLI queued from a stored state, is decided again)
+   */
+  decidedUnder?: string;
 }
 
 /** The document a search index receives (docs/documents.md). */
@@ -143,6 +149,11 @@ export interface FetchedPage {
   redirectTo?: string;
   /** not fetched or not read: robots.txt, ignored mime type, redirect not followed… */
   skipped?: string;
+  /**
+   * not requested: the task was queued under another config, which the current one rejects (the
+   * decider's reason, e.g. `excluded`); recorded `ignored`, `out-of-scope: <reason>`
+   */
+  outOfScope?: string;
   /** the host's soft-404 fingerprint (scope.traps.soft404): a page whose text has it is not found */
   soft404?: string;
   /** limits the fetch applied (a Crawl-delay over limits.crawlDelayMs): counted and noted with the page's outcome */

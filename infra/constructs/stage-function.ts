@@ -27,11 +27,15 @@ const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * own: the config schema every function loads only to validate a config its own CLI did not write
  * (shared/stored-config.ts), so that zod is not in the handlers' bundles (3.5 MB of a fetch
  * container); and the extract stage's pdf.js worker (shared/stages/pdf-worker.ts), which a small
- * bundle starts in half the time and memory of the whole handler bundle.
+ * bundle starts in half the time and memory of the whole handler bundle; and the URL decider the
+ * fetch stage loads only to decide again the tasks queued under another config
+ * (shared/stages/fetch-scope.ts), so that its rules, scope filters and the Public Suffix List are
+ * not in the fetch container on the cheap path.
  */
 const BESIDE: { entry: string; outfile: string; stages?: StageName[] }[] = [
   { entry: 'shared/config.ts', outfile: 'config.mjs' },
   { entry: 'shared/stages/pdf-worker.ts', outfile: 'pdf-worker.mjs', stages: ['extract'] },
+  { entry: 'shared/crawl/rules/decide.ts', outfile: 'decide.mjs', stages: ['fetch'] },
 ];
 
 /**

@@ -25,7 +25,8 @@ export interface StageDeps {
   urls: UrlTable;
   hosts: HostTable;
   store: PageStore;
-  loadConfig(): Promise<CrawlConfig>;
+  /** the crawl config, read again when the copy held is older than `maxAgeMs` (@default CONFIG_TTL_MS) */
+  loadConfig(opts?: { maxAgeMs?: number }): Promise<CrawlConfig>;
   now(): number;
   random(): number;
   kickFetch(): Promise<void>;
@@ -59,8 +60,8 @@ export function depsFromEnv(env: NodeJS.ProcessEnv = process.env): StageDeps {
     urls: createUrlTable({ client: clients.ddb, tableName: required(env, 'TRAWL_URLS_TABLE') }),
     hosts: createHostTable({ client: clients.ddb, tableName: required(env, 'TRAWL_HOSTS_TABLE') }),
     store,
-    async loadConfig() {
-      if (cached && Date.now() - cached.at < CONFIG_TTL_MS) return cached.config;
+    async loadConfig({ maxAgeMs = CONFIG_TTL_MS } = {}) {
+      if (cached && Date.now() - cached.at < maxAgeMs) return cached.config;
       const raw = await store.getJson<unknown>(configKey);
       if (!raw) throw new CrawlError(`no crawl config at s3://${bucket}/${configKey}`);
       const config = await readStoredConfig(raw, env.TRAWL_CONFIG_FORMAT, `s3://${bucket}/${configKey}`);

@@ -11,6 +11,7 @@
 import { withKeyLock } from '../aws/key-lock.ts';
 import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
 import { taskFrom } from '../crawl/page/page-kit.ts';
+import { scopeVersion } from '../crawl/rules/scope-version.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS, type OutcomePlan } from '../crawl/state/index-plan.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
@@ -67,10 +68,11 @@ async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: numbe
     deps.urls.getMany(wanted.map((w) => w.url)),
   ]);
   const decider = createUrlDecider(config);
+  const version = scopeVersion(config);
   return wanted.flatMap(({ url, depth: fallback }) => {
     const depth = items.get(url)?.depth ?? fallback;
     const d = decider.decide(url, { depth, isStart: depth === 0 });
-    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true }] : [];
+    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true, decidedUnder: version }] : [];
   });
 }
 

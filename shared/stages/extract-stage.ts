@@ -26,7 +26,7 @@ import type {
 import type { StageDeps } from './deps.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
 import { createPdfWorkerReader } from './pdf-worker.ts';
-import { sendTasks } from './send-tasks.ts';
+import { decidedUnder, sendTasks } from './send-tasks.ts';
 import { trapGate } from './trap-gate.ts';
 
 /** An outcome larger than this goes to S3 instead of the SQS message (SQS bills per 64 KB, caps at 1 MiB). */
@@ -117,7 +117,7 @@ async function extractRecord(
   // (a crash before the delete, a message sent twice), so its outcomes may be copies.
   const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
   for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
-  await sendTasks(deps, fresh);
+  await sendTasks(deps, decidedUnder(config, fresh));
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await deps.kickFetch();
   stats.discovered = (stats.discovered ?? 0) + fresh.length;

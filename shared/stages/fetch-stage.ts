@@ -16,6 +16,7 @@ import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
 import { fetchedSinceQueued } from './fetch-redelivered.ts';
+import { rescope } from './fetch-scope.ts';
 import { bump } from './logger.ts';
 import { HostTurns, OVERLAP_HOSTS } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
@@ -49,6 +50,8 @@ export interface FetchRunSummary {
   errors: { permanent: number; temporary: number };
   /** tasks sent back because their host was not due (politeness by scheduling) */
   politeness: number;
+  /** tasks queued under another config that the current one rejects: recorded, not fetched */
+  outOfScope: number;
   /** fetch order, for diagnostics and the priority test */
   order: { url: string; source: SourceName }[];
   /** epoch ms when the earliest URL this invocation put back with a delay is due */
@@ -100,6 +103,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     bytes: 0,
     errors: { permanent: 0, temporary: 0 },
     politeness: 0,
+    outOfScope: 0,
     order: [],
     wakeSources: [],
   };
@@ -227,6 +231,12 @@ async function wakeLater(deps: StageDeps, at: number, sources: SourceName[]): Pr
 function count(summary: FetchRunSummary, source: SourceName, results: TaskResult[], now: number): void {
   for (const r of results) {
     if (r.type === 'page') {
+      // Out of scope under the changed config: no request was made (fetch-scope.ts).
+      if (r.page.outOfScope !== undefined) {
+        summary.outOfScope++;
+        bump('skipped:out-of-scope');
+        continue;
+      }
       summary.order.push({ url: r.page.url, source });
       // What robots.txt stopped (disallowed, or unavailable) was decided without a request: "fetched"
       // counted it, so a crawl's figures exceeded the site's own log (29 fetched for 25 requests).
@@ -272,13 +282,19 @@ async function fetchMessages(
   }));
   const fetchedBefore = await fetchedSinceQueued(ctx.deps, ctx.config, received);
   if (fetchedBefore.size > 0) bump('skipped:fetched-since-queued', fetchedBefore.size);
-  const perMessage = received.map(({ message, tasks }) =>
-    message.receiveCount > 1
-      ? tasks.filter((t) => !fetchedBefore.has(t.url)).map((t) => ({ ...t, redelivered: true }))
-      : tasks,
+  // Tasks queued under another config are decided again first: the rejected ones send nothing.
+  const rescoped = await rescope(
+    ctx,
+    received.map(({ message, tasks }) =>
+      message.receiveCount > 1
+        ? tasks.filter((t) => !fetchedBefore.has(t.url)).map((t) => ({ ...t, redelivered: true }))
+        : tasks,
+    ),
   );
+  const perMessage = rescoped.map((r) => r.fetch);
   const requeued: Requeued[][] = messages.map(() => []);
-  const pages = messages.map(() => 0);
+  const pages = rescoped.map((r) => r.out.length);
+  for (const r of rescoped) for (const page of r.out) flusher.page(page);
   const left = perMessage.map((t) => t.length);
   const done = (i: number) =>
     flusher.complete({

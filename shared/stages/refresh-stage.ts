@@ -35,7 +35,7 @@ import {
   storeRefreshPolicy,
   writeReview,
 } from './refresh-review.ts';
-import { sendTasks } from './send-tasks.ts';
+import { decidedUnder, sendTasks } from './send-tasks.ts';
 
 export interface RefreshSummary {
   due: number;
@@ -187,7 +187,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   // The cycle that applies a changed config seeds the start URLs the crawl does not know yet
   // (added to the config, or in the form a changed URL identity gives), as `trawl crawl` would.
   if (review) tasks.push(...(await deps.urls.claim(startTasks(config, decider), `refresh:${until}`, until)));
-  await sendTasks(deps, tasks);
+  await sendTasks(deps, decidedUnder(config, tasks));
   if (changes.length > 0) {
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
     await deps.store.putLines(KEYS.changes(until.replace(/[:.]/g, '-'), randomUUID()), changes);

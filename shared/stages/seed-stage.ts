@@ -16,7 +16,7 @@ import { proxyFor } from './fetch-auth.ts';
 import { HostTurns } from './politeness/host-turns.ts';
 import { createRobotsCache } from './politeness/robots-cache.ts';
 import { recordRefreshPolicy } from './refresh-review.ts';
-import { sendTasks } from './send-tasks.ts';
+import { decidedUnder, sendTasks } from './send-tasks.ts';
 
 export interface SeedSummary {
   startUrls: number;
@@ -58,7 +58,7 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
     if (t.kind === 'sitemap')
       sitemapCounts.set(sitemapCapKey(t.url), (sitemapCounts.get(sitemapCapKey(t.url)) ?? 0) + 1);
   if (sitemapCounts.size > 0) await deps.hosts.addCounts(sitemapCounts);
-  await sendTasks(deps, tasks);
+  await sendTasks(deps, decidedUnder(config, tasks));
   // The policy the pages' refresh times are fixed under, from the crawl's first seed on.
   await recordRefreshPolicy(deps, config);
   await deps.kickFetch();

@@ -3,9 +3,20 @@
  * `tasksPerMessage` tasks (SMILA linksPerBulk) and sent 10 messages per request.
  */
 import { chunkBySize } from '../aws/work-queues.ts';
+import type { CrawlConfig } from '../config.ts';
+import { scopeVersion } from '../crawl/rules/scope-version.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+
+/**
+ * Tasks just decided under `config`, each marked with its scope version: the fetch stage decides
+ * again only the tasks marked with another (fetch-scope.ts).
+ */
+export function decidedUnder(config: CrawlConfig, tasks: UrlTask[]): UrlTask[] {
+  const version = scopeVersion(config);
+  return tasks.map((t) => ({ ...t, decidedUnder: version }));
+}
 
 /** Sends tasks to the frontier, each to the source named by its `queue`. */
 export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds = 0): Promise<void> {

@@ -344,7 +344,7 @@ describe('CrawlerStack', () => {
   it('bundles the PDF worker beside the extract handler, and that bundle reads a PDF in a worker thread', async () => {
     const bundles = (stage: StageName) => readdirSync(assetDir(stage)).filter((f) => f.endsWith('.mjs'));
     assert.deepEqual(bundles('extract').sort(), ['config.mjs', 'index.mjs', 'pdf-worker.mjs']);
-    assert.deepEqual(bundles('fetch').sort(), ['config.mjs', 'index.mjs']);
+    assert.deepEqual(bundles('fetch').sort(), ['config.mjs', 'decide.mjs', 'index.mjs']);
     const reader = createPdfWorkerReader(pathToFileURL(join(assetDir('extract'), 'pdf-worker.mjs')));
     try {
       const pdf = minimalPdf('Text from the bundled worker', 'Bundled');
@@ -353,6 +353,33 @@ describe('CrawlerStack', () => {
     } finally {
       await reader.close();
     }
+  });
+
+  it('the fetch bundle holds no URL decider; the one bundled beside it judges a queued task under a config', () => {
+    // The fetch stage loads decide.mjs only for tasks queued under another config (fetch-scope.ts).
+    const dir = assetDir('fetch');
+    const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+    assert.doesNotMatch(code, /function createScopeFilters\b/, 'the scope filters are in the handler bundle');
+    assert.match(code, /"\.\/decide\.mjs"/, 'the handler names the decider bundle beside it');
+    const probe = `
+      const { parseConfig } = await import(process.argv[1]);
+      const { queuedTaskJudge } = await import(process.argv[2]);
+      const judge = queuedTaskJudge(parseConfig({ name: 'probe', startUrls: ['https://example.com/'], scope: { exclude: ['/private/'] } }, 'probe'));
+      const reasons = [{ url: 'https://example.com/private/x', depth: 1 }, { url: 'https://example.com/', depth: 0 }, { url: 'https://example.com/a', depth: 1 }].map((t) => judge(t).reason);
+      console.log(JSON.stringify(reasons));`;
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        probe,
+        pathToFileURL(join(dir, 'config.mjs')).href,
+        pathToFileURL(join(dir, 'decide.mjs')).href,
+      ],
+      { encoding: 'utf8', env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'WARN' }, timeout: 60_000 },
+    );
+    assert.equal(run.status, 0, run.stderr.slice(-2000));
+    assert.deepEqual(JSON.parse(run.stdout.trim()), ['excluded', 'start-url', 'default']);
   });
 
   it('every stage bundle loads without zod or undici, and validates a config with the schema bundled beside it', () => {

@@ -389,11 +389,12 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     }
   });
 
-  it('a task queued before an exclude was added is neither indexed nor followed (a redeploy while the frontier held it)', async () => {
+  it('a task queued before an exclude was added, in a message from before tasks carried their config, is not fetched, indexed or followed', async () => {
     const name = uniqueCrawlName('queued-then-excluded');
     const base = startingAt(name, '/z/');
     const before = await openSession(parseConfig(base));
-    // Queued under the old config, not yet fetched.
+    // Queued under the old config, not yet fetched; without `decidedUnder`, as a message sent
+    // before tasks carried it: decided again as one queued under another config.
     const task = {
       url: `${env.site.url}/z/private/p`,
       depth: 1,
@@ -408,6 +409,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     const after = await openSession(parseConfig({ ...base, scope: { exclude: ['/z/private/'] } }));
     await crawl(after);
     const served = env.site.requests.slice(mark).map((r) => r.path);
+    assert.ok(!served.includes('/z/private/p'), `it was not requested: ${served.join(' ')}`);
     assert.ok(!served.includes('/z/q'), `its link was not followed: ${served.join(' ')}`);
     const state = (await collect(urlStates(after))).find((u) => u.url === task.url);
     assert.deepEqual([state?.state, state?.note], ['ignored', 'out-of-scope: excluded']);

@@ -29,12 +29,13 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   const result: PageResult = { outcomes: [], tasks: [], rejected: {} };
   // A task queued under an older config (an exclude added, a redeploy while the frontier held
   // it) is judged again under the current one: out of scope, its page is neither indexed nor
-  // followed (a document it had is deleted). Start URLs and sitemaps stay in, as when seeded.
-  const isStart = page.task.depth === 0 || page.task.kind === 'sitemap';
-  const judged = ctx.decider.decide(page.url, { depth: page.task.depth, isStart });
-  if (!judged.accepted) {
-    count(result.rejected, judged.reason);
-    result.outcomes.push(base(page, 'ignored', { note: `out-of-scope: ${judged.reason}` }));
+  // followed (a document it had is deleted). The fetch stage judged it before any request when
+  // its config was not the task's (`outOfScope`: nothing was fetched); this catches a config
+  // changed between the fetch and now. Start URLs and sitemaps stay in, as when seeded.
+  const outOfScope = page.outOfScope ?? rejectedNow(page, ctx);
+  if (outOfScope !== null) {
+    count(result.rejected, outOfScope);
+    result.outcomes.push(base(page, 'ignored', { note: `out-of-scope: ${outOfScope}` }));
     return result;
   }
   if (page.error) {
@@ -55,6 +56,13 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
     if (own) own.note = joinNotes(own.note, c.note);
   }
   return result;
+}
+
+/** The current config's reason to reject the page's URL, or null when it accepts it. */
+function rejectedNow(page: FetchedPage, ctx: PageContext): string | null {
+  const isStart = page.task.depth === 0 || page.task.kind === 'sitemap';
+  const judged = ctx.decider.decide(page.url, { depth: page.task.depth, isStart });
+  return judged.accepted ? null : judged.reason;
 }
 
 /**

@@ -97,6 +97,23 @@ export function startTasks(config: CrawlConfig, decider: UrlDecider, rejected: s
   return tasks;
 }
 
+/** A queued task's URL judged again (queuedTaskJudge). */
+export type QueuedJudge = (task: Pick<UrlTask, 'url' | 'depth' | 'kind'>) => UrlDecision;
+
+/**
+ * Judges queued tasks again under `config` (the fetch stage, for tasks queued under another
+ * config), in the context discovery judged them in: at the task's depth (a link's, a sitemap
+ * entry's one below its sitemap, a redirect target's its source's); as a start URL when the config
+ * names it now, or when it is a sitemap or feed (read as seeded). The refresh cycle judges its due
+ * URLs the same way: a start URL the config no longer names is judged as any URL at its depth.
+ */
+export function queuedTaskJudge(config: CrawlConfig): QueuedJudge {
+  const decider = createUrlDecider(config);
+  const starts = new Set(startUrlsOf(config, decider));
+  return (task) =>
+    decider.decide(task.url, { depth: task.depth, isStart: starts.has(task.url) || task.kind === 'sitemap' });
+}
+
 /** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
 export function createUrlDecider(config: CrawlConfig): UrlDecider {
   const rules = compileRules(config.rules, config.limits.ruleCount);

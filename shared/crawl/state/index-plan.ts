@@ -138,7 +138,10 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
   if (o.state !== 'indexed') {
     if (hadDoc) {
       plan.remove.push(...DOC_FIELDS);
-      plan.deleteReason = `${o.state}: ${o.note ?? ''}`.trim();
+      // Out of scope under a changed config: the reason the refresh cycle gives the same deletion.
+      plan.deleteReason = o.note?.startsWith('out-of-scope: ')
+        ? o.note
+        : `${o.state}: ${o.note ?? ''}`.trim();
     }
     return plan;
   }

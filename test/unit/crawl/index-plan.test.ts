@@ -265,6 +265,16 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.deleteReason, 'followed: noindex (meta)');
   });
 
+  it("an indexed page now out of scope: document removed with the refresh cycle's reason, state ignored", () => {
+    const p = planOutcome(
+      outcome({ task: refreshTask, state: 'ignored', note: 'out-of-scope: excluded', doc: undefined }),
+      ctx([indexedItem]),
+    );
+    assert.equal(p.set.state, 'ignored');
+    assert.deepEqual(p.remove.filter((f) => DOC_FIELDS.includes(f)).sort(), [...DOC_FIELDS].sort());
+    assert.equal(p.deleteReason, 'out-of-scope: excluded');
+  });
+
   it('every plan releases the claim', () => {
     assert.ok(planOutcome(outcome(), ctx()).remove.includes('claimedBy'));
   });

@@ -471,6 +471,24 @@ const ROWS: Row[] = [
     rejected: { 'limit-crawl-delay': 1 },
   },
   {
+    kind: 'a task the fetch stage found out of scope under a changed config: ignored, its reason counted',
+    page: { url: '/private/p', status: 0, type: null, outOfScope: 'excluded', task: { depth: 1 } },
+    // The fetch stage's decision stands (nothing was fetched to judge again), whatever this config says.
+    states: ['ignored'],
+    note: /^out-of-scope: excluded$/,
+    tasks: [],
+    rejected: { excluded: 1 },
+  },
+  {
+    kind: 'a fetched page that a config changed since rejects: ignored, its reason counted',
+    page: { url: '/private/p', body: HTML(LINKS), task: { depth: 1 } },
+    config: { scope: { exclude: ['/private/'] } },
+    states: ['ignored'],
+    note: /^out-of-scope: excluded$/,
+    tasks: [],
+    rejected: { excluded: 1 },
+  },
+  {
     kind: 'an unsupported type',
     page: { url: '/logo.png', type: 'image/png', body: '\u0089PNG' },
     states: ['ignored'],
