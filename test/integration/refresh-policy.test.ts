@@ -355,20 +355,25 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     assert.deepEqual(await planRefresh(await openSession(changed, { now: new Date(t0 + 2 * HOUR) })), []);
   });
 
-  it('a refresh task delivered again after a 404 made its URL forgotten records nothing (a killed refresh resumed)', async () => {
+  it('a refresh task delivered again after a second 404 made its URL forgotten records nothing (a killed refresh resumed)', async () => {
     const name = uniqueCrawlName('forgotten');
     const config = parseConfig(input(name, '1d'));
     await crawl(await openSession(config));
     const b = `${env.site.url}/b`;
     env.site.route('/b', { status: 404, body: 'gone' });
     try {
-      const later = await openSession(config, { now: new Date(Date.now() + 2 * DAY) });
-      // The state the cycle's task carries: the URL's resolved state (its document's fields too).
+      // The first 404 deletes its document and keeps the URL in error; the second, a refresh
+      // later, forgets it (seed 001).
+      const first = await openSession(config, { now: new Date(Date.now() + 2 * DAY) });
+      assert.ok((await collect(eachState(first))).find((u) => u.url === b)?.docBulk);
+      await refresh(first);
+      const later = await openSession(config, { now: new Date(Date.now() + 4 * DAY) });
+      // The state the cycle's task carries: the URL's resolved state.
       const prev = (await collect(eachState(later))).find((u) => u.url === b);
-      assert.ok(prev?.docBulk);
+      assert.equal(prev?.state, 'error');
       await refresh(later);
       const known = async () => (await collect(urlStates(later))).map((u) => u.url);
-      assert.ok(!(await known()).includes(b), 'the 404 made it forgotten');
+      assert.ok(!(await known()).includes(b), 'the second 404 made it forgotten');
       // The cycle's task again, as a frontier message not deleted before a kill comes back.
       const task = {
         url: b,

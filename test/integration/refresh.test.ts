@@ -141,12 +141,14 @@ describe('refresh: aged documents, removed pages and changed rules (seeds 001, 0
       JSON.stringify(initial.slice(0, 2)),
     );
 
-    // URL states: removed URLs are forgotten, the others indexed at the shifted time.
+    // URL states: the excluded URL is forgotten, the 404 remembered as an error (seed 001: tried
+    // again after maxAge, forgotten if it fails again), the others indexed at the shifted time.
     const states = await collect(urlStates(second));
     assert.deepEqual(
       states.map((s) => [new URL(s.url as string).pathname, s.state]),
       [
         ['/', 'indexed'],
+        ['/a.html', 'error'],
         ['/b.html', 'indexed'],
         ['/c.html', 'indexed'],
         ['/e.html', 'error'],

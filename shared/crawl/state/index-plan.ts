@@ -195,8 +195,17 @@ function planError(
   // during a refresh used to lose its whole index.
   const temporaryErrors = error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + 1 : 0;
   const tooMany = temporaryErrors > ctx.config.refresh.maxTemporaryErrors;
-  // Seed 001: a refreshed URL with a permanent error, or too many temporary ones, is deleted and forgotten.
-  if ((refresh && error.kind === 'permanent') || tooMany) {
+  // Seed 001: "the error status is remembered for each URL" and "documents in error are refreshed
+  // like other documents": a URL already in error that a refresh finds failing permanently again,
+  // or too many temporary failures in a row, is forgotten (its document deleted). A first permanent
+  // error deletes the document at once but keeps the URL, tried again after maxAge: forgotten at
+  // once, a page behind one 502 of a load balancer never came back while the page linking to it
+  // answered 304 (its links not read again). A start URL is never forgotten: the config names it.
+  const start = o.task.depth === 0 && (prev?.queue ?? o.task.queue) === 'user';
+  // An element of a compound file has no URL of its own to try again: it goes with its archive.
+  const failedAgain =
+    refresh && error.kind === 'permanent' && (prev?.state === 'error' || o.element === true);
+  if ((failedAgain || tooMany) && !start) {
     plan.forget = true;
     if (hadDoc)
       plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
@@ -219,10 +228,11 @@ function planError(
     // The kept document's validators: its next refresh is still conditional.
     ...(hadDoc ? { etag: prev?.etag ?? null, lastModified: prev?.lastModified ?? null } : {}),
   };
-  if (hadDoc && error.kind === 'permanent') {
-    // Seed 001: a permanent error on an indexed URL sends its deletion order at once.
+  if (hadDoc && (error.kind === 'permanent' || tooMany)) {
+    // Seed 001: a permanent error on an indexed URL sends its deletion order at once (a start URL
+    // past maxTemporaryErrors too: its document goes, the URL stays).
     plan.remove.push(...DOC_FIELDS);
-    plan.deleteReason = `permanent-error: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
+    plan.deleteReason = `${error.kind === 'permanent' ? 'permanent-error' : 'temporary-errors'}: ${error.code}${o.httpStatus ? ` (HTTP ${o.httpStatus})` : ''}`;
   }
   return plan;
 }

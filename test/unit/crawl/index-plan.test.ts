@@ -144,14 +144,51 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.set.nextRefreshAt, '2026-03-12T11:00:00.000Z');
   });
 
-  it('refresh + permanent error (404): document deleted, URL state forgotten (seed 001)', () => {
+  it('refresh + permanent error (a 502): document deleted at once, the error remembered and tried again after maxAge (seed 001)', () => {
+    // Forgotten at once, a page behind one 502 of a load balancer never came back while the page
+    // linking to it answered 304.
+    const http502 = { kind: 'permanent' as const, code: 'http-502', message: 'HTTP 502' };
     const p = planOutcome(
-      outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }),
+      outcome({ task: refreshTask, state: 'error', error: http502, httpStatus: 502, doc: undefined }),
       ctx([indexedItem]),
     );
-    assert.equal(p.forget, true);
+    assert.equal(p.forget, false);
     assert.equal(p.writeDoc, false);
-    assert.equal(p.deleteReason, 'permanent-error: http-404 (HTTP 404)');
+    assert.equal(p.deleteReason, 'permanent-error: http-502 (HTTP 502)');
+    assert.ok(
+      DOC_FIELDS.every((f) => p.remove.includes(f)),
+      'the document goes',
+    );
+    assert.deepEqual([p.set.state, p.set.errorKind, p.set.errorCode], ['error', 'permanent', 'http-502']);
+    assert.equal(p.set.nextRefreshAt, new Date(NOW + MAX_AGE).toISOString());
+  });
+
+  it('refresh + permanent error again on a URL in error: forgotten (seed 001); a start URL never is', () => {
+    const inError: UrlItem = {
+      ...indexedItem,
+      state: 'error',
+      errorKind: 'permanent',
+      docBulk: null,
+      docLine: null,
+    };
+    const again = planOutcome(
+      outcome({ task: refreshTask, state: 'error', error: http404, httpStatus: 404, doc: undefined }),
+      ctx([inError]),
+    );
+    assert.equal(again.forget, true);
+    const start: UrlItem = { ...inError, depth: 0, queue: 'user' };
+    const kept = planOutcome(
+      outcome({
+        task: { ...refreshTask, depth: 0 },
+        state: 'error',
+        error: http404,
+        httpStatus: 404,
+        doc: undefined,
+      }),
+      ctx([start]),
+    );
+    assert.equal(kept.forget, false);
+    assert.deepEqual([kept.set.state, kept.set.errorCode], ['error', 'http-404']);
   });
 
   it('refresh + a temporary error: the document stays, the error is remembered, tried again in an hour', () => {
