@@ -324,7 +324,10 @@ export const RefreshSchema = z
      * shortest refresh interval (this, `adaptive.min` or a rule's min), 1 minute to 1 hour
      */
     maxAge: duration.default('48h'),
-    /** @default 3 */
+    /**
+     * @default 3 — a URL failing temporarily more than this many fetches in a row (1 h, 2 h, 4 h…
+     * apart), and for at least `maxAge`, loses its document and is forgotten
+     */
     maxTemporaryErrors: z.number().int().nonnegative().default(3),
     /**
      * @default null — adaptive refresh: each URL starts at `maxAge`; its interval halves when a

@@ -35,6 +35,8 @@ export interface UrlItem {
   errorKind?: ErrorKind | null;
   errorCode?: string | null;
   temporaryErrors?: number;
+  /** the fetch time of the first of the temporary failures in a row (cleared by a success) */
+  failingSince?: string | null;
   etag?: string | null;
   lastModified?: string | null;
   hash?: string | null;

@@ -77,6 +77,7 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     errorKind: null,
     errorCode: null,
     temporaryErrors: 0,
+    ...(ctx.existing.get(o.url)?.failingSince ? { failingSince: null } : {}),
     ...(o.task.kind ? { kind: o.task.kind } : {}),
     // A redirect target's chain: refreshed, its redirects still count against fetch.maxRedirects.
     ...(o.task.redirectChain?.length ? { redirectChain: o.task.redirectChain } : {}),
@@ -194,7 +195,14 @@ function planError(
   // cycle), not per attempt: within one cycle the retries span seconds, and a site down for 15 s
   // during a refresh used to lose its whole index.
   const temporaryErrors = error.kind === 'temporary' ? (prev?.temporaryErrors ?? 0) + 1 : 0;
-  const tooMany = temporaryErrors > ctx.config.refresh.maxTemporaryErrors;
+  // More than maxTemporaryErrors failures in a row, over at least maxAge: the retries back off
+  // (1 h, 2 h, 4 h…), and on the count alone an outage of 7 hours (a night's maintenance, a
+  // host down) deleted every document of a site whatever its maxAge. A state from before
+  // failingSince was kept counts by the number alone.
+  const failingSince =
+    error.kind !== 'temporary' ? null : prev?.temporaryErrors ? (prev.failingSince ?? null) : o.fetchedAt;
+  const failingFor = failingSince ? ctx.now - Date.parse(failingSince) : Number.POSITIVE_INFINITY;
+  const tooMany = temporaryErrors > ctx.config.refresh.maxTemporaryErrors && !(failingFor < ctx.maxAgeMs);
   // Seed 001: "the error status is remembered for each URL" and "documents in error are refreshed
   // like other documents": a URL already in error that a refresh finds failing permanently again,
   // or too many temporary failures in a row, is forgotten (its document deleted). A first permanent
@@ -224,6 +232,7 @@ function planError(
     errorCode: error.code,
     note: error.message,
     temporaryErrors,
+    ...(failingSince ? { failingSince } : prev?.failingSince ? { failingSince: null } : {}),
     ...refreshAt(new Date(retryAt).toISOString()),
     // The kept document's validators: its next refresh is still conditional.
     ...(hadDoc ? { etag: prev?.etag ?? null, lastModified: prev?.lastModified ?? null } : {}),

@@ -228,6 +228,46 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.deleteReason, 'temporary-errors: http-503 (HTTP 503)');
   });
 
+  it('past maxTemporaryErrors but failing for less than maxAge: kept, tried again; past maxAge too: deleted', () => {
+    // On the count alone a night's outage (1 h, 2 h, 4 h: 7 hours) deleted every document of a site.
+    const failing = (temporaryErrors: number, sinceHours: number) =>
+      planOutcome(
+        outcome({ task: refreshTask, state: 'error', error: http503, httpStatus: 503, doc: undefined }),
+        ctx([
+          {
+            ...indexedItem,
+            state: 'error',
+            errorKind: 'temporary',
+            temporaryErrors,
+            failingSince: new Date(NOW - sinceHours * 3_600_000).toISOString(),
+          },
+        ]),
+      );
+    const night = failing(3, 7);
+    assert.equal(night.forget, false);
+    assert.equal(night.deleteReason, undefined);
+    assert.equal(night.set.temporaryErrors, 4);
+    assert.equal(
+      night.set.failingSince,
+      new Date(NOW - 7 * 3_600_000).toISOString(),
+      'the first failure kept',
+    );
+    const longer = failing(3, MAX_AGE / 3_600_000);
+    assert.equal(longer.forget, true);
+    assert.equal(longer.deleteReason, 'temporary-errors: http-503 (HTTP 503)');
+    // The first failure in a row starts the clock; a success clears it.
+    const first = planOutcome(
+      outcome({ task: refreshTask, state: 'error', error: http503, httpStatus: 503, doc: undefined }),
+      ctx([indexedItem]),
+    );
+    assert.equal(first.set.failingSince, first.outcome.fetchedAt);
+    const ok = planOutcome(
+      outcome({ task: refreshTask }),
+      ctx([{ ...indexedItem, failingSince: first.outcome.fetchedAt }]),
+    );
+    assert.equal(ok.set.failingSince, null);
+  });
+
   it('refresh + error on a URL without a document: forgotten, no deletion order', () => {
     const errored: UrlItem = {
       url: URL_A,
