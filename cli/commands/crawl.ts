@@ -156,11 +156,14 @@ async function recordRun(
   started: number,
   interrupted: boolean,
 ) {
+  // On the crawl's clock (`--now`), as the states, the change feed and the report's ages are: a run
+  // moved days ahead showed in the report's runs at the real time, before the changes it made.
+  const offset = session.now() - Date.now();
   const record = buildRunRecord({
     kind,
     crawl: session.config.name,
-    startedMs: started,
-    finishedMs: Date.now(),
+    startedMs: started + offset,
+    finishedMs: Date.now() + offset,
     stats: stageStats,
     counts: requestCounts,
     stages: session.runner.stats,

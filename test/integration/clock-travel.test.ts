@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { refreshCommand } from '../../cli/commands/crawl.ts';
 import { reportCommand } from '../../cli/commands/report.ts';
 import { crawl, documents, openSession, planRefresh, refresh, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
@@ -91,18 +92,24 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
     };
     const config = parseConfig(input);
     await crawl(await openSession(config));
-    // Ten days on (a third of maxAge): nothing is due, but the crawl's clock moves there.
-    await refresh(await openSession(config, { now: new Date(Date.now() + 10 * DAY) }));
     const dir = mkdtempSync(join(tmpdir(), 'trawl-report-clock-'));
     const file = join(dir, 'crawl.json');
     writeFileSync(file, JSON.stringify(input));
+    // Ten days on (a third of maxAge): nothing is due, but the crawl's clock moves there (the
+    // command, which keeps the run's record for the report).
+    const moved = Date.now() + 10 * DAY;
+    await refreshCommand({ config: file, now: new Date(moved).toISOString(), progress: false });
     await reportCommand({ config: file, output: join(dir, 'r.html') });
     const html = readFileSync(join(dir, 'r.html'), 'utf8');
     const json = /<script id="report-data" type="application\/json">(.*?)<\/script>/s.exec(html)?.[1] ?? '{}';
     const data = JSON.parse(json) as {
       totals: { documents: number };
       freshness: { buckets: { count: number }[] };
+      runs: { kind: string; startedAt: string }[];
     };
+    // The moved run is on the crawl's clock too: it showed at the real time, before its changes.
+    const run = data.runs.find((r) => r.kind === 'refresh');
+    assert.ok(run && Date.parse(run.startedAt) >= moved - 60_000, JSON.stringify(data.runs));
     assert.ok(data.totals.documents >= 2);
     assert.deepEqual(
       data.freshness.buckets.map((b) => b.count),
