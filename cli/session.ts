@@ -327,7 +327,7 @@ export async function clearErrors(session: CrawlSession): Promise<number> {
     note: null,
     httpStatus: null,
   }));
-  if (cleared.length > 0) await session.urls.writeMany(cleared, []);
+  if (cleared.length > 0) await session.urls.putStates(cleared);
   const again: UrlTask[] = cleared.map((i) => ({
     ...taskOf(i),
     prev: { ...i, stored: 'table' },

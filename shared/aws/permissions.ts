@@ -85,8 +85,9 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
   },
   index: {
     ...CONFIG,
-    // Whole items only (BatchWriteItem puts and deletes); BatchGetItem reads compound elements' states.
-    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem'],
+    // Whole items only: a conditional PutItem each (it keeps a later link stamp, url-table.ts
+    // putStates), BatchWriteItem deletes; BatchGetItem reads compound elements' states.
+    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:BatchWriteItem', 'dynamodb:PutItem'],
     // index.foldDuplicates: the content digest → keeping URL entries (read, conditional put); the
     // usage record (ADD to the hour's item, shared/stages/usage.ts).
     'table:hosts': ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],

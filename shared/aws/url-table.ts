@@ -12,7 +12,9 @@ import {
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { mapLimit } from '../crawl/state/concurrency.ts';
+import { keepLaterStamps, LATER_KEPT } from '../crawl/state/url-state.ts';
 import { TABLES } from '../topology.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { withKeyLock } from './key-lock.ts';
@@ -54,6 +56,12 @@ export interface UrlTable {
   markKnown(urls: string[]): void;
   /** Puts and deletes whole items, 25 a request (BatchWriteItem: unconditional, same units, far fewer calls). */
   writeMany(puts: UrlItem[], deletes: string[]): Promise<void>;
+  /**
+   * Puts whole items made from states read earlier, each keeping the table's later link stamps
+   * (`reachedAt`, `linksReadAt`: url-state.ts LATER_KEPT) — a conditional PutItem each, the same
+   * write unit as a batch put; only when a stamp landed since is the item put again, folded.
+   */
+  putStates(items: UrlItem[]): Promise<void>;
 }
 
 /** A conditional write's outcome: false when its condition did not hold, any other failure thrown. */
@@ -154,19 +162,63 @@ export function createUrlTable({
     );
   }
 
+  /**
+   * Puts a whole item unless the table holds a later link stamp than the item; then folds the
+   * table's (the failed put returns it) and puts again. The condition makes the put and a stamp
+   * landing at the same time take turns: whichever comes second keeps the later value.
+   */
+  async function putState(item: UrlItem): Promise<void> {
+    let next = item;
+    for (let attempt = 0; ; attempt++) {
+      const names: Record<string, string> = {};
+      const values: Record<string, string> = {};
+      const conditions = LATER_KEPT.map((key, i) => {
+        names[`#s${i}`] = key;
+        const v = next[key];
+        if (!v) return `attribute_not_exists(#s${i})`;
+        values[`:s${i}`] = v;
+        return `(attribute_not_exists(#s${i}) OR #s${i} <= :s${i})`;
+      });
+      try {
+        await withKeyLock(`${tableName}|${item.url}`, () =>
+          client.send(
+            new PutCommand({
+              TableName: tableName,
+              Item: next,
+              ConditionExpression: conditions.join(' AND '),
+              ExpressionAttributeNames: names,
+              ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
+        return;
+      } catch (err) {
+        // A stamp can only move forward: a few rounds settle it; more would be a bug, not a race.
+        if (!(err instanceof ConditionalCheckFailedException) || attempt >= 4) throw err;
+        const current = err.Item
+          ? (unmarshall(err.Item) as UrlItem)
+          : (await getMany([item.url])).get(item.url);
+        next = keepLaterStamps(next, current);
+      }
+    }
+  }
+
   /** Stamps `reachedAt` on a known URL; never re-creates a URL forgotten meanwhile, never goes back. */
   async function stampOne(url: string, now: string): Promise<void> {
     await conditionHeld(
-      client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { url },
-          UpdateExpression: 'SET reachedAt = :now',
-          ConditionExpression:
-            'attribute_exists(#u) AND (attribute_not_exists(reachedAt) OR reachedAt < :now)',
-          ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
-          ExpressionAttributeValues: { ':now': now },
-        }),
+      withKeyLock(`${tableName}|${url}`, () =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { url },
+            UpdateExpression: 'SET reachedAt = :now',
+            ConditionExpression:
+              'attribute_exists(#u) AND (attribute_not_exists(reachedAt) OR reachedAt < :now)',
+            ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
+            ExpressionAttributeValues: { ':now': now },
+          }),
+        ),
       ),
     );
     noteReached(url, now);
@@ -268,6 +320,12 @@ export function createUrlTable({
       }
       for (const item of puts) remember(item.url, item.claimedBy);
       for (const url of deletes) known.delete(url);
+    },
+    async putStates(items) {
+      const twice = firstRepeat(items.map((i) => i.url));
+      if (twice !== undefined) throw new Error(`putStates: ${twice} appears twice in one call`);
+      await mapLimit(items, CLAIM_CONCURRENCY, putState);
+      for (const item of items) remember(item.url, item.claimedBy);
     },
     async *scan() {
       let start: Record<string, unknown> | undefined;

@@ -16,7 +16,7 @@ import {
   previousFromTasks,
 } from '../crawl/state/index-plan.ts';
 import { refreshBucket } from '../crawl/state/scheduling.ts';
-import { keepsInTable, resolveState } from '../crawl/state/url-state.ts';
+import { keepLaterStamps, keepsInTable, resolveState } from '../crawl/state/url-state.ts';
 import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { BatchResult, IndexMessage, PageOutcome, StageRecord, UrlItem } from '../types.ts';
@@ -144,6 +144,7 @@ async function previousStates(
     const known = existing.get(url);
     if (current && (!known || (current.lastFetched ?? '') > (known.lastFetched ?? '')))
       existing.set(url, current);
+    else if (current && known) existing.set(url, keepLaterStamps(known, current));
   }
   // No item: forgotten since (a 404 on refresh, clear-errors): the copy has nothing left to record.
   for (const o of copies) if (!items.has(o.url)) forgotten.add(o.url);
@@ -288,10 +289,11 @@ async function persistStates(
     writes.at,
   );
   linesWritten();
-  await deps.urls.writeMany(
-    states.filter((s) => s.stored === 'table'),
-    [...writes.deletes],
-  );
+  // Each put keeps a link stamp written since its state was read (url-table.ts putStates): a
+  // refresh task's state is as old as its cycle's start, and a page linking to it read whole in
+  // that cycle stamps it meanwhile.
+  await deps.urls.putStates(states.filter((s) => s.stored === 'table'));
+  await deps.urls.writeMany([], [...writes.deletes]);
 }
 
 function nextItem(

@@ -6,7 +6,7 @@
  * Real loopback site (static files: Last-Modified, so 304s are possible), real emulator, shifted clock.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -98,5 +98,51 @@ describe('orphans: pages nothing links to any more are deleted after the grace p
     );
     const gone = site.requests.slice(since).filter((r) => r.path === '/gone.html');
     assert.equal(gone.length, 0, 'an orphan is deleted without being fetched');
+  });
+
+  it('keeps a page that had an error while the page linking to it is read whole (its stamp is never moved back)', async () => {
+    // The audit's repro: p.html answers 503 once, so its state is kept in the table from then on;
+    // each refresh of it rewrote its item with the reach stamp its task carried (read at the start
+    // of the cycle), over the stamp the link from the home page wrote in that same cycle: deleted
+    // as an orphan once the grace had passed, and added back as new two days later.
+    const sub = join(dir, 'o2');
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, 'index.html'), page('O2', ['p.html', 'q.html']));
+    for (const p of ['p', 'q']) writeFileSync(join(sub, `${p}.html`), page(p.toUpperCase()));
+    const config = parseConfig({
+      name: uniqueCrawlName('orphans-kept'),
+      startUrls: [`${site.url}/o2/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1d', orphanGrace: '14d' },
+    });
+    const t0 = Date.now();
+    await crawl(await openSession(config));
+    const at = (days: number) => new Date(t0 + days * DAY + 2 * 3_600_000);
+    const paths = async (s: Awaited<ReturnType<typeof openSession>>) =>
+      (await collect(documents(s))).map((d) => new URL(d.url as string).pathname);
+    const deleted: string[] = [];
+    for (let days = 1; days <= 17; days++) {
+      // Day 1 only: a temporary error (it is retried after a second, in vain, then kept as an error).
+      if (days === 1) site.route('/o2/p.html', { status: 503, headers: { 'Retry-After': '1' } });
+      const since = site.requests.length;
+      const session = await openSession(config, { now: at(days) });
+      await refresh(session);
+      site.route('/o2/p.html', null);
+      const got = site.requests.slice(since);
+      if (days === 1)
+        assert.ok(
+          got.some((r) => r.path === '/o2/p.html' && r.status === 503),
+          'day 1: p.html 503',
+        );
+      for (const c of (await readChanges(session)).filter((c) => c.type === 'delete'))
+        if (!deleted.some((d) => d.startsWith(`${c.url} `))) deleted.push(`${c.url} ${c.reason}`);
+      assert.deepEqual(deleted, [], `day ${days}: nothing deleted`);
+      const docs = await paths(session);
+      if (days > 1) assert.deepEqual(docs, ['/o2/', '/o2/p.html', '/o2/q.html'], `day ${days}`);
+    }
+    // The stamp moved on with the links read (every quarter of the grace), not left at day 0.
+    const pUrl = `${site.url}/o2/p.html`;
+    const item = (await (await openSession(config, { now: at(17) })).urls.getMany([pUrl])).get(pUrl);
+    assert.ok((item?.reachedAt ?? '') > at(12).toISOString(), `p.html reached at ${item?.reachedAt}`);
   });
 });

@@ -50,7 +50,8 @@ export function resolveState(item: UrlItem | undefined, line: UrlItem | undefine
   if (isTableKept(item)) return { ...item, stored: 'table' };
   if (line && (!item.discoveredAt || (line.lastFetched ?? '') >= item.discoveredAt)) {
     const { claimedBy: _claim, ...claim } = item;
-    return { ...claim, ...line, stored: 'line' };
+    // The claim carries the link stamp (a line's copy is as old as the fetch that wrote it).
+    return keepLaterStamps({ ...claim, ...line, stored: 'line' }, item);
   }
   return item;
 }
@@ -74,6 +75,27 @@ export function resolveRecords(records: StateRecord[]): UrlItem | undefined {
 /** When a URL was last reached by a link or a sitemap entry: its stamp, else its claim. */
 export function reachedAt(item: UrlItem): string | undefined {
   return laterTime(item.reachedAt, item.discoveredAt);
+}
+
+/**
+ * Stamps no write may move back (orphans): when a link or a sitemap last reached the URL, and
+ * when its links were last read. Whoever writes a whole item from a state read earlier (a refresh
+ * task's, a scan's) folds in the later stamps of the item as it is now.
+ */
+export const LATER_KEPT = ['reachedAt', 'linksReadAt'] as const;
+
+/** `item` with each of {@link LATER_KEPT} the later of its own and `current`'s. */
+export function keepLaterStamps<T extends Partial<UrlItem>>(
+  item: T,
+  current: Partial<UrlItem> | undefined,
+): T {
+  if (!current) return item;
+  let out = item;
+  for (const key of LATER_KEPT) {
+    const later = laterTime(item[key], current[key]);
+    if (later !== item[key]) out = { ...out, [key]: later };
+  }
+  return out;
 }
 
 /** The later of two ISO times, either of which may be missing. */

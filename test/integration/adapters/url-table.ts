@@ -228,6 +228,30 @@ describe('url table adapter', () => {
     assert.equal((await fresh().getMany([t.url])).get(t.url)?.reachedAt, T2, 'an older stamp loses');
   });
 
+  it('putStates writes whole items but never moves a link stamp back (reachedAt, linksReadAt)', async () => {
+    const urls = fresh();
+    const t = task('https://o.test/kept');
+    await urls.claim([t], 'fetch:o', T0);
+    // A refresh task's state, read before a link stamped the item (the index stage writes it after).
+    const carried = item(t.url, { state: 'error', reachedAt: T0, linksReadAt: T1, lastFetched: T1 });
+    await fresh().claim([t], 'fetch:p', T2, { stampBefore: T1 });
+    await urls.putStates([carried]);
+    const got = (await fresh().getMany([t.url])).get(t.url);
+    assert.equal(got?.state, 'error', 'the state is written');
+    assert.equal(got?.reachedAt, T2, 'the later stamp stays');
+    assert.equal(got?.linksReadAt, T1);
+    // A put without a stamp keeps the table's; a later one wins.
+    await urls.putStates([item(t.url, { state: 'indexed' })]);
+    assert.deepEqual(
+      [(await fresh().getMany([t.url])).get(t.url)].map((i) => [i?.state, i?.reachedAt, i?.linksReadAt]),
+      [['indexed', T2, T1]],
+    );
+    const T3 = '2026-01-04T00:00:00.000Z';
+    await urls.putStates([item(t.url, { state: 'indexed', reachedAt: T3, linksReadAt: T3 })]);
+    assert.equal((await fresh().getMany([t.url])).get(t.url)?.reachedAt, T3);
+    await assert.rejects(urls.putStates([carried, carried]), /appears twice/);
+  });
+
   it('a gate records the URLs it stops with its fields and does not return them', async () => {
     const urls = fresh();
     const [a, b] = [task('https://g.test/a'), task('https://g.test/b')];

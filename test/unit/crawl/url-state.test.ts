@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   isNewerLine,
   isTableKept,
+  keepLaterStamps,
   keepsInTable,
   orphanReason,
   reachedAt,
@@ -150,5 +151,37 @@ describe('orphans: reachedAt and orphanReason', () => {
     assert.equal(orphanReason(item({}), true, BEFORE), null);
     assert.equal(orphanReason(item({}), false, null), null);
     assert.equal(orphanReason(item({ discoveredAt: undefined }), false, BEFORE), null);
+  });
+});
+
+describe('orphans: link stamps never move back (keepLaterStamps)', () => {
+  const T1 = '2026-01-01T00:00:00.000Z';
+  const T2 = '2026-01-05T00:00:00.000Z';
+  const state: UrlItem = { url: 'https://a.test/p', state: 'indexed', depth: 1, queue: 'index_follow' };
+  it("keeps the later of each stamp, the item's own when the table has none or an older one", () => {
+    // A refresh task's state (read at the cycle's start) written after a link stamped the item.
+    assert.deepEqual(
+      keepLaterStamps({ ...state, reachedAt: T1, linksReadAt: T2 }, { ...state, reachedAt: T2 }),
+      {
+        ...state,
+        reachedAt: T2,
+        linksReadAt: T2,
+      },
+    );
+    assert.deepEqual(keepLaterStamps({ ...state }, { ...state, reachedAt: T1, linksReadAt: T1 }), {
+      ...state,
+      reachedAt: T1,
+      linksReadAt: T1,
+    });
+    const own = { ...state, reachedAt: T2 };
+    assert.equal(keepLaterStamps(own, { ...state, reachedAt: T1 }), own, 'nothing later: the same object');
+    assert.equal(keepLaterStamps(own, undefined), own);
+    assert.deepEqual(keepLaterStamps(state, state), state, 'no stamp on either: none added');
+  });
+  it("resolveState: a state line's stale copy of the stamp does not hide the claim's newer one", () => {
+    const item: UrlItem = { ...state, state: 'pending', discoveredAt: T1, reachedAt: T2 };
+    const line: UrlItem = { ...state, lastFetched: T1, reachedAt: T1 };
+    assert.equal(resolveState(item, line)?.reachedAt, T2);
+    assert.equal(resolveState({ ...item, reachedAt: undefined }, line)?.reachedAt, T1);
   });
 });
