@@ -3,7 +3,8 @@
  * path. A host that answers it with a 200 HTML page is one that answers 200 for anything: the
  * fingerprint of that answer's text (crawl/url/traps.ts) is kept in the hosts table and in the
  * container, travels with each page of the host, and the extract stage treats a page with the
- * same fingerprint as not found (`error`, code `soft-404`).
+ * same fingerprint as not found (`error`, code `soft-404`). The answer expires after SOFT404_TTL_MS
+ * (24 h of deps.now, as robots.txt's): the host is probed again, by the worker with its probe lease.
  */
 import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
