@@ -27,7 +27,8 @@ export const TrapsSchema = z
     maxQueryVariantsPerPath: z.number().int().positive().nullable().default(1000),
     /**
      * @default false — fetch one random path per host first; when the host answers it with 200, pages
-     * whose text looks like that answer are soft 404s (`error`, code `soft-404`), not documents
+     * whose text looks like that answer are soft 404s (`error`, code `soft-404`), not documents; the
+     * answer is trusted for 24 h, then the host is probed again
      */
     soft404: z.boolean().default(false),
   })
