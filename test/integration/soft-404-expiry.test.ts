@@ -82,14 +82,15 @@ describe('soft-404 probe expiry', () => {
     assert.equal(probes(), 2, 'the refresh a day later probed the host again, once');
     const probed = await dayLater.hosts.getValue(`soft404#${config.name}#${url}`);
     assert.ok(probed && !probed.endsWith(' none'), `a soft-404 fingerprint stored: ${probed}`);
-    // A soft 404 found by a refresh is a permanent error: the document deleted, the URL forgotten
-    // (seed 001), the deletion in the change feed with its code.
+    // A soft 404 found by a refresh is a permanent error: the document deleted at once, the URL
+    // kept in error (seed 001: tried again after maxAge), the deletion in the change feed with its code.
     const deleted = (await readChanges(dayLater)).filter((c) => c.type === 'delete');
     assert.deepEqual(
       deleted.map((c) => [new URL(c.url).pathname, c.reason]),
       [['/gone404.html', 'permanent-error: soft-404 (HTTP 200)']],
     );
-    assert.equal(await state(dayLater, '/gone404.html'), undefined, 'forgotten');
+    const gone = await state(dayLater, '/gone404.html');
+    assert.deepEqual([gone?.state, gone?.errorCode], ['error', 'soft-404']);
     assert.equal((await state(dayLater, '/about'))?.state, 'indexed', 'a real page is no soft 404');
     assert.deepEqual(await docPaths(dayLater), ['/', '/about'], "the soft 404's document is deleted");
 
