@@ -18,6 +18,24 @@ export type TaskResult =
 export type PageResult = Extract<TaskResult, { type: 'page' }>;
 export type Requeued = Extract<TaskResult, { type: 'requeue' }>;
 
+/** The page a task came to: no status, headers or body unless `extra` says (a skip, an error, a fetch). */
+export function pageResult(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): PageResult {
+  return {
+    type: 'page',
+    page: {
+      task,
+      url: task.url,
+      status: 0,
+      headers: {},
+      fetchedAt,
+      body: '',
+      truncated: false,
+      notModified: false,
+      ...extra,
+    },
+  };
+}
+
 export interface FetchContext {
   deps: StageDeps;
   config: CrawlConfig;

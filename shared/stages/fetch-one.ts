@@ -9,32 +9,17 @@ import { backoffMs } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { KEYS } from '../layout.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
-import type { FetchedPage, UrlTask } from '../types.ts';
+import type { UrlTask } from '../types.ts';
 import { spoolFile } from './body-spool.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
-import { type FetchContext, siteConnection, type TaskResult } from './fetch-context.ts';
+import { type FetchContext, pageResult, siteConnection, type TaskResult } from './fetch-context.ts';
 import type { CachedRobots } from './politeness/robots-cache.ts';
 import { hostSoft404 } from './soft-404.ts';
 
 /** Slots missed because connecting took too long, before the URL goes back to its queue. */
 const MAX_LATE_SLOTS = 5;
 
-function page(task: UrlTask, fetchedAt: string, extra: Partial<FetchedPage>): TaskResult {
-  return {
-    type: 'page',
-    page: {
-      task,
-      url: task.url,
-      status: 0,
-      headers: {},
-      fetchedAt,
-      body: '',
-      truncated: false,
-      notModified: false,
-      ...extra,
-    },
-  };
-}
+const page = pageResult;
 
 /** A request not sent: the invocation is stopping. */
 const STOPPED = { kind: 'stopped' } as const;

@@ -16,7 +16,7 @@ import type { CrawlConfig } from '../config.ts';
 import type { QueuedJudge } from '../crawl/rules/decide.ts';
 import { scopeVersion } from '../crawl/rules/scope-version.ts';
 import type { UrlTask } from '../types.ts';
-import type { FetchContext, PageResult } from './fetch-context.ts';
+import { type FetchContext, type PageResult, pageResult } from './fetch-context.ts';
 import { bump } from './logger.ts';
 
 /** The decider's module: from source, or its bundle beside the handler's. A value, so esbuild leaves it to run time. */
@@ -92,18 +92,5 @@ export async function rescope(ctx: FetchContext, perMessage: UrlTask[][]): Promi
 
 /** The page of a task the current config rejects: no request was made. */
 function notFetched(task: UrlTask, reason: string, at: string): PageResult {
-  return {
-    type: 'page',
-    page: {
-      task,
-      url: task.url,
-      status: 0,
-      headers: {},
-      fetchedAt: at,
-      body: '',
-      truncated: false,
-      notModified: false,
-      outOfScope: reason,
-    },
-  };
+  return pageResult(task, at, { outOfScope: reason });
 }

@@ -6,14 +6,13 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { readChanges } from '../../cli/change-feed.ts';
 import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { resetAuthSessions } from '../../shared/stages/fetch-auth.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
+import { allObjects } from '../helpers/s3-objects.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
@@ -217,21 +216,3 @@ describe('fetch.auth: basic, form login with an expiring session, bearer token',
     assert.deepEqual(deleted, []);
   });
 });
-
-async function allObjects(bucket: string): Promise<{ key: string; text: string }[]> {
-  const { S3Client } = await import('@aws-sdk/client-s3');
-  const s3 = new S3Client({ endpoint: process.env.AWS_ENDPOINT_URL, forcePathStyle: true });
-  const out: { key: string; text: string }[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) {
-      const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key }));
-      const bytes = Buffer.from(await got.Body!.transformToByteArray());
-      const text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString() : bytes.toString();
-      out.push({ key: o.Key!, text });
-    }
-    token = page.NextContinuationToken;
-  } while (token);
-  return out;
-}

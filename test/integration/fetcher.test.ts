@@ -11,26 +11,9 @@ import { ByteBudget } from '../../shared/crawl/state/concurrency.ts';
 import { type FetchOptions, type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
 import { fetchOptions as options } from '../helpers/fetch-options.ts';
 import { type Handler, type Site, withSite } from '../helpers/http-site.ts';
+import { withTcp } from '../helpers/tcp-server.ts';
 
 const HARD_STOP_MS = 10_000; // every server-side write loop ends by then even if the client never closes
-
-/** A raw TCP server: the handler owns the socket. */
-async function withTcp(handler: (socket: net.Socket) => void, run: (port: number) => Promise<void>) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => {});
-    handler(socket);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  try {
-    await run((server.address() as net.AddressInfo).port);
-  } finally {
-    for (const s of sockets) s.destroy();
-    server.close();
-  }
-}
 
 /** Streams `chunk` with backpressure until the client goes away, `limit` bytes, or HARD_STOP_MS. */
 async function stream(res: NodeJS.WritableStream & { destroyed: boolean }, chunk: Buffer, limit = Infinity) {

@@ -8,10 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
+import type net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { crawl, documents, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
@@ -20,7 +18,9 @@ import { resetAuthSessions } from '../../shared/stages/fetch-auth.ts';
 import { type AuthProxy, startAuthProxy } from '../helpers/auth-proxy.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { fetchOptions } from '../helpers/fetch-options.ts';
+import { allObjects } from '../helpers/s3-objects.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { withTcp } from '../helpers/tcp-server.ts';
 import { TLS_FIXTURE } from '../helpers/tls-front.ts';
 
 const PASSWORD = `proxypw-${randomBytes(12).toString('hex')}`;
@@ -164,22 +164,8 @@ describe('fetchUrl through a proxy that wants a login', () => {
 
 describe("a proxy's own failures on CONNECT", () => {
   /** A proxy that answers every CONNECT with `answer`. */
-  async function withAnsweringProxy(answer: string, run: (port: number) => Promise<void>) {
-    const sockets = new Set<net.Socket>();
-    const server = net.createServer((s) => {
-      sockets.add(s);
-      s.on('error', () => {});
-      s.once('data', () => s.write(answer));
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    try {
-      await run((server.address() as net.AddressInfo).port);
-    } finally {
-      for (const s of sockets) s.destroy();
-      server.close();
-    }
-  }
+  const withAnsweringProxy = (answer: string, run: (port: number) => Promise<void>) =>
+    withTcp((s) => s.once('data', () => s.write(answer)), run);
 
   const cases: [string, string, string, RegExp][] = [
     [
@@ -353,20 +339,3 @@ describe('a crawl through a proxy that wants a login', () => {
     }
   }
 });
-
-async function allObjects(bucket: string): Promise<{ key: string; text: string }[]> {
-  const s3 = new S3Client({ endpoint: process.env.AWS_ENDPOINT_URL, forcePathStyle: true });
-  const out: { key: string; text: string }[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, ContinuationToken: token }));
-    for (const o of page.Contents ?? []) {
-      const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key }));
-      const bytes = Buffer.from(await got.Body!.transformToByteArray());
-      const text = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes).toString() : bytes.toString();
-      out.push({ key: o.Key!, text });
-    }
-    token = page.NextContinuationToken;
-  } while (token);
-  return out;
-}
