@@ -8,6 +8,7 @@ import { scheduledEvent } from '../../cli/runner.ts';
 import { crawl, openSession } from '../../cli/session.ts';
 import { createWorkQueues } from '../../shared/aws/work-queues.ts';
 import { parseConfig } from '../../shared/config.ts';
+import { decidedUnder } from '../../shared/stages/send-tasks.ts';
 import type { UrlTask } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type RequestLog, type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -70,9 +71,11 @@ describe('one fetch invocation over many polite hosts', () => {
     const session = await openSession(config, { fetchConcurrency: 1 });
     await session.urls.claim(messages.flat(), 'rounds-test', new Date().toISOString());
     const queues = createWorkQueues({ client: session.monitor.sqs });
+    // Decided under this config, as the seed and extract stages send them: tasks marked with
+    // another version (or none) are decided again, and these hosts are not the start URL's.
     await queues.send(session.resources.queueUrls.frontier.user, [
       ...raw.map((body) => ({ body })),
-      ...messages.map((tasks) => ({ body: { tasks } })),
+      ...messages.map((tasks) => ({ body: { tasks: decidedUnder(config, tasks) } })),
     ]);
     await session.runner.invoke('fetch', scheduledEvent('Fetch Kick'));
   }

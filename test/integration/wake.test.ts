@@ -16,7 +16,7 @@ import { watchAwsCalls } from '../../shared/aws/request-counter.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
-import { sendTasks } from '../../shared/stages/send-tasks.ts';
+import { decidedUnder, sendTasks } from '../../shared/stages/send-tasks.ts';
 import type { WakeMessage } from '../../shared/types.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -47,9 +47,13 @@ describe('wake-up calls for URLs put back by politeness', () => {
     });
     await openSession(config);
     const deps = depsFromEnv();
+    // Decided under this config, as the seed and extract stages send them.
     await sendTasks(
       deps,
-      [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
+      decidedUnder(
+        config,
+        [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
+      ),
     );
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(summary.drained, true);
@@ -77,7 +81,7 @@ describe('wake-up calls for URLs put back by politeness', () => {
     // SQS event the wake queue's mapping would give it) polls that source only. A URL of another
     // host waiting in another source is left to the fetchers its own sender starts.
     const other = `${site.url.replace('127.0.0.1', 'localhost')}/0.html`;
-    await sendTasks(deps, [urlTask(other, { depth: 1, queue: 'follow' })]);
+    await sendTasks(deps, decidedUnder(config, [urlTask(other, { depth: 1, queue: 'follow' })]));
     const calls = await deps.queues.receive<WakeMessage>(wake, 10, 0, 30);
     assert.deepEqual(
       calls.map((c) => c.body?.sources),
@@ -117,9 +121,13 @@ describe('wake-up calls for URLs put back by politeness', () => {
     });
     await openSession(config);
     const deps = depsFromEnv();
+    // Decided under this config, as the seed and extract stages send them.
     await sendTasks(
       deps,
-      [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
+      decidedUnder(
+        config,
+        [0, 1, 2].map((i) => urlTask(`${site.url}/${i}.html`)),
+      ),
     );
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(summary.fetched, 3);
