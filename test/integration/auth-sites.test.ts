@@ -11,6 +11,7 @@ import { readChanges } from '../../cli/change-feed.ts';
 import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { resetAuthSessions } from '../../shared/stages/fetch-auth.ts';
+import { captureOutput } from '../helpers/capture-output.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { allObjects } from '../helpers/s3-objects.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -146,17 +147,7 @@ describe('fetch.auth: basic, form login with an expiring session, bearer token',
       },
     });
     const logged: string[] = [];
-    const capture = (stream: NodeJS.WriteStream) => {
-      const write = stream.write.bind(stream);
-      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-        logged.push(String(chunk));
-        return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-      }) as typeof stream.write;
-      return () => {
-        stream.write = write;
-      };
-    };
-    const restore = [capture(process.stdout), capture(process.stderr)];
+    const restore = captureOutput(logged);
     resetAuthSessions();
     try {
       const session = await openSession(config, { logLevel: 'DEBUG' });
@@ -185,7 +176,7 @@ describe('fetch.auth: basic, form login with an expiring session, bearer token',
       assert.ok(logged.length > 0, 'logs were captured (DEBUG)');
       crawled = config;
     } finally {
-      for (const r of restore) r();
+      restore();
     }
   });
 

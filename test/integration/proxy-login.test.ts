@@ -16,6 +16,7 @@ import { type FetchOutcome, fetchUrl } from '../../shared/net/fetcher.ts';
 import type { FetchProxy } from '../../shared/net/proxy.ts';
 import { resetAuthSessions } from '../../shared/stages/fetch-auth.ts';
 import { type AuthProxy, startAuthProxy } from '../helpers/auth-proxy.ts';
+import { captureOutput } from '../helpers/capture-output.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { fetchOptions } from '../helpers/fetch-options.ts';
 import { allObjects } from '../helpers/s3-objects.ts';
@@ -217,7 +218,7 @@ describe('a crawl through a proxy that wants a login', () => {
   let site: SiteServer;
   let tls: Awaited<ReturnType<typeof startTlsSite>>;
   const logged: string[] = [];
-  let restoreLogs: (() => void)[] = [];
+  let restoreLogs = () => {};
 
   const configFor = (name: string) =>
     parseConfig({
@@ -243,20 +244,10 @@ describe('a crawl through a proxy that wants a login', () => {
     for (const p of PAGES)
       site.route(p, { headers: { 'content-type': 'text/html' }, body: page(`plain ${p}`) });
     tls = await startTlsSite();
-    const capture = (stream: NodeJS.WriteStream) => {
-      const write = stream.write.bind(stream);
-      stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-        logged.push(String(chunk));
-        return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-      }) as typeof stream.write;
-      return () => {
-        stream.write = write;
-      };
-    };
-    restoreLogs = [capture(process.stdout), capture(process.stderr)];
+    restoreLogs = captureOutput(logged);
   });
   after(async () => {
-    for (const r of restoreLogs) r();
+    restoreLogs();
     await proxy?.close();
     await site?.close();
     tls?.close();
