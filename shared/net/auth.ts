@@ -123,7 +123,7 @@ export type LoginFetch = (
 const LOGIN_PAGE_REDIRECTS = 5;
 
 /** A URL for a note: no query or fragment (a login page may echo the submitted fields in its query). */
-const withoutQuery = (url: string) => url.replace(/[?#].*$/s, '').slice(0, 2048);
+export const withoutQuery = (url: string) => url.replace(/[?#].*$/s, '').slice(0, 2048);
 
 interface Session {
   /** the session cookies, or why the login failed */

@@ -7,7 +7,14 @@
  */
 import { createSecretResolver } from '../aws/secrets.ts';
 import type { CrawlConfig } from '../config.ts';
-import { AuthSessions, cleartextAuthPaths, isLoggedOut, plainSecretPaths, resolveAuth } from '../net/auth.ts';
+import {
+  AuthSessions,
+  cleartextAuthPaths,
+  isLoggedOut,
+  plainSecretPaths,
+  resolveAuth,
+  withoutQuery,
+} from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
 import { type FetchProxy, resolveProxy } from '../net/proxy.ts';
 import type { StageDeps } from './deps.ts';
@@ -178,7 +185,7 @@ function credentialsRefused(
 function outcomeText(res: FetchOutcome): string {
   // The query left out: a login page may echo the submitted fields back in it.
   if (res.kind === 'redirect')
-    return `a redirect to ${res.location?.replace(/[?#].*$/s, '').slice(0, 2048) ?? 'nowhere'}`;
+    return `a redirect to ${res.location ? withoutQuery(res.location) : 'nowhere'}`;
   if (res.kind === 'error') return res.status ? `HTTP ${res.status}` : res.code;
   return 'the logged-out text in the page';
 }
