@@ -11,13 +11,12 @@
 import { withKeyLock } from '../aws/key-lock.ts';
 import { admitContent, type DupEntry, releaseContent } from '../crawl/extract/duplicates.ts';
 import { taskFrom } from '../crawl/page/page-kit.ts';
-import { scopeVersion } from '../crawl/rules/scope-version.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { DOC_FIELDS, type OutcomePlan } from '../crawl/state/index-plan.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { ChangeRecord } from './change-feed.ts';
 import type { StageDeps } from './deps.ts';
-import { sendTasks } from './send-tasks.ts';
+import { decidedUnder, sendTasks } from './send-tasks.ts';
 
 const MAX_SWAPS = 8;
 /** Digest entries read and written at once by one batch (each a read and a conditional write). */
@@ -68,12 +67,12 @@ async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: numbe
     deps.urls.getMany(wanted.map((w) => w.url)),
   ]);
   const decider = createUrlDecider(config);
-  const version = scopeVersion(config);
-  return wanted.flatMap(({ url, depth: fallback }) => {
+  const tasks = wanted.flatMap(({ url, depth: fallback }) => {
     const depth = items.get(url)?.depth ?? fallback;
     const d = decider.decide(url, { depth, isStart: depth === 0 });
-    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true, decidedUnder: version }] : [];
+    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true }] : [];
   });
+  return decidedUnder(config, tasks);
 }
 
 /** `url` leaves the entry of content `digest`: the duplicate that takes its place, if it kept it. */
