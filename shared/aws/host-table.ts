@@ -287,3 +287,20 @@ export function createHostTable({
     },
   };
 }
+
+/**
+ * What the worker that took a lease stores, read every `pollMs` for up to `waitMs` (the robots.txt
+ * and soft-404 answers of a host another worker fetches); null when none came.
+ */
+export async function awaitLeaseHolder<T>(
+  read: () => Promise<T | null>,
+  waitMs: number,
+  pollMs: number,
+): Promise<T | null> {
+  for (let waited = 0; waited < waitMs; waited += pollMs) {
+    await new Promise((r) => setTimeout(r, pollMs));
+    const got = await read();
+    if (got !== null) return got;
+  }
+  return null;
+}

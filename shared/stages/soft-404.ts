@@ -6,6 +6,7 @@
  * same fingerprint as not found (`error`, code `soft-404`). The answer expires after SOFT404_TTL_MS
  * (24 h of deps.now, as robots.txt's): the host is probed again, by the worker with its probe lease.
  */
+import { awaitLeaseHolder } from '../aws/host-table.ts';
 import { soft404Fingerprint } from '../crawl/url/traps.ts';
 import type { FetchOutcome } from '../net/fetcher.ts';
 import { takeSpooled } from './body-spool.ts';
@@ -118,13 +119,16 @@ async function probeLease(ctx: FetchContext, key: string): Promise<boolean> {
 }
 
 /** The answer another worker's probe stores, within WAIT_MS; a failed read is only "not yet". */
-async function awaitOther(ctx: FetchContext, key: string): Promise<Probed | null> {
-  for (let waited = 0; waited < WAIT_MS; waited += POLL_MS) {
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    const stored = decode(await ctx.deps.hosts.getValue(key).catch(() => null));
-    if (stored && fresh(stored, ctx.deps.now())) return stored;
-  }
-  return null;
+function awaitOther(ctx: FetchContext, key: string): Promise<Probed | null> {
+  return awaitLeaseHolder(
+    async () => {
+      // A failed read is only "not yet".
+      const stored = decode(await ctx.deps.hosts.getValue(key).catch(() => null));
+      return stored && fresh(stored, ctx.deps.now()) ? stored : null;
+    },
+    WAIT_MS,
+    POLL_MS,
+  );
 }
 
 async function fingerprintOf(ctx: FetchContext, probeUrl: string, res: FetchOutcome): Promise<string | null> {

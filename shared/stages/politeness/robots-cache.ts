@@ -2,7 +2,7 @@
  * robots.txt per host: memory (per invocation) → hosts table (shared, with expiry) → the site.
  * RFC 9309 §2.3.1: 4xx means no restrictions; 5xx or unreachable means complete disallow for a while.
  */
-import type { HostTable } from '../../aws/host-table.ts';
+import { awaitLeaseHolder, type HostTable } from '../../aws/host-table.ts';
 import type { CrawlConfig } from '../../config.ts';
 import {
   ALLOW_ALL,
@@ -96,13 +96,13 @@ export function createRobotsCache(
    * is only "not yet": the holder may be a crashed invocation whose lease runs out, and one lost
    * read among a hundred must not fail the worker that waits for it.
    */
-  async function awaitOther(robotsUrl: string): Promise<CachedRobots | null> {
-    for (let waited = 0; waited < LEASE_WAIT_MS; waited += LEASE_POLL_MS) {
-      await new Promise((r) => setTimeout(r, LEASE_POLL_MS));
-      const stored = ours(await hosts.getRobots(robotsUrl, now()).catch(() => null));
-      if (stored) return stored;
-    }
-    return null;
+  function awaitOther(robotsUrl: string): Promise<CachedRobots | null> {
+    return awaitLeaseHolder(
+      // A failed read is only "not yet".
+      async () => ours(await hosts.getRobots(robotsUrl, now()).catch(() => null)),
+      LEASE_WAIT_MS,
+      LEASE_POLL_MS,
+    );
   }
 
   async function load(robotsUrl: string): Promise<RobotsTxt> {
