@@ -3,14 +3,15 @@
 // `all` = unit + infra + integration + deployed; integration suites start their own emulator and sites,
 // `deployed` deploys the stack to the local cloud (ministack) with the real CDK CLI.
 //
-// `all` runs in two lanes at once, each one file at a time: the suites that spend most of their
-// time waiting (the deployed stack waits for its 1-minute schedule, the resume test for leases,
-// the fault test for redeliveries) beside everything else, so the two cores are used and the run
-// takes minutes less. Every suite has its own emulator, site, ports and working directory. The
-// wait lane's output is printed after the main lane's; the exit code is non-zero if either failed.
+// `all` runs two suites at once (TRAWL_TEST_LANES to change), each a `node --test` process of its
+// own, taken from one queue longest first (test/durations.json, the seconds each took in a
+// recorded run; a suite not named there counts as 30 s). A lane that ends takes the next suite,
+// so the two cores stay busy until the queue is empty: the run takes about half the sum of the
+// suites. Every suite has its own emulator, site, ports and working directory, so any two can
+// run side by side. Each suite's output is printed whole when it ends; the exit code is non-zero
+// if any failed. `--record` writes the measured seconds back to test/durations.json.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const suites = {
@@ -19,30 +20,15 @@ const suites = {
   integration: ['test/integration'],
   deployed: ['test/deployed'],
 };
-/** Suites that mostly wait (schedules, leases, redeliveries): the second lane of `all`. */
-const WAITING = [
-  'test/deployed',
-  'test/integration/interrupt-resume.test.ts',
-  'test/integration/fault-injection.test.ts',
-  'test/integration/cli.test.ts',
-  // polite hosts' gaps, visibility timeouts and leases: mostly waiting too (moved here 2026-11-26,
-  // when the main lane took 12.9 min and this one 8.1)
-  'test/integration/politeness.test.ts',
-  'test/integration/redelivery.test.ts',
-  'test/integration/many-hosts.test.ts',
-  'test/integration/fetch-leases.test.ts',
-  'test/integration/adaptive-refresh.test.ts',
-  // moved 2026-11-27, when the main lane took 15.7 min and this one 9.2: time-travelled refresh
-  // cycles and two CLI processes at once (2.5 min together)
-  'test/integration/refresh-policy.test.ts',
-  'test/integration/cli-concurrent.test.ts',
-  'test/integration/orphans.test.ts',
-  'test/integration/clock-travel.test.ts',
-  'test/unit',
-  'test/infra',
-];
+/** Directories of quick suites that run as one `node --test` process each in `all`. */
+const GROUPED = ['test/unit', 'test/infra'];
+const DURATIONS = 'test/durations.json';
+const UNKNOWN_SECONDS = 30;
 
-const which = process.argv[2] ?? 'all';
+const args = process.argv.slice(2);
+const record = args.includes('--record');
+const positional = args.filter((a) => a !== '--record');
+const which = positional[0] ?? 'all';
 const dirs = which === 'all' ? Object.values(suites).flat() : suites[which];
 if (!dirs) {
   console.error(`unknown suite ${which}; use one of: all, ${Object.keys(suites).join(', ')}`);
@@ -66,41 +52,118 @@ function collect(dir) {
   return out;
 }
 
-const extra = process.argv.slice(3);
+const extra = positional.slice(1);
 const files = dirs.flatMap(collect).concat(extra);
 if (files.length === 0) {
   console.error('no test files found');
   process.exit(1);
 }
 
-/** One lane: the files one at a time; resolves to the exit code. */
-function lane(laneFiles, stdout) {
-  const args = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...laneFiles];
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', stdout ?? 'inherit', stdout ?? 'inherit'],
+function nodeTest(testFiles, stdio) {
+  const argv = ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...testFiles];
+  return spawn(process.execPath, argv, {
+    stdio,
     env: { POWERTOOLS_LOG_LEVEL: 'WARN', ...process.env, TRAWL_TEST: '1' },
   });
-  return new Promise((resolve) => child.on('close', (code) => resolve(code ?? 1)));
 }
 
-const started = Date.now();
-if (which !== 'all' || extra.length > 0) process.exit(await lane(files));
+if (which !== 'all' || extra.length > 0) {
+  const child = nodeTest(files, ['ignore', 'inherit', 'inherit']);
+  child.on('close', (code) => process.exit(code ?? 1));
+} else {
+  await runAll();
+}
 
-const waiting = new Set(WAITING.flatMap(collect));
-const main = files.filter((f) => !waiting.has(f));
-const second = files.filter((f) => waiting.has(f));
-const logPath = join(mkdtempSync(join(tmpdir(), 'trawl-tests-')), 'waiting-lane.log');
-const log = createWriteStream(logPath);
-await new Promise((resolve) => log.on('open', resolve));
-const [mainCode, secondCode] = await Promise.all([lane(main), lane(second, log)]);
-log.end();
-await new Promise((resolve) => log.on('close', resolve));
-console.log(
-  `\n==== the second lane (${second.length} files: unit, infra, deployed, resume, faults, cli, politeness, redelivery, leases, refresh) ====\n`,
-);
-process.stdout.write(readFileSync(logPath));
-const seconds = Math.round((Date.now() - started) / 1000);
-console.log(
-  `\ntests: main lane exit ${mainCode}, second lane exit ${secondCode}; ${Math.floor(seconds / 60)} min ${seconds % 60} s`,
-);
-process.exit(mainCode !== 0 ? mainCode : secondCode);
+/** One job: a grouped directory or one integration/deployed file. */
+function jobsOf(all) {
+  const grouped = new Map(GROUPED.map((dir) => [dir, []]));
+  const single = [];
+  for (const f of all) {
+    const dir = GROUPED.find((d) => f.startsWith(`${d}/`));
+    if (dir) grouped.get(dir).push(f);
+    else single.push(f);
+  }
+  return [
+    ...[...grouped].filter(([, fs]) => fs.length > 0).map(([name, fs]) => ({ name, files: fs })),
+    ...single.map((f) => ({ name: f, files: [f] })),
+  ];
+}
+
+function readDurations() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** Runs one job, its output captured; resolves to what it printed, its exit code and seconds. */
+function runJob(job) {
+  const started = Date.now();
+  const child = nodeTest(job.files, ['ignore', 'pipe', 'pipe']);
+  const chunks = [];
+  child.stdout.on('data', (c) => chunks.push(c));
+  child.stderr.on('data', (c) => chunks.push(c));
+  return new Promise((resolve) =>
+    child.on('close', (code) =>
+      resolve({
+        ...job,
+        code: code ?? 1,
+        seconds: (Date.now() - started) / 1000,
+        output: Buffer.concat(chunks),
+      }),
+    ),
+  );
+}
+
+/** The spec reporter's closing counts (`ℹ tests 12`, `ℹ pass 12`, …) of one job's output. */
+function counts(output) {
+  const text = output.toString('utf8');
+  const out = {};
+  for (const key of ['tests', 'pass', 'fail', 'skipped', 'todo', 'cancelled']) {
+    const m = text.match(new RegExp(`^ℹ ${key} (\\d+)$`, 'm'));
+    out[key] = m ? Number(m[1]) : 0;
+  }
+  return out;
+}
+
+async function runAll() {
+  const started = Date.now();
+  const known = readDurations();
+  const estimate = (job) => known[job.name] ?? UNKNOWN_SECONDS;
+  const queue = jobsOf(files).sort((a, b) => estimate(b) - estimate(a));
+  const lanes = Math.max(1, Number(process.env.TRAWL_TEST_LANES ?? 2));
+  const results = [];
+  async function lane() {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const result = await runJob(job);
+      results.push(result);
+      const c = counts(result.output);
+      console.log(
+        `\n==== ${result.name}: ${result.code === 0 ? 'passed' : `FAILED (exit ${result.code})`}, ${c.tests} tests, ${result.seconds.toFixed(0)} s ====`,
+      );
+      process.stdout.write(result.output);
+    }
+  }
+  await Promise.all(Array.from({ length: lanes }, lane));
+
+  const total = { tests: 0, pass: 0, fail: 0, skipped: 0, todo: 0, cancelled: 0 };
+  for (const r of results) for (const [k, v] of Object.entries(counts(r.output))) total[k] += v;
+  const failed = results.filter((r) => r.code !== 0);
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const busiest = [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+  console.log('\n==== the slowest suites ====');
+  for (const r of busiest) console.log(`${r.seconds.toFixed(0).padStart(5)} s  ${r.name}`);
+  console.log(
+    `\ntests: ${results.length} suites in ${lanes} lanes, ${total.tests} tests, ${total.pass} passed, ${total.fail} failed, ${total.cancelled} cancelled, ${total.skipped} skipped; ${Math.floor(seconds / 60)} min ${seconds % 60} s`,
+  );
+  if (failed.length > 0) console.log(`failed suites: ${failed.map((r) => r.name).join(', ')}`);
+  if (record) {
+    const measured = Object.fromEntries(
+      results.sort((a, b) => b.seconds - a.seconds).map((r) => [r.name, Math.round(r.seconds)]),
+    );
+    writeFileSync(DURATIONS, `${JSON.stringify(measured, null, 2)}\n`);
+    console.log(`recorded ${results.length} suites' seconds in ${DURATIONS}`);
+  }
+  process.exit(failed.length > 0 ? 1 : 0);
+}
