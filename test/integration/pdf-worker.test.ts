@@ -23,8 +23,12 @@ const SLOW_PAGE = ['(a) Tj ', 5_000_000] as const;
 // 3 million one-item lines: ~1.3 GB RSS and 27 s in this thread; any small heap runs out
 const HUNGRY_PAGE = ["(ab) ' ", 3_000_000] as const;
 
-function context(limits: CrawlConfigInput['limits'], readPdf: ReturnType<typeof createPdfWorkerReader>) {
-  const config = parseConfig({ name: 'pdf-worker', startUrls: [`${SITE}/`], limits });
+function context(
+  limits: CrawlConfigInput['limits'],
+  readPdf: ReturnType<typeof createPdfWorkerReader>,
+  startPath = '/',
+) {
+  const config = parseConfig({ name: 'pdf-worker', startUrls: [`${SITE}${startPath}`], limits });
   return { config, decider: createUrlDecider(config), now: AT, readPdf: readPdf.read };
 }
 
@@ -105,7 +109,8 @@ describe('PDF extraction in a worker thread, stopped at its limits', () => {
     const zip = zipSync({ 'slow.pdf': heavyPagePdf(...SLOW_PAGE), 'readme.txt': strToU8('zip readme') });
     const r = await processPage(
       page('/files.zip', zip, 'application/zip'),
-      context({ pdfTimeMs: 500 }, reader),
+      // A start URL: the default ignoredExtensions (seed 004) keep .zip links out of a crawl.
+      context({ pdfTimeMs: 500 }, reader, '/files.zip'),
     );
 
     const byUrl = new Map(r.outcomes.map((o) => [o.url, o]));

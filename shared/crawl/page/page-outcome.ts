@@ -14,6 +14,7 @@ import { textDigest } from '../extract/duplicates.ts';
 import { extractHtml, type HtmlExtraction, headerCanonical, titleFromUrl } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
+import { queuedTaskJudge } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
@@ -31,7 +32,7 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   // it) is judged again under the current one: out of scope, its page is neither indexed nor
   // followed (a document it had is deleted). The fetch stage judged it before any request when
   // its config was not the task's (`outOfScope`: nothing was fetched); this catches a config
-  // changed between the fetch and now. Start URLs and sitemaps stay in, as when seeded.
+  // changed between the fetch and now. Start URLs the config still names and sitemaps stay in, as when seeded.
   const outOfScope = page.outOfScope ?? rejectedNow(page, ctx);
   if (outOfScope !== null) {
     count(result.rejected, outOfScope);
@@ -58,10 +59,12 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   return result;
 }
 
-/** The current config's reason to reject the page's URL, or null when it accepts it. */
+/**
+ * The current config's reason to reject the page's URL, or null when it accepts it: judged as the
+ * fetch stage and the refresh cycle judge a queued URL (a start URL only while the config names it).
+ */
 function rejectedNow(page: FetchedPage, ctx: PageContext): string | null {
-  const isStart = page.task.depth === 0 || page.task.kind === 'sitemap';
-  const judged = ctx.decider.decide(page.url, { depth: page.task.depth, isStart });
+  const judged = queuedTaskJudge(ctx.config, ctx.decider)({ ...page.task, url: page.url });
   return judged.accepted ? null : judged.reason;
 }
 

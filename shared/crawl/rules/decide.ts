@@ -107,12 +107,21 @@ export type QueuedJudge = (task: Pick<UrlTask, 'url' | 'depth' | 'kind'>) => Url
  * names it now, or when it is a sitemap or feed (read as seeded). The refresh cycle judges its due
  * URLs the same way: a start URL the config no longer names is judged as any URL at its depth.
  */
-export function queuedTaskJudge(config: CrawlConfig): QueuedJudge {
-  const decider = createUrlDecider(config);
+export function queuedTaskJudge(
+  config: CrawlConfig,
+  decider: UrlDecider = createUrlDecider(config),
+): QueuedJudge {
+  const known = judges.get(decider);
+  if (known) return known;
   const starts = new Set(startUrlsOf(config, decider));
-  return (task) =>
+  const judge: QueuedJudge = (task) =>
     decider.decide(task.url, { depth: task.depth, isStart: starts.has(task.url) || task.kind === 'sitemap' });
+  judges.set(decider, judge);
+  return judge;
 }
+
+/** One judge a decider (a decider is made from one config): the extract stage judges every page. */
+const judges = new WeakMap<UrlDecider, QueuedJudge>();
 
 /** Compiles a config's rules and scope once; throws ConfigError for bad rules or patterns. */
 export function createUrlDecider(config: CrawlConfig): UrlDecider {

@@ -321,7 +321,7 @@ const ROWS: Row[] = [
   {
     kind: 'text/xml served as a page: its text and CDATA, not its markup',
     page: {
-      url: '/data/items.xml',
+      url: '/data/items',
       type: 'text/xml',
       body: '<?xml version="1.0"?><items><item>first</item><item><![CDATA[second <b>]]></item>&amp;<x>last</x></items>',
     },
@@ -489,8 +489,25 @@ const ROWS: Row[] = [
     rejected: { excluded: 1 },
   },
   {
+    kind: 'a depth-0 page the config no longer names as a start URL: judged as any URL, out of scope',
+    // A start URL removed from the config (or a start URL's redirect target, which keeps depth 0):
+    // the fetch stage and the refresh cycle judge it as any URL at its depth; so does extraction.
+    page: { url: '/private/old-start', body: HTML(LINKS), task: { depth: 0 } },
+    config: { scope: { exclude: ['/private/'] } },
+    states: ['ignored'],
+    note: /^out-of-scope: excluded$/,
+    tasks: [],
+    rejected: { excluded: 1 },
+  },
+  {
+    kind: 'a start URL the config names, which its scope would exclude: crawled, as when seeded',
+    page: { url: '/private/start', body: HTML(LINKS), task: { depth: 0 } },
+    config: { startUrls: [`${SITE}/private/start`], scope: { exclude: ['/private/'] } },
+    states: ['indexed'],
+  },
+  {
     kind: 'an unsupported type',
-    page: { url: '/logo.png', type: 'image/png', body: '\u0089PNG' },
+    page: { url: '/logo', type: 'image/png', body: '\u0089PNG' },
     states: ['ignored'],
     note: /unsupported mime type image\/png/,
   },
