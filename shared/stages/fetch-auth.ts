@@ -23,90 +23,109 @@ import { siteConnection } from './fetch-context.ts';
 /** A login page read for its form (`readForm`): larger ones are cut there. */
 const LOGIN_PAGE_MAX_BYTES = 1024 * 1024;
 
-let cached: { key: string; sessions: Promise<AuthSessions> } | null = null;
-let cachedProxy: { key: string; proxy: Promise<FetchProxy | null> } | null = null;
+/**
+ * One value a container keeps for one config (a resolved secret, a login's sessions): made on
+ * first use, made again when the config's key changes; a failed making (a missing variable,
+ * Secrets Manager down) is forgotten, so it is tried again next time and fails the invocation
+ * meanwhile.
+ */
+function containerMemo<T>() {
+  let held: { key: string; value: Promise<T> } | null = null;
+  return {
+    get(key: string, make: () => Promise<T>): Promise<T> {
+      if (held?.key === key) return held.value;
+      const value = make();
+      value.catch(() => {
+        if (held?.value === value) held = null;
+      });
+      held = { key, value };
+      return value;
+    },
+    reset(): void {
+      held = null;
+    },
+  };
+}
+
+const proxies = containerMemo<FetchProxy | null>();
+const sessionsMemo = containerMemo<AuthSessions>();
 
 /**
  * `fetch.proxy` with its password resolved (once per container: a cold start reads it again); null
- * without a proxy. A failed resolution (a missing variable, Secrets Manager down) is tried again
- * next time, and fails the invocation meanwhile, as `fetch.auth`'s does.
+ * without a proxy.
  */
 export function proxyFor(config: CrawlConfig, deps: Pick<StageDeps, 'log'>): Promise<FetchProxy | null> {
   const proxy = config.fetch.proxy;
   if (proxy?.password === undefined) return Promise.resolve(proxy && { host: proxy.host, port: proxy.port });
-  const key = JSON.stringify(proxy);
-  if (cachedProxy?.key === key) return cachedProxy.proxy;
-  // The path only, never the value.
-  const plain = plainSecretPaths({ auth: [], proxy });
-  if (plain.length > 0)
-    deps.log.warn(
-      'fetch.proxy: a plain-string password is stored in the config; use {"env"} or {"secretArn"}',
-      {
-        fields: plain,
-      },
-    );
-  const resolved = resolveProxy(proxy, createSecretResolver());
-  resolved.catch(() => {
-    if (cachedProxy?.proxy === resolved) cachedProxy = null;
+  return proxies.get(JSON.stringify(proxy), () => {
+    // The path only, never the value.
+    const plain = plainSecretPaths({ auth: [], proxy });
+    if (plain.length > 0)
+      deps.log.warn(
+        'fetch.proxy: a plain-string password is stored in the config; use {"env"} or {"secretArn"}',
+        {
+          fields: plain,
+        },
+      );
+    return resolveProxy(proxy, createSecretResolver());
   });
-  cachedProxy = { key, proxy: resolved };
-  return resolved;
 }
 
-/** The container's auth sessions for this config; null when `fetch.auth` is empty. */
+/**
+ * The container's auth sessions for this config; null when `fetch.auth` is empty. Kept while the
+ * config's `fetch` section stays the same: the logins go through its connection settings (the
+ * proxy, `resolve`, private networks, timeouts) too.
+ */
 export function authSessionsFor(
   config: CrawlConfig,
   deps: StageDeps,
   proxy: FetchProxy | null,
 ): Promise<AuthSessions> | null {
   if (config.fetch.auth.length === 0) return null;
-  const key = JSON.stringify(config.fetch.auth);
-  if (cached?.key === key) return cached.sessions;
-  const plain = plainSecretPaths({ auth: config.fetch.auth });
-  // Paths only, never values: a plain secret is stored with the config object itself.
-  if (plain.length > 0)
-    deps.log.warn('fetch.auth: plain-string secrets are stored in the config; use {"env"} or {"secretArn"}', {
-      fields: plain,
-    });
-  const cleartext = cleartextAuthPaths(config.fetch.auth);
-  if (cleartext.length > 0)
-    deps.log.warn('fetch.auth: credentials sent over plain http', { entries: cleartext });
-  const sessions = resolveAuth(config.fetch.auth, createSecretResolver()).then(
-    (resolved) =>
-      new AuthSessions(
-        resolved,
-        (url, init) =>
-          fetchUrl(url, {
-            ...siteConnection(config, proxy),
-            keepAliveMs: 0, // one login a session: its connection is not kept
-            timeoutMs: config.fetch.timeoutMs,
-            // A login answer's body is never needed; a login page's form is read (readForm).
-            maxBytes: init.method === 'GET' ? LOGIN_PAGE_MAX_BYTES : 64 * 1024,
-            ignoredMimeTypes: [],
-            metadataFirst: false,
-            now: deps.now,
-            method: init.method,
-            headers: init.headers,
-            ...(init.body === undefined
-              ? {}
-              : { body: { contentType: 'application/x-www-form-urlencoded', data: init.body } }),
-            onSetCookie: init.onSetCookie,
-          }),
-        deps.now,
-      ),
-  );
-  // A failed resolution (a missing variable, Secrets Manager down) is tried again next time.
-  sessions.catch(() => {
-    if (cached?.sessions === sessions) cached = null;
+  return sessionsMemo.get(JSON.stringify(config.fetch), () => {
+    const plain = plainSecretPaths({ auth: config.fetch.auth });
+    // Paths only, never values: a plain secret is stored with the config object itself.
+    if (plain.length > 0)
+      deps.log.warn(
+        'fetch.auth: plain-string secrets are stored in the config; use {"env"} or {"secretArn"}',
+        {
+          fields: plain,
+        },
+      );
+    const cleartext = cleartextAuthPaths(config.fetch.auth);
+    if (cleartext.length > 0)
+      deps.log.warn('fetch.auth: credentials sent over plain http', { entries: cleartext });
+    return resolveAuth(config.fetch.auth, createSecretResolver()).then(
+      (resolved) =>
+        new AuthSessions(
+          resolved,
+          (url, init) =>
+            fetchUrl(url, {
+              ...siteConnection(config, proxy),
+              keepAliveMs: 0, // one login a session: its connection is not kept
+              timeoutMs: config.fetch.timeoutMs,
+              // A login answer's body is never needed; a login page's form is read (readForm).
+              maxBytes: init.method === 'GET' ? LOGIN_PAGE_MAX_BYTES : 64 * 1024,
+              ignoredMimeTypes: [],
+              metadataFirst: false,
+              now: deps.now,
+              method: init.method,
+              headers: init.headers,
+              ...(init.body === undefined
+                ? {}
+                : { body: { contentType: 'application/x-www-form-urlencoded', data: init.body } }),
+              onSetCookie: init.onSetCookie,
+            }),
+          deps.now,
+        ),
+    );
   });
-  cached = { key, sessions };
-  return sessions;
 }
 
 /** Forgets the container's sessions and proxy login (tests; `trawl` between sessions). */
 export function resetAuthSessions(): void {
-  cached = null;
-  cachedProxy = null;
+  sessionsMemo.reset();
+  proxies.reset();
 }
 
 type Attempt = FetchOutcome | number | null;
