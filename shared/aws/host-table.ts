@@ -18,17 +18,49 @@ import { withKeyLock } from './key-lock.ts';
 export interface HostItem {
   host: string;
   nextFetchAt?: number;
+  /** the source weight of the task that booked the slot last (seed 001 weights) */
+  bookedWeight?: number;
+  /** a task of this source weight lost the host's turn to a lighter one and comes back by `waitUntil` */
+  waitWeight?: number;
+  waitUntil?: number;
   robots?: string;
   robotsExpiresAt?: number;
   expiresAt?: number;
   value?: string;
 }
 
-export type SlotResult = { ok: true } | { ok: false; waitMs: number };
+/**
+ * A booking's answer: booked, or how long until the host is free. A refusal also says the source
+ * weight of the task that holds the slot (`heldBy`, when it booked with one) and a heavier task
+ * waiting for the host (`waiter`), whose turn comes first.
+ */
+export type SlotResult =
+  | { ok: true }
+  | { ok: false; waitMs: number; heldBy?: number; waiter?: { weight: number; until: number } };
 
 export interface HostTable {
-  /** Books the host's slot [now, now + delayMs) if the previous one ended by `now` (may be a planned start); else how long to wait. */
-  acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult>;
+  /**
+   * Books the host's slot [now, now + delayMs) if the previous one ended by `now` (may be a planned
+   * start); else how long to wait. With `weight` (a page's source weight) the slot is not taken from
+   * a heavier task waiting for it (`waitFor`) until that one's time is up, and a booking clears the
+   * waiter it satisfies; without (robots.txt), waiters are neither heeded nor cleared.
+   */
+  acquireSlot(
+    host: string,
+    now: number,
+    delayMs: number,
+    weight?: number,
+    /** the booker has more tasks for the host, back by then: it waits for the host itself */
+    waitUntil?: number,
+  ): Promise<SlotResult>;
+  /**
+   * Says that a task of source weight `weight` lost the host's turn to a lighter task and comes
+   * back by `until`: lighter tasks leave it the slots that start before then. One conditional
+   * write; false when a heavier (or as heavy, longer) waiter is there already.
+   */
+  waitFor(host: string, weight: number, until: number, now: number): Promise<boolean>;
+  /** A heavier waiter than `weight` whose time is not up at `now`, if any (an eventually consistent read). */
+  heavierWaiter(host: string, weight: number, now: number): Promise<{ weight: number; until: number } | null>;
   /**
    * Gives back the unused end of slots booked until `bookedUntil`: the host is free from `freeAt`
    * instead. False (nothing written) when the slot was changed since (a back-off pushed it later).
@@ -109,21 +141,61 @@ export function createHostTable({
     }
   }
 
-  async function acquireSlot(host: string, now: number, delayMs: number): Promise<SlotResult> {
-    const took = await tryUpdate(
-      `slot#${host}`,
-      'SET nextFetchAt = :next, expiresAt = :exp',
-      'attribute_not_exists(nextFetchAt) OR nextFetchAt <= :now',
-      { ':next': now + delayMs, ':now': now, ':exp': Math.floor((now + delayMs) / 1000) + 86_400 },
-    );
+  async function acquireSlot(
+    host: string,
+    now: number,
+    delayMs: number,
+    weight?: number,
+    waitUntil?: number,
+  ): Promise<SlotResult> {
+    const values: Record<string, unknown> = {
+      ':next': now + delayMs,
+      ':now': now,
+      ':exp': Math.floor((now + delayMs) / 1000) + 86_400,
+    };
+    const free = '(attribute_not_exists(nextFetchAt) OR nextFetchAt <= :now)';
+    // A heavier waiter keeps the slots that start before its time is up; the booking that heeds
+    // it (its own, or a later one) clears it in the same write, or waits itself for its next tasks.
+    const booking = 'SET nextFetchAt = :next, expiresAt = :exp, bookedWeight = :w';
+    const took =
+      weight === undefined
+        ? await tryUpdate(`slot#${host}`, 'SET nextFetchAt = :next, expiresAt = :exp', free, values)
+        : await tryUpdate(
+            `slot#${host}`,
+            waitUntil === undefined
+              ? `${booking} REMOVE waitWeight, waitUntil`
+              : `${booking}, waitWeight = :w, waitUntil = :until`,
+            `${free} AND (attribute_not_exists(waitUntil) OR waitUntil <= :now OR waitWeight <= :w)`,
+            { ...values, ':w': weight, ...(waitUntil === undefined ? {} : { ':until': waitUntil }) },
+          );
     if (took) return { ok: true };
     const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
-    const next = Number((res.Item as HostItem | undefined)?.nextFetchAt ?? now);
-    return { ok: false, waitMs: Math.max(1, next - now) };
+    const item = res.Item as HostItem | undefined;
+    const next = Number(item?.nextFetchAt ?? now);
+    const waiter = activeWaiter(item, now);
+    const heavier = weight !== undefined && waiter !== null && waiter.weight > weight ? waiter : null;
+    return {
+      ok: false,
+      waitMs: Math.max(1, Math.max(next, heavier?.until ?? 0) - now),
+      ...(item?.bookedWeight === undefined ? {} : { heldBy: Number(item.bookedWeight) }),
+      ...(waiter ? { waiter } : {}),
+    };
   }
 
   return {
     acquireSlot,
+    waitFor: (host, weight, until, now) =>
+      tryUpdate(
+        `slot#${host}`,
+        'SET waitWeight = :w, waitUntil = :until, expiresAt = if_not_exists(expiresAt, :exp)',
+        'attribute_not_exists(waitUntil) OR waitUntil <= :now OR waitWeight < :w OR (waitWeight = :w AND waitUntil < :until)',
+        { ':w': weight, ':until': until, ':now': now, ':exp': Math.floor(until / 1000) + 86_400 },
+      ),
+    async heavierWaiter(host, weight, now) {
+      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
+      const waiter = activeWaiter(res.Item as HostItem | undefined, now);
+      return waiter && waiter.weight > weight ? waiter : null;
+    },
     releaseSlot: (host, bookedUntil, freeAt) =>
       tryUpdate(`slot#${host}`, 'SET nextFetchAt = :free', 'nextFetchAt = :booked', {
         ':free': freeAt,
@@ -303,4 +375,11 @@ export async function awaitLeaseHolder<T>(
     if (got !== null) return got;
   }
   return null;
+}
+
+/** The host item's waiter whose time is not up at `now`, if any. */
+function activeWaiter(item: HostItem | undefined, now: number): { weight: number; until: number } | null {
+  if (item?.waitUntil === undefined || item.waitWeight === undefined) return null;
+  const until = Number(item.waitUntil);
+  return until > now ? { weight: Number(item.waitWeight), until } : null;
 }

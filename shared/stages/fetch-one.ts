@@ -40,7 +40,7 @@ async function politeFetch(
     // No place among the requests in flight while waiting for the host to be nearly due (after a
     // soft-404 probe or a missed slot, the task may hold one).
     ctx.requests.release?.();
-    const notNow = await ctx.turns.notDue(host);
+    const notNow = await ctx.turns.notDue(host, task.queue);
     if (notNow) return notNow.reason === 'politeness' ? notNow.delaySeconds : 0;
     let sendBy: number | undefined;
     let placed = 0;
@@ -67,7 +67,7 @@ async function politeFetch(
           // Waiting for the turn (another worker's slot, a run's next one) holds no place among
           // the requests in flight: other hosts' due requests go out meanwhile.
           ctx.requests.release?.();
-          const slot = await ctx.turns.turn(host, delayMs);
+          const slot = await ctx.turns.turn(host, delayMs, task.queue);
           if ('requeueSeconds' in slot) return slot;
           // The request's place again (a TaskPlace keeps what a run takes) before it is sent.
           await ctx.requests.run(async () => undefined);
@@ -112,7 +112,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   const { config, deps } = ctx;
   const fetchedAt = () => new Date(deps.now()).toISOString();
   const host = new URL(task.url).host;
-  const notNow = await ctx.turns.notDue(host);
+  const notNow = await ctx.turns.notDue(host, task.queue);
   if (notNow) return { type: 'requeue', task, ...notNow };
   let robots: CachedRobots | null = null;
   if (config.fetch.respectRobotsTxt) {

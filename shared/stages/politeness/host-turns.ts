@@ -8,6 +8,8 @@
  */
 import type { CrawlConfig } from '../../config.ts';
 import { crawlDelayMs, type RobotsTxt } from '../../crawl/robots/robots.ts';
+import { sourceWeights, type Weights } from '../../crawl/state/scheduling.ts';
+import type { SourceName } from '../../types.ts';
 import type { StageDeps } from '../deps.ts';
 
 /** A host's turn: go (sending by `sendBy` when a slot was booked), or put the URL back with a delay. */
@@ -110,6 +112,13 @@ const CONTAINER_LEAD = new SlotLead();
 export const RUN_SLOTS = 8;
 /** A connect is started at most this long before its host's turn (an idle connection waits that long). */
 const MAX_CONNECT_LEAD_MS = 2_000;
+/**
+ * A task that lost its host's turn to a lighter source's (seed 001 weights) says so on the host
+ * item and comes back by its delay plus this: the lighter ones leave it the slots until then. It
+ * covers a put-back task's way back (the wake-up call, a receive); one that comes later than that
+ * loses the turn again and says so again.
+ */
+export const WAITER_GRACE_MS = 2_000;
 /** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
 const BACKOFF_READ_MS = 10_000;
 
@@ -122,15 +131,20 @@ export class HostTurns implements RobotsTurns {
   /** each host's delay as the last fetch found it (config and robots.txt Crawl-delay) */
   private readonly delays = new Map<string, number>();
   /** hosts not due in this invocation: until when, and the delay their tasks go back with */
-  private readonly deferred = new Map<string, { until: number; delaySeconds: number }>();
+  private readonly deferred = new Map<string, { until: number; delaySeconds: number; heldBy?: number }>();
+  /** the waits this invocation said on host items (`waitFor`): one write a host, not one a task */
+  private readonly waiting = new Map<string, { weight: number; until: number }>();
   /** slots booked ahead for a host in one write: the next one to use, and the end of the booking */
-  private readonly runs = new Map<string, { next: number; until: number; step: number }>();
+  private readonly runs = new Map<string, { next: number; until: number; step: number; checked?: number }>();
   /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
   private readonly connectMs = new Map<string, number>();
   /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
   activeHosts: () => number = () => 0;
   /** how many tasks of `host` the current round still has (the fetch stage sets it per round) */
   tasksLeft: (host: string) => number = () => 0;
+  /** the sources' weights (seed 001, `weights`): a heavier task waiting for a host goes first */
+  private readonly weights: Weights;
+  private readonly heaviest: number;
 
   constructor(
     private readonly deps: StageDeps,
@@ -139,7 +153,10 @@ export class HostTurns implements RobotsTurns {
     private readonly signal?: AbortSignal,
     /** how far ahead slots are booked (grows when DynamoDB answers slowly) */
     private readonly lead: SlotLead = CONTAINER_LEAD,
-  ) {}
+  ) {
+    this.weights = sourceWeights(config.weights);
+    this.heaviest = Math.max(...Object.values(this.weights));
+  }
 
   /** Requests to one host in flight at once: fetch.connectionsPerHost once it is known to ask for no delay. */
   connectionsFor(host: string): number {
@@ -151,8 +168,11 @@ export class HostTurns implements RobotsTurns {
     this.connectMs.set(host, Math.min(MAX_CONNECT_LEAD_MS, Math.max(0, ms)));
   }
 
-  /** Before a host's task: null to go on (after a short or shared wait), else how it goes back. */
-  async notDue(host: string): Promise<NotNow | null> {
+  /**
+   * Before a host's task: null to go on (after a short or shared wait), else how it goes back. A
+   * task of a heavier source than the one that took the host's turn says it waits (`turn`).
+   */
+  async notDue(host: string, source?: SourceName): Promise<NotNow | null> {
     const now = this.deps.now();
     if (now > this.deadline || this.signal?.aborted) return { delaySeconds: 0, reason: 'deadline' };
     const deferred = this.deferred.get(host);
@@ -160,8 +180,21 @@ export class HostTurns implements RobotsTurns {
     const until = deferred ? deferred.until - (this.connectMs.get(host) ?? 0) : 0;
     if (!deferred || until <= now) return null;
     const wait = until - now;
-    if (!this.mayWait(now, wait)) return { delaySeconds: deferred.delaySeconds, reason: 'politeness' };
+    if (!this.mayWait(now, wait)) {
+      const weight = source === undefined ? undefined : this.weights[source];
+      if (weight !== undefined && deferred.heldBy !== undefined && deferred.heldBy < weight)
+        await this.waitForTurn(host, weight, now + deferred.delaySeconds * 1000 + WAITER_GRACE_MS, now);
+      return { delaySeconds: deferred.delaySeconds, reason: 'politeness' };
+    }
     return (await this.pause(wait)) ? null : { delaySeconds: 0, reason: 'deadline' };
+  }
+
+  /** Says on the host item that a task of `weight` waits for the host until `until` (once a host and invocation). */
+  private async waitForTurn(host: string, weight: number, until: number, now: number): Promise<void> {
+    const said = this.waiting.get(host);
+    if (said && said.weight >= weight && said.until >= until - WAITER_GRACE_MS) return;
+    this.waiting.set(host, { weight, until });
+    await this.deps.hosts.waitFor(host, weight, until, now);
   }
 
   /**
@@ -190,20 +223,34 @@ export class HostTurns implements RobotsTurns {
    * booked for a start time ahead of the write, so the write's latency never moves a request closer
    * to another worker's; a slot that cannot be used on time is left unused. Once a slot is booked,
    * the host's other tasks in this invocation know when it is next due without a write that would fail.
+   *
+   * Seed 001's weights hold between the URLs waiting for one host too: a task put back for its
+   * host's turn comes back on its own delay, so without more the first one back took the turn,
+   * whatever its source (a redirect target waited 8 s while 6 lighter pages of its host went first).
+   * A task that loses the turn to a lighter source's says so on the host item (`waitFor`), and the
+   * lighter ones leave it the host's slots until it is back.
    */
-  async turn(host: string, delayMs: number): Promise<Turn> {
+  async turn(host: string, delayMs: number, source?: SourceName): Promise<Turn> {
     if (delayMs <= 0) {
       const wait = await this.backedOff(host);
       return wait === null ? {} : { requeueSeconds: wait };
     }
+    const weight = source === undefined ? undefined : this.weights[source];
     const step = delayMs + SLOT_MARGIN_MS;
     for (;;) {
       const booked = this.fromRun(host, step);
       if (booked !== null) {
+        // A slot of a run booked earlier: a heavier task that came for the host since goes first.
+        const yielded = await this.yieldRun(host, booked, weight);
+        if (yielded !== null) {
+          const requeue = await this.waitOrRequeue(this.deps.now(), yielded);
+          if (requeue !== null) return { requeueSeconds: requeue };
+          continue;
+        }
         const early = booked - this.deps.now();
         if (early > 0) await sleep(early);
         if (this.deps.now() <= booked + SLOT_JITTER_MS) {
-          this.defer(host, booked + step);
+          this.defer(host, booked + step, weight);
           return { sendBy: booked + SLOT_JITTER_MS };
         }
         this.late();
@@ -211,14 +258,56 @@ export class HostTurns implements RobotsTurns {
       }
       const start = this.deps.now() + this.lead.ms;
       const slots = this.runLength(host, start, step);
-      const slot = await this.book(host, start, slots * step);
+      // More of the host's tasks in the round than slots: they go back and come for the host again,
+      // so the booking says they wait (lighter tasks leave them the host; none: nothing changes).
+      const more = weight !== undefined && this.tasksLeft(host) > slots;
+      const slot = await this.book(
+        host,
+        start,
+        slots * step,
+        weight,
+        more ? start + slots * step + WAITER_GRACE_MS : undefined,
+      );
       if (slot.ok) {
-        this.runs.set(host, { next: start, until: start + slots * step, step });
+        // The first slot of a run: the booking itself heeded any heavier waiter.
+        this.runs.set(host, { next: start, until: start + slots * step, step, checked: start });
         continue;
       }
-      const requeue = await this.waitOrRequeue(this.deps.now(), slot.waitMs);
-      if (requeue !== null) return { requeueSeconds: requeue };
+      const now = this.deps.now();
+      // Lost to a lighter source's task: the host waits for this one when it is back, and a run of
+      // slots the lighter one holds is given back at its next slot (yieldRun): back by then, not
+      // when the run would end.
+      const lighter = slot.heldBy !== undefined && weight !== undefined && slot.heldBy < weight;
+      const heavierThere = slot.waiter !== undefined && weight !== undefined && slot.waiter.weight >= weight;
+      const waitMs = lighter ? Math.min(slot.waitMs, step) : slot.waitMs;
+      // Said before waiting here too: the lighter one's run must be given back meanwhile.
+      if (lighter && !heavierThere)
+        await this.waitForTurn(host, weight, now + Math.ceil(waitMs / 1000) * 1000 + WAITER_GRACE_MS, now);
+      const requeue = await this.waitOrRequeue(now, waitMs);
+      if (requeue === null) continue;
+      this.defer(host, now + slot.waitMs, slot.heldBy);
+      return { requeueSeconds: requeue };
     }
+  }
+
+  /**
+   * Before a slot of a run booked earlier: null to use it, or how long to wait when a heavier task
+   * waits for the host (one read of the host item; none for the heaviest source). The run's slots
+   * from this one on are given back, so the heavier task can book them.
+   */
+  private async yieldRun(
+    host: string,
+    slotStart: number,
+    weight: number | undefined,
+  ): Promise<number | null> {
+    const run = this.runs.get(host);
+    if (weight === undefined || weight >= this.heaviest || !run || run.checked === slotStart) return null;
+    const now = this.deps.now();
+    const waiter = await this.deps.hosts.heavierWaiter(host, weight, now);
+    if (!waiter) return null;
+    this.runs.delete(host);
+    await this.deps.hosts.releaseSlot(host, run.until, Math.max(slotStart, now));
+    return Math.max(1, waiter.until - now);
   }
 
   /**
@@ -249,9 +338,9 @@ export class HostTurns implements RobotsTurns {
    * its slot's start and the jitter (a loaded table, many hosts booking at once) lost that slot:
    * the next bookings lead by more than the write takes.
    */
-  private async book(host: string, start: number, length: number) {
+  private async book(host: string, start: number, length: number, weight?: number, waitUntil?: number) {
     const asked = this.deps.now();
-    const slot = await this.deps.hosts.acquireSlot(host, start, length);
+    const slot = await this.deps.hosts.acquireSlot(host, start, length, weight, waitUntil);
     this.lead.wrote(this.deps.now() - asked);
     return slot;
   }
@@ -320,9 +409,14 @@ export class HostTurns implements RobotsTurns {
    * The host is not due before `until`: this invocation's other tasks for it go back to the queue
    * with one delay (one message) without another slot write, which would only fail.
    */
-  defer(host: string, until: number): void {
+  defer(host: string, until: number, heldBy?: number): void {
     const delaySeconds = Math.max(1, Math.round((until - this.deps.now()) / 1000));
-    this.deferred.set(host, { until, delaySeconds });
+    // Who holds the turn (a source weight), when known: kept when a later deferral does not say.
+    const held = heldBy ?? this.deferred.get(host)?.heldBy;
+    this.deferred.set(
+      host,
+      held === undefined ? { until, delaySeconds } : { until, delaySeconds, heldBy: held },
+    );
   }
 
   /** 429/503 with Retry-After (RFC 9110 §10.2.3): the whole host waits, for every worker (the host item). */

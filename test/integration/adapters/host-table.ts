@@ -52,6 +52,40 @@ describe('hosts table adapter', () => {
     assert.equal(await hosts.slotFreeAt('r.test'), NOW + 60_000);
   });
 
+  it('a heavier waiter keeps the slots until its time is up; its own booking clears it', async () => {
+    // A follow page (weight 10) books; a redirect target (2000) loses the turn and says so.
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW, 1000, 10), { ok: true });
+    const lost = await hosts.acquireSlot('w.test', NOW + 200, 1000, 2000);
+    assert.deepEqual(lost, { ok: false, waitMs: 800, heldBy: 10 });
+    assert.equal(await hosts.waitFor('w.test', 2000, NOW + 3_000, NOW + 200), true);
+    assert.equal(
+      await hosts.waitFor('w.test', 10, NOW + 9_000, NOW + 200),
+      false,
+      'a lighter one does not replace it',
+    );
+    assert.deepEqual(await hosts.heavierWaiter('w.test', 10, NOW + 500), {
+      weight: 2000,
+      until: NOW + 3_000,
+    });
+    assert.equal(await hosts.heavierWaiter('w.test', 2000, NOW + 500), null, 'not heavier than itself');
+    // The slot is free at NOW + 1000, but a lighter task must leave it to the waiter until NOW + 3000.
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 1_000, 1000, 10), {
+      ok: false,
+      waitMs: 2_000,
+      heldBy: 10,
+      waiter: { weight: 2000, until: NOW + 3_000 },
+    });
+    // robots.txt (no weight) is not held up by waiters.
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 1_000, 100), { ok: true });
+    // The waiter books when back, and clears its record in the same write.
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 1_200, 1000, 2000), { ok: true });
+    assert.equal((await raw('slot#w.test'))?.waitUntil, undefined);
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 2_200, 1000, 10), { ok: true });
+    // A waiter whose time is up holds nothing.
+    await hosts.waitFor('w.test', 2000, NOW + 3_500, NOW + 3_000);
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 3_500, 1000, 10), { ok: true });
+  });
+
   it('concurrent takers of one slot or one lease: exactly one gets it', async () => {
     const slots = await Promise.all(Array.from({ length: 8 }, () => hosts.acquireSlot('c.test', NOW, 1000)));
     assert.equal(slots.filter((s) => s.ok).length, 1);
