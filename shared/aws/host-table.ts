@@ -34,6 +34,9 @@ export interface HostItem {
  * weight of the task that holds the slot (`heldBy`, when it booked with one) and a heavier task
  * waiting for the host (`waiter`), whose turn comes first.
  */
+/** `heldBy` of a host backed off (429/503 Retry-After): heavier than any source. */
+export const HELD_BY_SITE = Number.MAX_SAFE_INTEGER;
+
 export type SlotResult =
   | { ok: true }
   | { ok: false; waitMs: number; heldBy?: number; waiter?: { weight: number; until: number } };
@@ -202,11 +205,12 @@ export function createHostTable({
         ':booked': bookedUntil,
       }),
     async backOff(host, until) {
+      // The site holds the host, not a lighter task: a heavier one waits for the back-off too.
       await tryUpdate(
         `slot#${host}`,
-        'SET nextFetchAt = :until',
+        'SET nextFetchAt = :until, bookedWeight = :site',
         'attribute_not_exists(nextFetchAt) OR nextFetchAt < :until',
-        { ':until': until },
+        { ':until': until, ':site': HELD_BY_SITE },
       );
     },
     async slotFreeAt(host) {

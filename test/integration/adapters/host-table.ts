@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createHostTable, type HostTable } from '../../../shared/aws/host-table.ts';
+import { createHostTable, HELD_BY_SITE, type HostTable } from '../../../shared/aws/host-table.ts';
 import { withKeyLock } from '../../../shared/aws/key-lock.ts';
 import { type AdapterEnv, sharedAdapterEnv } from '../../helpers/adapter-env.ts';
 
@@ -37,7 +37,11 @@ describe('hosts table adapter', () => {
       NOW + 60_000,
       'an earlier back-off does not undo a later one',
     );
-    assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 1_000, 250), { ok: false, waitMs: 59_000 });
+    assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 1_000, 250), {
+      ok: false,
+      waitMs: 59_000,
+      heldBy: HELD_BY_SITE,
+    });
   });
 
   it('slots booked ahead are given back from their unused end, unless a back-off changed them', async () => {
@@ -84,6 +88,13 @@ describe('hosts table adapter', () => {
     // A waiter whose time is up holds nothing.
     await hosts.waitFor('w.test', 2000, NOW + 3_500, NOW + 3_000);
     assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 3_500, 1000, 10), { ok: true });
+    // A back-off is the site's hold: no task is lighter than it, so none waits it out as a waiter.
+    await hosts.backOff('w.test', NOW + 60_000);
+    assert.deepEqual(await hosts.acquireSlot('w.test', NOW + 5_000, 1000, 10_000), {
+      ok: false,
+      waitMs: 55_000,
+      heldBy: HELD_BY_SITE,
+    });
   });
 
   it('concurrent takers of one slot or one lease: exactly one gets it', async () => {
