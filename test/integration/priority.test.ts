@@ -118,4 +118,55 @@ describe('weighted polling on the fetch order (seed 001 How Priorities Work)', (
       assert.equal(states.get(`/fol/${i}.html`)?.state, 'followed');
     }
   });
+
+  it('a source found empty is polled again between rounds: a redirect target queued meanwhile is taken by the running fetcher', async () => {
+    const deps = await freshDeps();
+    // Forty slow follow-only pages, one a message: four rounds of ten, ~0.6 s each.
+    for (let i = 0; i < 40; i++)
+      site.route(`/slow/${i}`, {
+        handler: (_req, res) =>
+          setTimeout(
+            () =>
+              res
+                .writeHead(200, { 'content-type': 'text/html' })
+                .end(`<title>slow ${i}</title><p>slow ${i}</p>`),
+            120,
+          ),
+      });
+    const slow = Array.from({ length: 40 }, (_, i) => ({
+      url: `${site.url}/slow/${i}`,
+      depth: 1,
+      queue: 'follow' as const,
+      index: false,
+      follow: true,
+      priority: 0,
+    }));
+    await deps.queues.send(
+      deps.queueUrls.frontier.follow,
+      slow.map((t) => ({ body: { tasks: [t] } satisfies FrontierMessage })),
+    );
+    const target = {
+      url: `${site.url}/idx/7.html`,
+      depth: 1,
+      queue: 'redir' as const,
+      index: true,
+      follow: false,
+      priority: 0,
+    };
+    // The redirect target arrives once the fetcher has found every other source empty and works on the follow source.
+    const running = runFetchStage(deps, { deadline: Date.now() + 60_000, recheckEmptyMs: 300 });
+    while (!site.requests.some((r) => r.path.startsWith('/slow/')))
+      await new Promise((r) => setTimeout(r, 20));
+    await sendTasks(deps, [target]);
+    const summary = await running;
+    const order = summary.order.map((o) => o.url);
+    assert.ok(
+      order.includes(target.url),
+      `the running fetcher took the redirect target: ${order.length} fetched`,
+    );
+    assert.ok(
+      order.indexOf(target.url) < order.length - 10,
+      `taken at a round's end, before the follow pages were done (position ${order.indexOf(target.url)} of ${order.length})`,
+    );
+  });
 });
