@@ -123,10 +123,14 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as
       // such; the proxy's error when the proxy kept robots.txt from being read (robots-cache.ts).
       const code = robots.errorCode ?? 'robots-unavailable';
-      const message = robots.errorCode
-        ? `robots.txt not read: ${robots.unavailable}; the site counts as disallowed until it is`
-        : `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
-      return onError(ctx, task, host, { errorKind: 'temporary', code, message }, fetchedAt());
+      const message =
+        robots.errorKind === 'permanent'
+          ? `the host refused a secure connection when robots.txt was read (${robots.unavailable}): every page of the host fails the same way`
+          : robots.errorCode
+            ? `robots.txt not read: ${robots.unavailable}; the site counts as disallowed until it is`
+            : `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
+      const errorKind = robots.errorKind ?? 'temporary';
+      return onError(ctx, task, host, { errorKind, code, message }, fetchedAt());
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
   }

@@ -18,7 +18,7 @@ import type { ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { openSession } from '../../cli/session.ts';
+import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { fetchUrl } from '../../shared/net/fetcher.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
@@ -261,6 +261,29 @@ describe('fetch.caCertificates: a site whose CA is its own', () => {
       caCertificates: [TLS_FIXTURE.cert],
     });
     assert.equal(otherName.kind === 'error' && otherName.code, 'tls-error');
+  });
+
+  it('a crawl of the site without its CA: each page a permanent tls-error, robots.txt fresh or not', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('tls-refused'),
+      startUrls: ['a', 'b'].map((p) => `https://intranet.tls.test:${site.port}/${p}.html`),
+      discovery: false,
+      fetch: { allowPrivateNetworks: true, resolve: { 'intranet.tls.test': '127.0.0.1' } },
+    });
+    const session = await openSession(config);
+    await crawl(session);
+    const states = [];
+    for await (const u of urlStates(session)) states.push(u);
+    // robots.txt met the certificate first: the pages got the host's error, not a temporary
+    // robots-unavailable (which a cached robots.txt would not have given them).
+    assert.deepEqual(
+      states.map((u) => [new URL(u.url as string).pathname, u.state, u.errorKind, u.errorCode]).sort(),
+      [
+        ['/a.html', 'error', 'permanent', 'tls-error'],
+        ['/b.html', 'error', 'permanent', 'tls-error'],
+      ],
+    );
+    assert.match(String(states[0]?.note), /secure connection when robots\.txt was read/);
   });
 
   it('an IP-address URL: the certificate must name that IP (not "localhost")', async () => {

@@ -56,7 +56,7 @@ const NO_SERVER = new Set(['private-address', 'bad-resolve', 'dns-not-found']);
  * `errorCode` the error its pages get when that is not the site's doing (the proxy's: proxy-refused,
  * proxy-failed); without it they get `robots-unavailable`.
  */
-export type CachedRobots = RobotsTxt & { unavailable?: string; errorCode?: string };
+export type CachedRobots = RobotsTxt & { unavailable?: string; errorCode?: string; errorKind?: 'permanent' };
 
 export interface RobotsCache {
   get(url: string): Promise<CachedRobots>;
@@ -120,6 +120,20 @@ export function createRobotsCache(
       const robots: CachedRobots = { ...DISALLOW_ALL, unavailable: res.message, errorCode: res.code };
       await store(robotsUrl, robots, now() + PROXY_ERROR_TTL_MS);
       return remember(robotsUrl, robots, PROXY_ERROR_TTL_MS);
+    }
+    if (res.kind === 'error' && res.code === 'tls-error') {
+      // The host's certificate, not its robots.txt: its pages meet the same refusal, a permanent
+      // error (seed 001, other connection errors), as they did when a cached robots.txt let them be
+      // fetched. Recorded without a request (robots.txt unread, the site counts as disallowed),
+      // not as a temporary "robots.txt unavailable" that kept a broken host's pages for days.
+      const robots: CachedRobots = {
+        ...DISALLOW_ALL,
+        unavailable: res.message,
+        errorCode: res.code,
+        errorKind: 'permanent',
+      };
+      await store(robotsUrl, robots, now() + ROBOTS_ERROR_TTL_MS);
+      return remember(robotsUrl, robots, ROBOTS_ERROR_TTL_MS);
     }
     if (res.kind === 'error' && NO_SERVER.has(res.code)) {
       // Stored too (briefly), so workers waiting on the lease get their answer.
