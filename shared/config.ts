@@ -421,7 +421,10 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   limits: LimitsSchema,
-  /** @default {} — source weights for weighted polling (seed 001) */
+  /**
+   * @default {} — source weights for weighted polling (seed 001); between URLs waiting for one polite
+   * host too, the heavier source takes the next turn
+   */
   weights: z
     .strictObject({
       user: z.number().int().positive().optional(),
