@@ -97,6 +97,25 @@ export function parseSetCookies(values: string[]): Record<string, string> {
   return out;
 }
 
+/** Each Set-Cookie line's pair, and whether it deletes the cookie (empty, `Max-Age` ≤ 0, `Expires` past). */
+function setCookieLines(values: string[], now: number): { name: string; value: string; deleted: boolean }[] {
+  const out: { name: string; value: string; deleted: boolean }[] = [];
+  for (const line of values) {
+    const [pair = '', ...attributes] = line.split(';');
+    const eq = pair.indexOf('=');
+    if (eq <= 0) continue;
+    const value = pair.slice(eq + 1).trim();
+    let deleted = value === '';
+    for (const attribute of attributes) {
+      const [key = '', raw = ''] = attribute.split('=', 2).map((x) => x.trim());
+      if (key.toLowerCase() === 'max-age' && Number(raw) <= 0) deleted = true;
+      if (key.toLowerCase() === 'expires' && Date.parse(raw) <= now) deleted = true;
+    }
+    out.push({ name: pair.slice(0, eq).trim(), value, deleted });
+  }
+  return out;
+}
+
 function cookieHeader(cookies: Record<string, string>): string {
   return Object.entries(cookies)
     .map(([k, v]) => `${k}=${v}`)
@@ -181,10 +200,36 @@ export class AuthSessions {
       sessionCookies = login.jar;
       generation = session.generation;
     }
-    const cookies = { ...entry.cookies, ...sessionCookies };
-    const headers = { ...entry.headers };
-    if (Object.keys(cookies).length > 0) headers.cookie = cookieHeader(cookies);
+    const headers: HeaderRecord = { ...entry.headers };
+    // Read when the request is sent, not now: a page waiting for its place in line goes out with
+    // the session as the pages before it left it (renew: a session id the site rotates).
+    const jar = sessionCookies;
+    if (Object.keys(entry.cookies).length + Object.keys(jar).length > 0)
+      Object.defineProperty(headers, 'cookie', {
+        enumerable: true,
+        get: () => cookieHeader({ ...entry.cookies, ...jar }),
+      });
     return { headers, entry, generation };
+  }
+
+  /**
+   * Set-Cookie values of a page fetched under the session of `generation`: the site renews the
+   * session's own cookies (a session id rotated on every answer, a sliding expiry), which the
+   * next requests send. Only cookies the session holds are taken (a page's other cookies are not
+   * the session's, and the jar stays bounded); one the site deletes (no value, `Max-Age` ≤ 0, an
+   * `Expires` past) leaves the jar, so the next page shows whether the session ended.
+   */
+  renew(entry: ResolvedAuth, generation: number, values: string[]): void {
+    const session = this.sessions.get(entry);
+    if (!session || session.generation !== generation) return;
+    void session.cookies.then((c) => {
+      if ('failed' in c) return;
+      for (const { name, value, deleted } of setCookieLines(values, this.now())) {
+        if (!(name in c.jar)) continue;
+        if (deleted) delete c.jar[name];
+        else c.jar[name] = value;
+      }
+    });
   }
 
   /** The session of `generation` ended: the next request logs in again (once, whoever asks first). */

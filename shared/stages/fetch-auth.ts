@@ -152,13 +152,16 @@ const loggedOut: FetchOutcome = {
 export async function fetchWithAuth(
   auth: AuthSessions | null | undefined,
   url: string,
-  fetch: (headers: HeaderRecord | undefined) => Promise<Attempt>,
+  fetch: (headers: HeaderRecord | undefined, onSetCookie?: (values: string[]) => void) => Promise<Attempt>,
 ): Promise<Attempt> {
   if (!auth) return fetch(undefined);
   for (let attempt = 0; ; attempt++) {
     const creds = await auth.headersFor(url);
     if ('failed' in creds) return loginFailed(creds.failed);
-    const res = await fetch(creds.headers);
+    const { entry, generation } = creds;
+    // A form login's session as the site renews it with the page (auth.ts renew).
+    const renew = entry?.form ? (values: string[]) => auth.renew(entry, generation, values) : undefined;
+    const res = await fetch(creds.headers, renew);
     if (!creds.entry || res === null || typeof res === 'number') return res;
     // Basic, bearer, header or cookie credentials the site refuses (rotated, expired): a temporary
     // error that keeps the documents while it is retried (refresh.maxTemporaryErrors). As the

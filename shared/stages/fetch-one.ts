@@ -34,6 +34,7 @@ async function politeFetch(
   host: string,
   delayMs: number,
   headers: HeaderRecord | undefined,
+  onSetCookie?: (values: string[]) => void,
 ) {
   const { config, deps } = ctx;
   for (let missed = 0; missed < MAX_LATE_SLOTS; missed++) {
@@ -76,6 +77,7 @@ async function politeFetch(
           return slot;
         },
         headers,
+        onSetCookie,
         largeBodies: { afterBytes: ctx.memory.largeBodyBytes, share: () => largeBodyShare(ctx) },
         spool: { afterBytes: ctx.memory.spoolBytes, file: spoolFile },
       });
@@ -136,7 +138,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   }
   const { delayMs, capped } = ctx.turns.delayFor(host, robots, userAgentToken(config.fetch.userAgent));
   const fetchAs = (url: string) =>
-    fetchWithAuth(ctx.auth, url, (headers) => politeFetch(ctx, { ...task, url }, host, delayMs, headers));
+    fetchWithAuth(ctx.auth, url, (headers, onSetCookie) =>
+      politeFetch(ctx, { ...task, url }, host, delayMs, headers, onSetCookie),
+    );
   const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
   const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };

@@ -22,6 +22,7 @@ import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helper
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 const PAGES = ['/app/p0', '/app/p1', '/app/p2', '/app/p3'];
+const ROTATING = ['/rot/r0', '/rot/r1', '/rot/r2', '/rot/r3'];
 
 function readBody(req: http.IncomingMessage): Promise<URLSearchParams> {
   return new Promise((resolve) => {
@@ -70,6 +71,21 @@ describe('form logins that fail, and two accounts on one site', () => {
         },
       });
     for (const p of PAGES) page(p, 'ann');
+    // A session id rotated on every answer, the old one ended at once (PHP's
+    // session_regenerate_id(true) on each request).
+    for (const p of ROTATING)
+      site.route(p, {
+        handler: (req, res) => {
+          const sid = /sid=([\w-]+)/.exec(req.headers.cookie ?? '')?.[1] ?? '';
+          if (sessions.get(sid) !== 'ann')
+            return void res.writeHead(302, { location: '/login?next=1' }).end();
+          sessions.delete(sid);
+          const next = `ann-${sessions.size}-${p.slice(-1)}`;
+          sessions.set(next, 'ann');
+          res.writeHead(200, { 'content-type': 'text/html', 'set-cookie': `sid=${next}; Path=/; HttpOnly` });
+          res.end(`<html><title>${p}</title><p>${p} for ann, rotated</p></html>`);
+        },
+      });
     page('/app/forbidden', 'ann', 403);
     page('/bob/b0', 'bob');
   });
@@ -135,6 +151,24 @@ describe('form logins that fail, and two accounts on one site', () => {
     for (const p of PAGES) assert.equal(states.get(p)?.errorCode, 'login-failed', p);
     assert.match(String(states.get('/app/p1')?.note), /the login answered HTTP 500/);
     assert.equal(posts.get('/login'), 1);
+  });
+
+  it('a session id the site rotates on every page: taken from each answer, one login for all the pages', async () => {
+    process.env.TRAWL_TEST_LOGIN_PASS = 'right';
+    const states = await crawlPages(
+      ROTATING,
+      [{ urlPrefix: `${site.url}/rot/`, form: form('/login', 'ann', 'TRAWL_TEST_LOGIN_PASS') }],
+      // One request at a time: the old id ends at once, so two pages in flight would share it.
+      { concurrency: 1, maxInvocations: 1 },
+    );
+    for (const p of ROTATING) assert.equal(states.get(p)?.state, 'indexed', p);
+    // Before, only the login's cookie was kept: each next page was refused and logged in again.
+    const seen = site.requests.filter((r) => r.path.startsWith('/rot/') || r.path.startsWith('/login'));
+    assert.equal(
+      posts.get('/login'),
+      1,
+      seen.map((r) => `${r.method} ${r.path} ${r.status} ${r.headers.cookie ?? ''}`).join(' | '),
+    );
   });
 
   it('two accounts on one site: each prefix has its own session', async () => {
