@@ -124,6 +124,18 @@ const BACKOFF_READ_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * When a task lighter than the host's waiter comes for the host again: one slot after the waiter is
+ * expected back (its `until` less the grace), not when its wait runs out, which left the host idle
+ * ~1.8 s a heavier task (4 polite hosts, priority-politeness.test.ts). Only while that still sends
+ * the task back to its queue (≥ 1 s): a waiter late beyond its expected time is waited out whole,
+ * never polled for in process (a refused booking costs a write unit).
+ */
+function afterWaiter(waitMs: number, until: number, step: number, now: number): number {
+  const expected = until - WAITER_GRACE_MS + step - now;
+  return expected >= 1000 ? Math.min(waitMs, expected) : waitMs;
+}
+
 /** One invocation's view of its hosts' turns; the hosts table is the view every worker shares. */
 export class HostTurns implements RobotsTurns {
   /** hosts backed off (429/503 Retry-After) as this invocation knows it: until when, and when last read */
@@ -241,7 +253,7 @@ export class HostTurns implements RobotsTurns {
       const booked = this.fromRun(host, step);
       if (booked !== null) {
         // A slot of a run booked earlier: a heavier task that came for the host since goes first.
-        const yielded = await this.yieldRun(host, booked, weight);
+        const yielded = await this.yieldRun(host, booked, weight, step);
         if (yielded !== null) {
           const requeue = await this.waitOrRequeue(this.deps.now(), yielded);
           if (requeue !== null) return { requeueSeconds: requeue };
@@ -279,7 +291,13 @@ export class HostTurns implements RobotsTurns {
       // when the run would end.
       const lighter = slot.heldBy !== undefined && weight !== undefined && slot.heldBy < weight;
       const heavierThere = slot.waiter !== undefined && weight !== undefined && slot.waiter.weight >= weight;
-      const waitMs = lighter ? Math.min(slot.waitMs, step) : slot.waitMs;
+      const waiter =
+        slot.waiter && weight !== undefined && slot.waiter.weight > weight ? slot.waiter : undefined;
+      const waitMs = lighter
+        ? Math.min(slot.waitMs, step)
+        : waiter
+          ? afterWaiter(slot.waitMs, waiter.until, step, now)
+          : slot.waitMs;
       // Said before waiting here too: the lighter one's run must be given back meanwhile.
       if (lighter && !heavierThere)
         await this.waitForTurn(host, weight, now + Math.ceil(waitMs / 1000) * 1000 + WAITER_GRACE_MS, now);
@@ -299,6 +317,7 @@ export class HostTurns implements RobotsTurns {
     host: string,
     slotStart: number,
     weight: number | undefined,
+    step: number,
   ): Promise<number | null> {
     const run = this.runs.get(host);
     if (weight === undefined || weight >= this.heaviest || !run || run.checked === slotStart) return null;
@@ -307,7 +326,7 @@ export class HostTurns implements RobotsTurns {
     if (!waiter) return null;
     this.runs.delete(host);
     await this.deps.hosts.releaseSlot(host, run.until, Math.max(slotStart, now));
-    return Math.max(1, waiter.until - now);
+    return afterWaiter(Math.max(1, waiter.until - now), waiter.until, step, now);
   }
 
   /**
