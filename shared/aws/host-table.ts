@@ -29,14 +29,14 @@ export interface HostItem {
   value?: string;
 }
 
-/**
- * A booking's answer: booked, or how long until the host is free. A refusal also says the source
- * weight of the task that holds the slot (`heldBy`, when it booked with one) and a heavier task
- * waiting for the host (`waiter`), whose turn comes first.
- */
 /** `heldBy` of a host backed off (429/503 Retry-After): heavier than any source. */
 export const HELD_BY_SITE = Number.MAX_SAFE_INTEGER;
 
+/**
+ * A booking's answer: booked, or how long until the host is free. A refusal also says the source
+ * weight of the task that holds the slot (`heldBy`, when it booked with one) and a task waiting
+ * for the host (`waiter`); a heavier one's turn comes first.
+ */
 export type SlotResult =
   | { ok: true }
   | { ok: false; waitMs: number; heldBy?: number; waiter?: { weight: number; until: number } };
@@ -144,6 +144,12 @@ export function createHostTable({
     }
   }
 
+  /** The host's slot item (an eventually consistent read). */
+  async function slotItem(host: string): Promise<HostItem | undefined> {
+    const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
+    return res.Item as HostItem | undefined;
+  }
+
   async function acquireSlot(
     host: string,
     now: number,
@@ -172,8 +178,7 @@ export function createHostTable({
             { ...values, ':w': weight, ...(waitUntil === undefined ? {} : { ':until': waitUntil }) },
           );
     if (took) return { ok: true };
-    const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
-    const item = res.Item as HostItem | undefined;
+    const item = await slotItem(host);
     const next = Number(item?.nextFetchAt ?? now);
     const waiter = activeWaiter(item, now);
     const heavier = weight !== undefined && waiter !== null && waiter.weight > weight ? waiter : null;
@@ -195,8 +200,7 @@ export function createHostTable({
         { ':w': weight, ':until': until, ':now': now, ':exp': Math.floor(until / 1000) + 86_400 },
       ),
     async heavierWaiter(host, weight, now) {
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
-      const waiter = activeWaiter(res.Item as HostItem | undefined, now);
+      const waiter = activeWaiter(await slotItem(host), now);
       return waiter && waiter.weight > weight ? waiter : null;
     },
     releaseSlot: (host, bookedUntil, freeAt) =>
@@ -214,8 +218,7 @@ export function createHostTable({
       );
     },
     async slotFreeAt(host) {
-      const res = await client.send(new GetCommand({ TableName: tableName, Key: { host: `slot#${host}` } }));
-      return Number((res.Item as HostItem | undefined)?.nextFetchAt ?? 0);
+      return Number((await slotItem(host))?.nextFetchAt ?? 0);
     },
     async getRobots(host, now) {
       const res = await client.send(

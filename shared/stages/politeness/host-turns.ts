@@ -6,6 +6,7 @@
  * the queue costs (MAX_IN_PROCESS_WAIT_MS) is not waited for, the URL goes back to its queue with a
  * delay (politeness by scheduling), unless enough other hosts' requests fill the wait.
  */
+import type { SlotResult } from '../../aws/host-table.ts';
 import type { CrawlConfig } from '../../config.ts';
 import { crawlDelayMs, type RobotsTxt } from '../../crawl/robots/robots.ts';
 import { sourceWeights, type Weights } from '../../crawl/state/scheduling.ts';
@@ -123,6 +124,28 @@ export const WAITER_GRACE_MS = 2_000;
 const BACKOFF_READ_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How a refused booking goes on: how long the task waits, and whether it says it waits for the
+ * host. Lost to a lighter source's task, it says so (unless a task as heavy or heavier waits
+ * already) and comes back by the next slot: a run of slots the lighter one holds is given back
+ * then (yieldRun), not when the run would end. Refused for a heavier waiter, it comes back after
+ * that one (afterWaiter).
+ */
+function afterRefusal(
+  slot: Extract<SlotResult, { ok: false }>,
+  weight: number | undefined,
+  step: number,
+  now: number,
+): { waitMs: number; saysItWaits: boolean } {
+  const { waitMs, heldBy, waiter } = slot;
+  if (weight === undefined) return { waitMs, saysItWaits: false };
+  if (heldBy !== undefined && heldBy < weight)
+    return { waitMs: Math.min(waitMs, step), saysItWaits: !waiter || waiter.weight < weight };
+  if (waiter && waiter.weight > weight)
+    return { waitMs: afterWaiter(waitMs, waiter.until, step, now), saysItWaits: false };
+  return { waitMs, saysItWaits: false };
+}
 
 /**
  * When a task lighter than the host's waiter comes for the host again: one slot after the waiter is
@@ -286,20 +309,9 @@ export class HostTurns implements RobotsTurns {
         continue;
       }
       const now = this.deps.now();
-      // Lost to a lighter source's task: the host waits for this one when it is back, and a run of
-      // slots the lighter one holds is given back at its next slot (yieldRun): back by then, not
-      // when the run would end.
-      const lighter = slot.heldBy !== undefined && weight !== undefined && slot.heldBy < weight;
-      const heavierThere = slot.waiter !== undefined && weight !== undefined && slot.waiter.weight >= weight;
-      const waiter =
-        slot.waiter && weight !== undefined && slot.waiter.weight > weight ? slot.waiter : undefined;
-      const waitMs = lighter
-        ? Math.min(slot.waitMs, step)
-        : waiter
-          ? afterWaiter(slot.waitMs, waiter.until, step, now)
-          : slot.waitMs;
+      const { waitMs, saysItWaits } = afterRefusal(slot, weight, step, now);
       // Said before waiting here too: the lighter one's run must be given back meanwhile.
-      if (lighter && !heavierThere)
+      if (saysItWaits && weight !== undefined)
         await this.waitForTurn(host, weight, now + Math.ceil(waitMs / 1000) * 1000 + WAITER_GRACE_MS, now);
       const requeue = await this.waitOrRequeue(now, waitMs);
       if (requeue === null) continue;

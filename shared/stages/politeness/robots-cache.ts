@@ -52,9 +52,25 @@ const MAX_STORED_CHARS = 300_000;
 const NO_SERVER = new Set(['private-address', 'bad-resolve', 'dns-not-found']);
 
 /**
+ * An error reading robots.txt that is not the site's robots.txt's but every page's of the host;
+ * null for the others. The proxy's (it turned the request away or could not reach the site): no
+ * answer of the site's, so neither "no robots.txt" (a 407 read as the site's 4xx allowed the whole
+ * site for 24 h) nor "the site's robots.txt is unavailable"; its pages are told why, a temporary
+ * error. The host's certificate (tls-error): its pages meet the same refusal, a permanent error
+ * (seed 001, other connection errors), as they did when a cached robots.txt let them be fetched,
+ * not a temporary "robots.txt unavailable" that kept a broken host's pages for days.
+ */
+function hostError(code: string): { ttlMs: number; errorKind?: 'permanent' } | null {
+  if (PROXY_ERROR_CODES.has(code)) return { ttlMs: PROXY_ERROR_TTL_MS };
+  if (code === 'tls-error') return { ttlMs: ROBOTS_ERROR_TTL_MS, errorKind: 'permanent' };
+  return null;
+}
+
+/**
  * A robots.txt as cached: `unavailable` names why the whole site counts as disallowed for now, and
- * `errorCode` the error its pages get when that is not the site's doing (the proxy's: proxy-refused,
- * proxy-failed); without it they get `robots-unavailable`.
+ * `errorCode` the error its pages get when that is not the site's robots.txt's doing (hostError:
+ * the proxy's proxy-refused, proxy-failed; the host's tls-error), `errorKind` when that error is
+ * permanent; without it they get a temporary `robots-unavailable`.
  */
 export type CachedRobots = RobotsTxt & { unavailable?: string; errorCode?: string; errorKind?: 'permanent' };
 
@@ -113,27 +129,14 @@ export function createRobotsCache(
     if (stored) return remember(robotsUrl, stored, ttlOf(stored));
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
-    if (res.kind === 'error' && PROXY_ERROR_CODES.has(res.code)) {
-      // The proxy turned the request away or could not reach the site: no answer of the site's, so
-      // neither "no robots.txt" (a 407 read as the site's 4xx allowed the whole site for 24 h) nor
-      // "the site's robots.txt is unavailable". Disallowed for a short while, its pages told why.
+    const pagesError = res.kind === 'error' ? hostError(res.code) : null;
+    if (res.kind === 'error' && pagesError) {
+      // Disallowed for a while, the pages given that error (not robots-unavailable): stored too, so
+      // workers waiting on the lease get the answer.
       const robots: CachedRobots = { ...DISALLOW_ALL, unavailable: res.message, errorCode: res.code };
-      await store(robotsUrl, robots, now() + PROXY_ERROR_TTL_MS);
-      return remember(robotsUrl, robots, PROXY_ERROR_TTL_MS);
-    }
-    if (res.kind === 'error' && res.code === 'tls-error') {
-      // The host's certificate, not its robots.txt: its pages meet the same refusal, a permanent
-      // error (seed 001, other connection errors), as they did when a cached robots.txt let them be
-      // fetched. Recorded without a request (robots.txt unread, the site counts as disallowed),
-      // not as a temporary "robots.txt unavailable" that kept a broken host's pages for days.
-      const robots: CachedRobots = {
-        ...DISALLOW_ALL,
-        unavailable: res.message,
-        errorCode: res.code,
-        errorKind: 'permanent',
-      };
-      await store(robotsUrl, robots, now() + ROBOTS_ERROR_TTL_MS);
-      return remember(robotsUrl, robots, ROBOTS_ERROR_TTL_MS);
+      if (pagesError.errorKind) robots.errorKind = pagesError.errorKind;
+      await store(robotsUrl, robots, now() + pagesError.ttlMs);
+      return remember(robotsUrl, robots, pagesError.ttlMs);
     }
     if (res.kind === 'error' && NO_SERVER.has(res.code)) {
       // Stored too (briefly), so workers waiting on the lease get their answer.
