@@ -87,14 +87,7 @@ export function authFor(url: string, entries: ResolvedAuth[]): ResolvedAuth | nu
 
 /** `name=value` pairs of Set-Cookie headers (attributes dropped: the session is this container's). */
 export function parseSetCookies(values: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of values) {
-    const pair = line.split(';', 1)[0] ?? '';
-    const eq = pair.indexOf('=');
-    if (eq <= 0) continue;
-    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
-  }
-  return out;
+  return Object.fromEntries(setCookieLines(values, 0).map(({ name, value }) => [name, value]));
 }
 
 /** Each Set-Cookie line's pair, and whether it deletes the cookie (empty, `Max-Age` ≤ 0, `Expires` past). */
