@@ -125,14 +125,8 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
       // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as
       // such; the proxy's error when the proxy kept robots.txt from being read (robots-cache.ts).
       const code = robots.errorCode ?? 'robots-unavailable';
-      const message =
-        robots.errorKind === 'permanent'
-          ? `the host refused a secure connection when robots.txt was read (${robots.unavailable}): every page of the host fails the same way`
-          : robots.errorCode
-            ? `robots.txt not read: ${robots.unavailable}; the site counts as disallowed until it is`
-            : `robots.txt unavailable (${robots.unavailable}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
       const errorKind = robots.errorKind ?? 'temporary';
-      return onError(ctx, task, host, { errorKind, code, message }, fetchedAt());
+      return onError(ctx, task, host, { errorKind, code, message: robotsFailure(robots) }, fetchedAt());
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
   }
@@ -265,4 +259,13 @@ function onError(
   // refresh.maxTemporaryErrors; past that the page goes on as a temporary error ("too many").
   if (attempt <= ctx.config.refresh.maxTemporaryErrors) return retry();
   return page(task, at, { status: res.status ?? 0, error });
+}
+
+/** Why a page was not fetched when its host's robots.txt could not be read. */
+function robotsFailure(robots: CachedRobots): string {
+  const why = robots.unavailable;
+  if (robots.errorKind === 'permanent')
+    return `the host refused a secure connection when robots.txt was read (${why}): every page of the host fails the same way`;
+  if (robots.errorCode) return `robots.txt not read: ${why}; the site counts as disallowed until it is`;
+  return `robots.txt unavailable (${why}): the site counts as disallowed for now (RFC 9309 §2.3.1.4)`;
 }
