@@ -309,6 +309,13 @@ export const ExtractSchema = z
      * is still reached through other links. Ignored in rogue mode (`fetch.respectRobotsTxt: false`).
      */
     honorRelNofollow: z.boolean().default(true),
+    /**
+     * @default false — true: a page whose `<link rel="canonical">` names another URL the crawl accepts
+     * is not indexed (state `followed`, its note names the canonical); the canonical is fetched and
+     * indexed instead (Norconex's and Algolia's crawlers' default). False: the canonical is recorded
+     * (the `canonical` field) and only decides which URL keeps a duplicate's content (Elastic's way)
+     */
+    honorCanonical: z.boolean().default(false),
     /** @default {} — "<meta name or property>": "<document field>" */
     metadataMapping: z.record(z.string(), z.string()).default({}),
   })

@@ -250,7 +250,23 @@ function html(
   // page's depth, through the redir source, in the same chain (maxRedirects). A page whose links
   // are not followed keeps its document, so its content is not lost.
   const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
-  if (moved) {
+  // extract.honorCanonical: a page naming another URL its canonical is that URL's copy, as
+  // Norconex and Algolia's crawler read it: the canonical is fetched (at the page's depth) and
+  // indexed, the page is not. With discovery off nothing else would be fetched: it stays a document.
+  // A canonical the page was redirected from (`/a` → `/a/`, which names `/a`) contradicts the
+  // redirect: the page stays a document.
+  const named =
+    index && !moved && ex.canonical && ctx.config.extract.honorCanonical && ctx.config.discovery
+      ? movedTo(ex.canonical, page, ctx)
+      : null;
+  const elsewhere = named && !('code' in named.hop) ? named : null;
+  if (elsewhere) {
+    const { d, target } = elsewhere;
+    if (!result.tasks.some((t) => t.url === target)) result.tasks.push(taskFrom(d, page.task.depth));
+    const state = page.task.follow && ex.robots.follow ? 'followed' : 'ignored';
+    const why = `canonical is ${target} (extract.honorCanonical): that URL is indexed instead`;
+    result.outcomes.push(base(page, state, { note: joinNotes(why, cut) }));
+  } else if (moved) {
     const { d, target, hop } = moved;
     // The target is a redirect's, not a link's.
     result.tasks = result.tasks.filter((t) => t.url !== target);
@@ -289,9 +305,9 @@ function agentToken(userAgent: string): string {
 }
 
 /**
- * An instant meta refresh's target, judged as an HTTP redirect's: another URL the crawl accepts
- * at the page's depth, with its chain or the fault that ends it (`nextHop`); null (the page stays
- * a document) for a refresh of the page itself or a target the crawl rejects.
+ * An instant meta refresh's target (or an honored canonical), judged as an HTTP redirect's:
+ * another URL the crawl accepts at the page's depth, with its chain or the fault that ends it
+ * (`nextHop`); null (the page stays a document) for the page itself or a target the crawl rejects.
  */
 function movedTo(target: string, page: FetchedPage, ctx: PageContext) {
   const d = ctx.decider.decide(target, { depth: page.task.depth, base: page.url });

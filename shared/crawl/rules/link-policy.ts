@@ -43,6 +43,8 @@ export interface LinkPolicy {
     /** where a redirect leads is a link too (absent in policies recorded before 2026-11-28) */
     followRedirects?: boolean;
     maxRedirects?: number;
+    /** an honored canonical is fetched: a link too (present only when on) */
+    honorCanonical?: true;
   };
 }
 
@@ -91,6 +93,8 @@ export function linkPolicy(config: CrawlConfig): LinkPolicy {
       respectRobotsTxt: config.fetch.respectRobotsTxt,
       followRedirects: config.fetch.followRedirects,
       maxRedirects: config.fetch.maxRedirects,
+      // Only when on: the policies stored before the option keep their form.
+      ...(config.extract.honorCanonical ? { honorCanonical: true as const } : {}),
     },
   };
 }
@@ -126,6 +130,7 @@ export function wideningReason(stored: string, now: LinkPolicy): string | null {
   for (const k of ['honorRelNofollow', 'honorMetaRobots', 'respectRobotsTxt'] as const)
     if (r?.[k] && !now.reading[k]) return `${k === 'respectRobotsTxt' ? 'fetch' : 'extract'}.${k} turned off`;
   if (r?.followRedirects === false && now.reading.followRedirects) return 'fetch.followRedirects turned on';
+  if (r && !r.honorCanonical && now.reading.honorCanonical) return 'extract.honorCanonical turned on';
   if (r?.maxRedirects !== undefined && (now.reading.maxRedirects ?? 0) > r.maxRedirects)
     return 'fetch.maxRedirects raised';
   return scopeWidening(before.scope, now.scope) ?? rulesWidening(before.rules, now.rules);
@@ -280,7 +285,9 @@ function rulesWidening(before: RuleEffect[], now: RuleEffect[]): string | null {
  * fetch (the pages' own changes are what conditional requests are for).
  */
 export function documentPolicy(config: CrawlConfig): Record<string, unknown> {
-  const { honorRelNofollow: _links, ...extract } = config.extract;
+  // honorCanonical only when on: the policies stored before the option keep their form.
+  const { honorRelNofollow: _links, honorCanonical, ...rest } = config.extract;
+  const extract = honorCanonical ? { ...rest, honorCanonical } : rest;
   const l = config.limits;
   // What a rule adds to the documents it matches (first match wins: the order counts).
   const rules = writtenRules(config);
@@ -326,7 +333,9 @@ export function documentChange(stored: string, config: CrawlConfig): string | nu
     if (key === 'extract') {
       const a = (before.extract ?? {}) as Record<string, unknown>;
       const b = after.extract as Record<string, unknown>;
-      const field = Object.keys(b).find((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+      // A key on one side only (an option kept only while on) differs too.
+      const keys = new Set([...Object.keys(b), ...Object.keys(a)]);
+      const field = [...keys].find((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
       return `extract.${field ?? 'settings'} changed`;
     }
     if (key === 'rules') return 'what the rules add to documents (source, addMeta) changed';

@@ -12,6 +12,7 @@ const OPTIONS: ExtractHtmlInput['options'] = {
   removeClasses: ['noindex'],
   honorMetaRobots: true,
   honorRelNofollow: true,
+  honorCanonical: false,
   metadataMapping: {},
 };
 const PAGE = 'https://www.example.com/dir/page.html';

@@ -125,6 +125,15 @@ describe('link policy: widening and narrowing config changes', () => {
     assert.equal(wideningReason(storedLinkPolicy(legacy), linkPolicy(parseConfig(base))), null);
   });
 
+  it('extract.honorCanonical turned on widens (canonicals are fetched); the default leaves stored policies as they were', () => {
+    assert.equal(change({}, { extract: { honorCanonical: true } }), 'extract.honorCanonical turned on');
+    assert.equal(change({ extract: { honorCanonical: true } }, {}), null);
+    assert.equal(change({ extract: { honorCanonical: true } }, { extract: { honorCanonical: true } }), null);
+    // Policies stored before the option had no such key: the default adds none, so they do not change.
+    assert.ok(!storedLinkPolicy(linkPolicy(parseConfig(base))).includes('honorCanonical'));
+    assert.ok(!storedDocumentPolicy(parseConfig(base)).includes('honorCanonical'));
+  });
+
   it('a policy too large to store is kept as a digest: any change to it counts as widening', () => {
     const many = Array.from({ length: 8000 }, (_, i) => `/excluded/path/number/${i}/with/some/length/`);
     const big = linkPolicy(parseConfig({ ...base, scope: { exclude: many } }));
@@ -149,6 +158,9 @@ describe('link policy: widening and narrowing config changes', () => {
       'extract.metadataMapping changed',
     );
     assert.equal(doc({}, { extract: { honorRelNofollow: false } }), null, 'links only');
+    // Which pages are documents: both ways.
+    assert.equal(doc({}, { extract: { honorCanonical: true } }), 'extract.honorCanonical changed');
+    assert.equal(doc({ extract: { honorCanonical: true } }, {}), 'extract.honorCanonical changed');
     assert.equal(
       doc({}, { limits: { titleChars: 10 } }),
       'limits (titleChars, metaValueChars, pdf…, archive…) changed',

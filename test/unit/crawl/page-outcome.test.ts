@@ -35,6 +35,8 @@ interface Row {
   /** the tasks' URLs (paths on the site) and sources */
   tasks?: string[];
   queue?: string;
+  /** the tasks' depths, when not the usual (a redirect's the page's, links one deeper) */
+  depths?: number[];
   note?: RegExp;
   error?: string;
   rejected?: Record<string, number>;
@@ -248,6 +250,73 @@ const ROWS: Row[] = [
         '<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/new">',
       ),
     },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
+    kind: 'HTML naming another URL its canonical (default): a document, the canonical recorded, not fetched',
+    page: { url: '/p?utm_source=mail', body: HTML(LINKS, '<link rel="canonical" href="/p">') },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+    check: ([o]) => assert.equal(o?.doc?.canonical, `${SITE}/p`),
+  },
+  {
+    kind: 'extract.honorCanonical: a page naming another URL is followed, not indexed; the canonical is fetched',
+    page: {
+      url: '/p?utm_source=mail',
+      body: HTML(LINKS, '<link rel="canonical" href="/p">'),
+      task: { depth: 2 },
+    },
+    config: { extract: { honorCanonical: true } },
+    states: ['followed'],
+    note: /^canonical is http:\/\/site\.test\/p \(extract\.honorCanonical\): that URL is indexed instead$/,
+    tasks: ['/a', '/b', '/p'],
+    // The canonical stands where its copy stood; the links are one deeper.
+    depths: [3, 3, 2],
+    queue: 'index_follow',
+    check: (outcomes) => assert.equal(outcomes[0]?.doc, undefined),
+  },
+  {
+    kind: 'extract.honorCanonical with meta robots nofollow: not indexed, only the canonical fetched',
+    page: {
+      url: '/p?utm_source=mail',
+      body: HTML(LINKS, '<meta name="robots" content="nofollow"><link rel="canonical" href="/p">'),
+    },
+    config: { extract: { honorCanonical: true } },
+    states: ['ignored'],
+    tasks: ['/p'],
+    depths: [0],
+  },
+  {
+    kind: 'extract.honorCanonical: a page naming itself is a document',
+    page: { url: '/p', body: HTML(LINKS, '<link rel="canonical" href="http://site.test/p">') },
+    config: { extract: { honorCanonical: true } },
+    states: ['indexed'],
+    tasks: ['/a', '/b'],
+  },
+  {
+    kind: 'extract.honorCanonical: a canonical the crawl rejects (another host) leaves the page a document',
+    page: { url: '/p', body: HTML('<p>text</p>', '<link rel="canonical" href="https://elsewhere.test/p">') },
+    config: { extract: { honorCanonical: true } },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
+    // `/p` answered 301 to `/p/`, which names `/p`: the site contradicts itself; the content is kept.
+    kind: 'extract.honorCanonical: a canonical the page was redirected from leaves the page a document',
+    page: {
+      url: '/p/',
+      body: HTML('<p>text</p>', '<link rel="canonical" href="/p">'),
+      task: { redirectChain: [`${SITE}/p`] },
+    },
+    config: { extract: { honorCanonical: true } },
+    states: ['indexed'],
+    tasks: [],
+  },
+  {
+    kind: 'extract.honorCanonical with discovery off: nothing would fetch the canonical, the page stays a document',
+    page: { url: '/p?utm_source=mail', body: HTML('<p>text</p>', '<link rel="canonical" href="/p">') },
+    config: { extract: { honorCanonical: true }, discovery: false },
     states: ['indexed'],
     tasks: [],
   },
@@ -537,7 +606,12 @@ describe('processPage: what a fetched page becomes', () => {
       if (row.rejected)
         for (const [reason, n] of Object.entries(row.rejected)) assert.equal(r.rejected[reason], n, reason);
       // A redirect target stands where its page stood; links and sitemap entries are one deeper.
-      for (const t of r.tasks) assert.equal(t.depth, row.queue === 'redir' ? 0 : 1);
+      if (row.depths)
+        assert.deepEqual(
+          r.tasks.map((t) => t.depth),
+          row.depths,
+        );
+      else for (const t of r.tasks) assert.equal(t.depth, row.queue === 'redir' ? 0 : 1);
       row.check?.(r.outcomes);
     });
   }
