@@ -380,11 +380,31 @@ function createCollector(options: CrawlConfig['extract'], rogue: boolean, agent:
   return new Collector(removeTags, removeClasses, mapping, options.honorRelNofollow && !rogue, agent);
 }
 
+/** The robots token an `X-Robots-Tag: NAME: …` must name to be ours; `robots` itself is no crawler's. */
+function ownAgent(agent: string | undefined): string | null {
+  const token = agent?.trim().toLowerCase() || null;
+  return token === 'robots' ? null : token;
+}
+
+/**
+ * What a response's `X-Robots-Tag` headers say of a document that is not HTML (a PDF, a text file):
+ * the only way such a document says `noindex`. As for HTML, ignored in Rogue mode and with
+ * `honorMetaRobots: false`.
+ */
+export function headerRobots(
+  headers: Record<string, string> | undefined,
+  options: Pick<CrawlConfig['extract'], 'honorMetaRobots'>,
+  rogue: boolean,
+  agent: string | undefined,
+): HtmlExtraction['robots'] {
+  const ignoredBy = rogue ? 'rogue' : options.honorMetaRobots ? null : 'honorMetaRobots: false';
+  return decideRobots([], headers, ignoredBy, ownAgent(agent));
+}
+
 /** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
 export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
-  // `robots` itself is no crawler's token: a user agent "robots/1.0" adds nothing to it.
-  const agent = input.agent?.trim().toLowerCase() || null;
-  const c = createCollector(input.options, input.rogue === true, agent === 'robots' ? null : agent);
+  const agent = ownAgent(input.agent);
+  const c = createCollector(input.options, input.rogue === true, agent);
   const parser = new Parser(c, { decodeEntities: true });
   parser.end(input.html);
   const encoder = queryEncoder(input.charset);

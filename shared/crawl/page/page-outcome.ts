@@ -11,7 +11,13 @@ import { buildDocument } from '../extract/build-document.ts';
 import { decodeBody, parseContentType } from '../extract/decode-body.ts';
 import { deltaHash } from '../extract/delta-hash.ts';
 import { textDigest } from '../extract/duplicates.ts';
-import { extractHtml, type HtmlExtraction, headerCanonical, titleFromUrl } from '../extract/extract-html.ts';
+import {
+  extractHtml,
+  type HtmlExtraction,
+  headerCanonical,
+  headerRobots,
+  titleFromUrl,
+} from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
 import { queuedTaskJudge } from '../rules/decide.ts';
@@ -136,6 +142,19 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   // A sitemap or feed fetched as a page (a start URL, a link; one a sitemap index lists as well is
   // then claimed already) is read as one: its entries are followed, it is not indexed.
   if (page.task.follow && isSitemapOrFeed(mimeType, bytes)) return sitemap(page, bytes, ctx, result);
+  // A rule's noIndex, or an `X-Robots-Tag: noindex` (how a PDF or a text file says it), holds for
+  // every kind of document, an archive's elements included: until 2026-11-28 only HTML heeded them.
+  const robots = headerRobots(
+    page.headers,
+    ctx.config.extract,
+    !ctx.config.fetch.respectRobotsTxt,
+    agentToken(ctx.config.fetch.userAgent),
+  );
+  if (!page.task.index || !robots.index) {
+    const why = !robots.index ? `noindex (${robots.source.join(', ')})` : 'rule: noIndex';
+    const state = page.task.follow && robots.follow ? 'followed' : 'ignored';
+    return void result.outcomes.push(base(page, state, { note: joinNotes(why, note) }));
+  }
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result);
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);

@@ -470,6 +470,74 @@ const ROWS: Row[] = [
     },
   },
   {
+    // The only way a PDF says noindex; until 2026-11-28 only HTML heeded it (a leak of what sites hide).
+    kind: 'a PDF with X-Robots-Tag: noindex: fetched, no document',
+    page: {
+      url: '/salaries.pdf',
+      headers: { 'content-type': 'application/pdf', 'x-robots-tag': 'noindex' },
+      body: minimalPdf('Confidential salary bands'),
+    },
+    states: ['followed'],
+    note: /^noindex \(X-Robots-Tag: noindex\)$/,
+    check: ([o]) => assert.equal(o?.doc, undefined),
+  },
+  {
+    kind: 'a text file with X-Robots-Tag naming the crawler: none',
+    page: { url: '/notes.txt', headers: { 'content-type': 'text/plain', 'x-robots-tag': 'trawl: none' } },
+    states: ['ignored'],
+    note: /noindex \(X-Robots-Tag: trawl: none\)/,
+  },
+  {
+    kind: "a text file with X-Robots-Tag for another crawler's token: a document",
+    page: {
+      url: '/notes.txt',
+      headers: { 'content-type': 'text/plain', 'x-robots-tag': 'otherbot: noindex' },
+    },
+    states: ['indexed'],
+  },
+  {
+    kind: 'a PDF with X-Robots-Tag: noindex in Rogue mode: a document',
+    page: {
+      url: '/salaries.pdf',
+      headers: { 'content-type': 'application/pdf', 'x-robots-tag': 'noindex' },
+      body: minimalPdf('Confidential salary bands'),
+    },
+    config: { fetch: { respectRobotsTxt: false } },
+    states: ['indexed'],
+  },
+  {
+    kind: 'a PDF a rule marks noIndex: fetched, no document',
+    page: {
+      url: '/report.pdf',
+      type: 'application/pdf',
+      body: minimalPdf('Quarterly figures'),
+      task: { index: false },
+    },
+    states: ['followed'],
+    note: /^rule: noIndex$/,
+  },
+  {
+    kind: 'an archive with X-Robots-Tag: noindex: none of its elements is a document',
+    page: {
+      url: '/files/docs.tar.gz',
+      headers: { 'content-type': 'application/gzip', 'x-robots-tag': 'noindex' },
+      body: gzipSync(tarFiles({ 'a.html': HTML('<p>Element A</p>'), 'b.txt': 'Element B' })),
+    },
+    states: ['followed'],
+  },
+  {
+    // Sites mark their sitemaps noindex for search engines; the crawler still reads them.
+    kind: 'a sitemap with X-Robots-Tag: noindex is still read',
+    page: {
+      url: '/sitemap.xml',
+      headers: { 'content-type': 'application/xml', 'x-robots-tag': 'noindex' },
+      body: '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://site.test/a</loc></url></urlset>',
+      task: { kind: 'sitemap', index: false },
+    },
+    states: ['followed'],
+    tasks: ['/a'],
+  },
+  {
     kind: 'a PDF whose Link header names its canonical: recorded, and folding keeps that URL',
     page: {
       url: '/report-print.pdf',
