@@ -210,7 +210,11 @@ export const ScopeSchema = z
 
 export const FetchSchema = z
   .strictObject({
-    /** @default "trawl" */
+    /**
+     * @default "trawl" — sent as the User-Agent header; robots.txt groups, `<meta name>` and
+     * `X-Robots-Tag: NAME:` are matched on its product token: `trawl/1.0 (+https://…)` → `trawl`,
+     * `Mozilla/5.0 (compatible; AcmeBot/1.0; +https://…)` → `AcmeBot`
+     */
     userAgent: z
       .string()
       .min(1)

@@ -13,9 +13,19 @@ export function isValidUserAgentToObey(userAgent: string | null | undefined): bo
   return !!userAgent && extractUserAgent(userAgent) === userAgent;
 }
 
-/** The product token of a full User-Agent string: `trawl/1.0 (+https://…)` → `trawl` (§2.2.1). */
+/**
+ * The product token of a full User-Agent string: `trawl/1.0 (+https://…)` → `trawl` (§2.2.1);
+ * `Mozilla/5.0 (compatible; AcmeBot/1.0)` → `AcmeBot`.
+ */
 export function userAgentToken(userAgent: string): string {
-  return extractUserAgent(userAgent.trim());
+  const ua = userAgent.trim();
+  // `Mozilla/5.0 (compatible; AcmeBot/1.0; +https://…)`, as Googlebot and bingbot present
+  // themselves: `Mozilla` is the browsers' prefix, the crawler's own token follows `compatible;`.
+  if (/^mozilla\//i.test(ua)) {
+    const named = /[(;]\s*compatible;\s*([A-Za-z_-]+)/i.exec(ua)?.[1];
+    if (named) return named;
+  }
+  return extractUserAgent(ua);
 }
 
 function firstOf(url: string, chars: string, from: number): number {

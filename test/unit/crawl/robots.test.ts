@@ -273,7 +273,16 @@ describe('userAgentToken', () => {
   const cases: [string, string][] = [
     ['trawl/1.0 (+https://example.com/bot)', 'trawl'],
     ['trawl', 'trawl'],
-    ['Mozilla/5.0 (compatible; Googlebot/2.1)', 'Mozilla'],
+    // Until 2026-11-28 `Mozilla`: robots.txt groups for the crawler's own name were not applied.
+    ['Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', 'Googlebot'],
+    ['Mozilla/5.0 (compatible; AcmeSearchBot/1.0)', 'AcmeSearchBot'],
+    [
+      'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm) Chrome/116.0 Safari/537.36',
+      'bingbot',
+    ],
+    // A browser's string names no crawler: its first token.
+    ['Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0', 'Mozilla'],
+    ['AcmeBot/1.0 (compatible; Mozilla)', 'AcmeBot'],
     ['my_bot-x 2', 'my_bot-x'],
     ['  trawl/1', 'trawl'],
   ];
