@@ -9,6 +9,7 @@ import {
   DeleteCommand,
   type DynamoDBDocumentClient,
   PutCommand,
+  type PutCommandInput,
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
@@ -40,6 +41,11 @@ export interface ClaimOptions {
   stampBefore?: string;
   /** may stop some of the new URLs (crawler traps), recorded as it says */
   gate?: ClaimGate;
+  /**
+   * a known URL the gate stopped under caps the config has changed since: it goes through the gate
+   * again (and, admitted, into the frontier), so a raised cap brings back what the old one stopped
+   */
+  reopen?: (item: UrlItem) => boolean;
 }
 
 export interface UrlTable {
@@ -127,6 +133,8 @@ export function createUrlTable({
     claimer: string,
     now: string,
     extra: Partial<UrlItem> = {},
+    /** the note of the capped item this claim replaces (reopen): only while the item still has it */
+    replacing?: string,
   ): Promise<boolean> {
     const item: UrlItem = {
       url: task.url,
@@ -147,17 +155,25 @@ export function createUrlTable({
     // The write that makes "enters the frontier once per crawl" true across concurrent workers.
     // A redelivered message (same claimer) wins again, so a crash between claim and send loses nothing.
     // withKeyLock: the emulator's workaround (key-lock.ts); one process's claims of a URL take turns.
-    return conditionHeld(
-      withKeyLock(`${tableName}|${task.url}`, () =>
-        client.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: item,
+    // A capped item reopened: one claimer wins it, the one whose condition sees the old note.
+    const condition: Pick<
+      PutCommandInput,
+      'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+    > =
+      replacing === undefined
+        ? {
             ConditionExpression: 'attribute_not_exists(#u) OR claimedBy = :me',
             ExpressionAttributeNames: { '#u': TABLES.urls.partitionKey },
             ExpressionAttributeValues: { ':me': claimer },
-          }),
-        ),
+          }
+        : {
+            ConditionExpression: '#n = :old',
+            ExpressionAttributeNames: { '#n': 'note' },
+            ExpressionAttributeValues: { ':old': replacing },
+          };
+    return conditionHeld(
+      withKeyLock(`${tableName}|${task.url}`, () =>
+        client.send(new PutCommand({ TableName: tableName, Item: item, ...condition })),
       ),
     );
   }
@@ -230,7 +246,7 @@ export function createUrlTable({
 
   return {
     async claim(tasks, claimer, now, opts = {}) {
-      const { stampBefore, gate } = opts;
+      const { stampBefore, gate, reopen } = opts;
       const byUrl = new Map<string, UrlTask>();
       for (const t of tasks)
         if (!skips(t.url, claimer, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
@@ -239,9 +255,14 @@ export function createUrlTable({
       const existing = await getMany([...byUrl.keys()]);
       const fresh: UrlTask[] = [];
       const stale: string[] = [];
+      const reopened = new Map<UrlTask, string>();
       const candidates = [...byUrl.values()].filter((t) => {
         const item = existing.get(t.url);
         if (!item) return true;
+        if (gate && reopen?.(item) && item.note) {
+          reopened.set(t, item.note);
+          return true;
+        }
         // Claimed by this claimer before: a copy of its message (the task says it may have been
         // sent), but not what a gate stopped (recorded `ignored`).
         const gated = item.state === 'ignored' && item.note?.startsWith('trap: ') === true;
@@ -253,9 +274,13 @@ export function createUrlTable({
         return false;
       });
       const { admitted, stopped } = gate ? await gate(candidates) : { admitted: candidates, stopped: [] };
-      await mapLimit(stopped, CLAIM_CONCURRENCY, (s) => claimOne(s.task, claimer, now, s.extra));
+      await mapLimit(stopped, CLAIM_CONCURRENCY, (s) =>
+        claimOne(s.task, claimer, now, s.extra, reopened.get(s.task)),
+      );
       for (const s of stopped) remember(s.task.url, claimer);
-      const results = await mapLimit(admitted, CLAIM_CONCURRENCY, (t) => claimOne(t, claimer, now));
+      const results = await mapLimit(admitted, CLAIM_CONCURRENCY, (t) =>
+        claimOne(t, claimer, now, {}, reopened.get(t)),
+      );
       // A lost race: the winner is not known here, so nothing is cached (the next sight reads again).
       admitted.forEach((t, i) => {
         if (results[i]) fresh.push(t);

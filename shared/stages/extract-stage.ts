@@ -27,7 +27,7 @@ import type { StageDeps } from './deps.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
 import { createPdfWorkerReader } from './pdf-worker.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
-import { trapGate } from './trap-gate.ts';
+import { reopenCapped, trapGate } from './trap-gate.ts';
 
 /** An outcome larger than this goes to S3 instead of the SQS message (SQS bills per 64 KB, caps at 1 MiB). */
 const SPILL_BYTES = 200 * 1024;
@@ -112,6 +112,7 @@ async function extractRecord(
   const fresh = await deps.urls.claim(tasks, source.claimer, now, {
     ...reachStamps(config, deps.now()),
     gate,
+    reopen: reopenCapped(config.scope.traps, config.limits.sitemapsPerSite),
   });
   // Received before, or holding claims it made before: these pages may have been extracted already
   // (a crash before the delete, a message sent twice), so its outcomes may be copies.

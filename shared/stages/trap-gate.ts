@@ -42,11 +42,33 @@ export function trapGate(
     for (const task of overSitemaps) {
       if (!trapped.admitted.includes(task)) continue; // stopped by a trap cap already
       bump(stats, 'limit-sitemaps-per-site');
-      const note = `sitemap over limits.sitemapsPerSite (${sitemapsPerSite}) for this site: not read`;
+      const note = sitemapCapNote(sitemapsPerSite);
       stopped.push({ task, extra: { state: 'ignored', note, stored: 'table' } });
     }
     return { admitted: trapped.admitted.filter((t) => !overSitemaps.has(t)), stopped };
   };
+}
+
+const sitemapCapNote = (max: number) =>
+  `sitemap over limits.sitemapsPerSite (${max}) for this site: not read`;
+const CAP_NOTES = ['trap: host-cap (', 'trap: query-variants (', 'sitemap over limits.sitemapsPerSite ('];
+
+/**
+ * Which known URLs a gate with these caps judges again (url-table.ts `reopen`): those a cap stopped
+ * whose note the caps now write differently (raised, lowered, turned off). Until 2026-11-28 a URL
+ * stopped once stayed stopped whatever the config said later.
+ */
+export function reopenCapped(traps: TrapsConfig, sitemapsPerSite: number): (item: UrlItem) => boolean {
+  const current = new Set([
+    capNote('host-cap', traps),
+    capNote('query-variants', traps),
+    sitemapCapNote(sitemapsPerSite),
+  ]);
+  return (item) =>
+    item.state === 'ignored' &&
+    item.note != null &&
+    CAP_NOTES.some((p) => item.note?.startsWith(p)) &&
+    !current.has(item.note);
 }
 
 function bump(stats: Record<string, number>, reason: string): void {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { crawl, openSession, urlStates } from '../../cli/session.ts';
+import { crawl, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { explainUrl } from '../../shared/crawl/rules/decide.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
@@ -137,6 +137,43 @@ describe('crawler traps and soft 404s', () => {
       path: `${new URL(trap.url).host}/cal`,
       maxQueryVariantsPerPath: 10,
     });
+  });
+
+  it('a raised cap brings back the URLs the old one stopped, at the next cycle', async () => {
+    // Until 2026-11-28 a URL a cap stopped was stopped for good: known to the table, it never
+    // reached the gate again, whatever the config said later.
+    const name = uniqueCrawlName('capraise');
+    const configWith = (maxUrlsPerHost: number) =>
+      parseConfig({
+        name,
+        startUrls: [`${big.url}/`],
+        scope: { traps: { maxUrlsPerHost } },
+        fetch: { allowPrivateNetworks: true },
+      });
+    const indexed = async (s: Awaited<ReturnType<typeof openSession>>) => {
+      let n = 0;
+      let capped = 0;
+      for await (const u of urlStates(s)) {
+        if (u.state === 'indexed') n++;
+        if (String(u.note ?? '').startsWith('trap: host-cap')) capped++;
+      }
+      return { n, capped };
+    };
+    await crawl(await openSession(configWith(30)));
+    assert.deepEqual(await indexed(await openSession(configWith(30))), { n: 31, capped: 10 });
+
+    const day = 86_400_000;
+    const later = await openSession(configWith(60), { now: new Date(Date.now() + day) });
+    const asked = big.requests.length;
+    await refresh(later);
+    assert.deepEqual(await indexed(later), { n: 41, capped: 0 }, 'the 10 stopped pages are indexed');
+    const leaves = big.requests.slice(asked).filter((r) => /^\/p\d+$/.test(r));
+    assert.equal(new Set(leaves).size, leaves.length, `each page fetched once: ${leaves.join(' ')}`);
+
+    // Lowered again: the pages already indexed stay; nothing stopped is judged twice.
+    const lower = await openSession(configWith(30), { now: new Date(Date.now() + 2 * day) });
+    await refresh(lower);
+    assert.equal((await indexed(lower)).n, 41);
   });
 
   it('a site that puts a new session id in every link is crawled once per page, and the crawl ends', async () => {
