@@ -50,10 +50,28 @@ async function run() {
     parent.resume();
     parent.unref(); // it must not keep this process alive
   }
-  // `trawl docs | head`: a closed pipe ends the command quietly.
+  // `trawl docs | head`: a closed pipe ends a command that only reads quietly. One that changes a
+  // crawl (`trawl crawl … | head -3`) goes on without its output: exiting there skipped its run
+  // record, the snapshot save and the dead-letter check (exit 1), which come after the summary.
+  const changes = new Set([
+    'crawl',
+    'refresh',
+    'deploy',
+    'destroy',
+    'clear-errors',
+    'reindex',
+    'redrive',
+    'emulator',
+    'search-engine',
+  ]);
   process.stdout.on('error', (err) => {
-    if (err.code === 'EPIPE') process.exit(0);
-    throw err;
+    if (err.code !== 'EPIPE') throw err;
+    if (!changes.has(process.argv[2] ?? '')) process.exit(0);
+    process.stdout.write = (_chunk, encoding, done) => {
+      const callback = typeof encoding === 'function' ? encoding : done;
+      if (typeof callback === 'function') queueMicrotask(() => callback());
+      return true;
+    };
   });
   const { register } = await import('tsx/esm/api');
   register();

@@ -4,13 +4,14 @@
  * and find the same state again after a restart (it is saved under .trawl/).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import {
+  DeleteMessageCommand,
   GetQueueUrlCommand,
   PurgeQueueCommand,
   ReceiveMessageCommand,
@@ -259,6 +260,51 @@ describe('trawl CLI on the embedded emulator', () => {
       trawl(cwd, 'redrive', '-c', join(ROOT, 'demo', 'trawl.json')).out,
       /^no dead-lettered messages\n$/,
     );
+    sqs.destroy();
+  });
+
+  it('a crawl whose output pipe closes (`| head -1`) still ends as it would: exit 1 for a dead letter, nothing unsaved', async () => {
+    // Until 2026-11-28 the closed pipe exited 0 at the summary, before the run record, the
+    // snapshot save and the dead-letter check that come after it.
+    const { endpoint } = JSON.parse(readFileSync(join(cwd, '.trawl', 'emulator.json'), 'utf8'));
+    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+    const { QueueUrl: extract = '' } = await sqs.send(
+      new GetQueueUrlCommand({ QueueName: resourceNames('demo').stageQueue('extract') }),
+    );
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: extract,
+        MessageBody: JSON.stringify({ bundle: 'pages/poison.jsonl.gz', count: 1 }),
+      }),
+    );
+    const child = spawn(
+      NODE,
+      [BIN, 'crawl', '-c', join(ROOT, 'demo', 'trawl.json'), '--demo', '--no-progress'],
+      {
+        cwd,
+        env: cliEnv(cwd, { TRAWL_LEASE_SECONDS: '1' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    // The reader goes away before the command has written anything: every write is an EPIPE.
+    child.stdout.destroy();
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
+    assert.equal(code, 1, err);
+    assert.match(err, /"trawl redrive -c [^"]+" puts them back/);
+    const unsaved = join(cwd, '.trawl', 'unsaved');
+    const left = existsSync(unsaved) ? readdirSync(unsaved).filter((f) => f.startsWith('demo.')) : [];
+    assert.deepEqual(left, [], 'the snapshot was saved at the end of the command');
+    assert.equal(trawl(cwd, 'redrive', '-c', join(ROOT, 'demo', 'trawl.json')).code, 0);
+    // Taken off the queue by hand: one PurgeQueue a minute (the test before used it).
+    const back = await sqs.send(new ReceiveMessageCommand({ QueueUrl: extract, WaitTimeSeconds: 1 }));
+    for (const m of back.Messages ?? [])
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: extract, ReceiptHandle: m.ReceiptHandle }));
+    assert.equal(back.Messages?.length, 1);
     sqs.destroy();
   });
 
