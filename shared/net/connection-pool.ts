@@ -122,6 +122,11 @@ export function takeIdle(key: string, now = Date.now()): ConnectionLayers | null
   return null;
 }
 
+/** Whether `key` has an idle connection open and within its keep time at `now` (it stays in the pool). */
+export function hasIdle(key: string, now = Date.now()): boolean {
+  return idle.get(key)?.some((e) => e.until >= now && isOpen(e.layers)) ?? false;
+}
+
 /**
  * The site closed the kept connection to `key` as a request went out: its connections are not
  * kept for the next DROPS_KEPT_MS (this container), so its next requests each open their own.

@@ -21,7 +21,7 @@ import {
 } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { FetchError } from '../errors.ts';
-import { keepIdle, keptConnectionDropped, takeIdle } from './connection-pool.ts';
+import { hasIdle, keepIdle, keptConnectionDropped, takeIdle } from './connection-pool.ts';
 import {
   connectGuarded,
   destroyLayers,
@@ -229,9 +229,19 @@ async function fetchOnce(
 ): Promise<FetchOutcome> {
   const target = parseTarget(url);
   const key = opts.keepAliveMs ? connectionKey(target, opts) : null;
-  const kept = key && !fresh ? takeIdle(key) : null;
+  const startedAt = Date.now();
+  // With a turn to wait for, an idle connection stays in the pool until the turn has come: the pool
+  // notices the site closing it meanwhile (its keep-alive timeout, shorter than a Crawl-delay),
+  // where one taken before the wait was written to closed and hung until fetch.timeoutMs, a
+  // robots.txt read that way losing its whole site (`robots-unavailable`).
+  const waitsIdle = Boolean(key && !fresh && opts.turn && hasIdle(key, startedAt));
+  let kept = key && !fresh && !opts.turn ? takeIdle(key) : null;
   if (kept) for (const s of kept) destroyOnAbort(s, signal);
-  const socket = kept ? (kept[kept.length - 1] as net.Socket) : await openConnection(target, opts, signal);
+  let socket = kept
+    ? (kept[kept.length - 1] as net.Socket)
+    : waitsIdle
+      ? null
+      : await openConnection(target, opts, signal);
   if (opts.turn) {
     // Connected first: the slot is taken when the request can leave at once, so a handshake of a
     // few round trips never makes every slot late (they were missed for good past 50 ms).
@@ -245,11 +255,18 @@ async function fetchOnce(
     // against 23.7-27.7 closed). A missed slot's connection is closed: kept too, the same profile
     // fell to 16.8-19.9 pages/s with 11-20 fetch invocations (bench/README.md).
     if ('requeueSeconds' in turn) {
-      if (key) keepIdle(key, detachSockets(signal), opts.keepAliveMs ?? 0);
+      if (key && socket) keepIdle(key, detachSockets(signal), opts.keepAliveMs ?? 0);
       return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
+    }
+    if (!socket && key) {
+      // Kept from before the wait (its keep time counted from then); gone, a new connection.
+      kept = takeIdle(key, startedAt);
+      if (kept) for (const s of kept) destroyOnAbort(s, signal);
+      socket = kept ? (kept[kept.length - 1] as net.Socket) : await openConnection(target, opts, signal);
     }
     if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return { kind: 'late' };
   }
+  if (!socket) throw new Error('no connection'); // unreachable: one was taken or opened above
   const remoteAddress = socket.remoteAddress ?? '';
   let res: http.IncomingMessage;
   try {

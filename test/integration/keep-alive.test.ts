@@ -147,6 +147,32 @@ describe('keep-alive', () => {
     });
   });
 
+  it('a kept connection the site closes while the request waits for its turn: a new one, no hang', {
+    timeout: 20_000,
+  }, async () => {
+    // A Crawl-delay longer than the site's keep-alive timeout: the connection was taken before
+    // the wait and written to after the site had closed it; the request hung until timeoutMs
+    // (a robots.txt read that way lost its whole site). Now it stays in the pool while the task
+    // waits, and leaves it when the site closes it.
+    await withSite(page, async (site) => {
+      site.server.keepAliveTimeout = 200; // Node 24 adds a second (keepAliveTimeoutBuffer)
+      ok(await fetchUrl(`${site.base}/a`, kept()));
+      assert.equal(idleConnections(), 1);
+      const turn = async () => {
+        await new Promise((r) => setTimeout(r, 2500));
+        return {};
+      };
+      const started = Date.now();
+      ok(await fetchUrl(`${site.base}/b`, kept({ turn, timeoutMs: 8000 })));
+      assert.ok(Date.now() - started < 8000, 'answered, not timed out');
+      assert.equal(site.connections, 2);
+      assert.deepEqual(
+        site.requests.map((r) => r.url),
+        ['/a', '/b'],
+      );
+    });
+  });
+
   it('drops a kept connection past keepAliveMs', async () => {
     await withSite(page, async (site) => {
       ok(await fetchUrl(`${site.base}/a`, kept({ keepAliveMs: 50 })));
