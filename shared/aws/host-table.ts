@@ -77,6 +77,8 @@ export interface HostTable {
   putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
   /** A short lease (e.g. "this worker fetches robots.txt now"): true for the one worker that gets it. */
   lease(key: string, now: number, forMs: number): Promise<boolean>;
+  /** Gives a lease taken until `until` back (nothing done under it); false when it is not that one any more. */
+  endLease(key: string, until: number): Promise<boolean>;
   /** `consistent`: a strongly consistent read (1 unit instead of ½), for read-then-swap loops */
   getValue(key: string, consistent?: boolean): Promise<string | null>;
   putValue(key: string, value: string): Promise<void>;
@@ -249,6 +251,11 @@ export function createHostTable({
         { ':until': now + forMs, ':now': now, ':exp': Math.floor((now + forMs) / 1000) + 3600 },
       );
     },
+    endLease: (key, until) =>
+      tryUpdate(`lease#${key}`, 'SET leaseUntil = :free', 'leaseUntil = :until', {
+        ':free': 0,
+        ':until': until,
+      }),
     async getValue(key, consistent = false) {
       const res = await client.send(
         new GetCommand({ TableName: tableName, Key: { host: `value#${key}` }, ConsistentRead: consistent }),

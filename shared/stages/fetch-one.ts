@@ -121,6 +121,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     // Groups match the product token ("trawl"), not the whole User-Agent string (RFC 9309 §2.2.1).
     const agent = userAgentToken(config.fetch.userAgent);
     robots = await ctx.robots.get(task.url);
+    // Its robots.txt could not be asked yet (the host's turn did not come): back until it can.
+    if (robots.notDueSeconds !== undefined)
+      return { type: 'requeue', task, delaySeconds: Math.max(1, robots.notDueSeconds), reason: 'politeness' };
     if (robots.unavailable) {
       // Not the site's wish but its robots.txt failing: a temporary error, retried, then recorded as
       // such; the proxy's error when the proxy kept robots.txt from being read (robots-cache.ts).

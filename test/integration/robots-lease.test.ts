@@ -13,6 +13,7 @@ import type { HostTable } from '../../shared/aws/host-table.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { parseRobotsTxt, robotsUrlFor } from '../../shared/crawl/robots/robots.ts';
 import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { HostTurns } from '../../shared/stages/politeness/host-turns.ts';
 import { createRobotsCache } from '../../shared/stages/politeness/robots-cache.ts';
 import { collect } from '../helpers/collect.ts';
 import { linkPage } from '../helpers/crawl-env.ts';
@@ -78,6 +79,29 @@ describe('robots.txt lease', () => {
     assert.equal(failed, 3, 'three looks failed while waiting');
     assert.deepEqual(robots, held, "the lease holder's answer, not a fetch of our own");
     assert.equal(site.requests.filter((r) => r.path === '/robots.txt').length, 0, 'robots.txt not fetched');
+  });
+
+  it('a host held past the turn wait (a long Crawl-delay, a back-off) is not asked for robots.txt: nothing sent, nothing cached', async () => {
+    // Until 2026-11-28 the request went anyway after ROBOTS_TURN_WAIT_MS, inside the host's gap
+    // (two robots.txt requests 9.95 s apart to a host asking for 20 s).
+    const config = parseConfig({
+      name: uniqueCrawlName('robots-held'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    const turns = new HostTurns(deps, config, Date.now() + 60_000);
+    const host = new URL(site.url).host;
+    await turns.hold(host, Date.now(), Date.now() + 30_000);
+    const before = site.requests.length;
+    const cache = createRobotsCache(deps.hosts, config, Date.now, { proxy: null, turns, turnWaitMs: 300 });
+    const robots = await cache.get(`${site.url}/page`);
+    assert.ok((robots.notDueSeconds ?? 0) >= 25, `busy for the rest of the hold: ${robots.notDueSeconds}`);
+    assert.equal(site.requests.length, before, 'nothing sent to the host');
+    // Not cached: asked again, still not due, still nothing sent.
+    assert.ok(((await cache.get(`${site.url}/page`)).notDueSeconds ?? 0) >= 25);
+    assert.equal(site.requests.length, before);
   });
 
   it('a copy stored for another user agent is not used: fetch.userAgent changed reads robots.txt again, and its groups apply', async () => {

@@ -29,7 +29,8 @@ export type RobotsSlot = { start: number; end: number; sendBy?: number };
  */
 export interface RobotsTurns {
   /** The host's next turn, waited for until `deadline` at most (then null: go anyway). */
-  robotsTurn(host: string, deadline: number): Promise<RobotsSlot | null>;
+  /** A slot, or how long the host stays taken when none came by `deadline` (nothing may be sent). */
+  robotsTurn(host: string, deadline: number): Promise<RobotsSlot | { busyForMs: number }>;
   /** Holds the host from `from` to `until` (a Crawl-delay longer than the config's wait). */
   hold(host: string, from: number, until: number): Promise<void>;
 }
@@ -346,13 +347,14 @@ export class HostTurns implements RobotsTurns {
    * page's and waited for (another worker's run of slots too, until `deadline`). The host's tasks
    * here then know it is not due before the slot ends, without a write that would only fail.
    */
-  async robotsTurn(host: string, deadline: number): Promise<RobotsSlot | null> {
+  async robotsTurn(host: string, deadline: number): Promise<RobotsSlot | { busyForMs: number }> {
     const delayMs = this.config.fetch.waitBetweenRequestsMs;
     if (delayMs <= 0) return { start: this.deps.now(), end: this.deps.now() };
     const step = delayMs + SLOT_MARGIN_MS;
     for (;;) {
       const start = this.deps.now() + this.lead.ms;
       const slot = await this.book(host, start, step);
+      const freeAt = slot.ok ? start : this.deps.now() + slot.waitMs;
       const wait = slot.ok ? start - this.deps.now() : Math.min(slot.waitMs, deadline - this.deps.now());
       // Not cut short by a stop: a request sent early would break the gap (the worker stops after it).
       if (wait > 0) await sleep(wait);
@@ -360,7 +362,9 @@ export class HostTurns implements RobotsTurns {
         this.defer(host, start + step);
         return { start, end: start + step, sendBy: start + SLOT_JITTER_MS };
       }
-      if (this.deps.now() >= deadline) return null;
+      // Held past the deadline (a Crawl-delay, a back-off, another worker's run of slots): until
+      // 2026-11-28 the request went anyway, inside the gap.
+      if (this.deps.now() >= deadline) return { busyForMs: Math.max(1, freeAt - this.deps.now()) };
     }
   }
 

@@ -72,7 +72,13 @@ function hostError(code: string): { ttlMs: number; errorKind?: 'permanent' } | n
  * the proxy's proxy-refused, proxy-failed; the host's tls-error), `errorKind` when that error is
  * permanent; without it they get a temporary `robots-unavailable`.
  */
-export type CachedRobots = RobotsTxt & { unavailable?: string; errorCode?: string; errorKind?: 'permanent' };
+export type CachedRobots = RobotsTxt & {
+  unavailable?: string;
+  errorCode?: string;
+  errorKind?: 'permanent';
+  /** not read: the host stays taken this long (its turn did not come in time); never cached */
+  notDueSeconds?: number;
+};
 
 export interface RobotsCache {
   get(url: string): Promise<CachedRobots>;
@@ -92,6 +98,8 @@ export function createRobotsCache(
     turns?: RobotsTurns;
     /** `fetch.proxy` with its login resolved (fetch-auth.ts proxyFor): robots.txt goes through it too */
     proxy: FetchProxy | null;
+    /** how long a robots.txt request waits for its host's turn (ROBOTS_TURN_WAIT_MS; tests) */
+    turnWaitMs?: number;
   },
 ): RobotsCache {
   const limit = opts.limit ?? (<T>(request: () => Promise<T>) => request());
@@ -121,14 +129,21 @@ export function createRobotsCache(
     );
   }
 
-  async function load(robotsUrl: string): Promise<RobotsTxt> {
+  async function load(robotsUrl: string): Promise<CachedRobots> {
     let stored = ours(await hosts.getRobots(robotsUrl, now()));
     // One worker fetches a host's robots.txt; the others wait for its answer in the hosts table.
-    if (!stored && !(await hosts.lease(`robots#${robotsUrl}`, now(), LEASE_MS)))
-      stored = await awaitOther(robotsUrl);
+    const leasedAt = now();
+    const leased = !stored && (await hosts.lease(`robots#${robotsUrl}`, leasedAt, LEASE_MS));
+    if (!stored && !leased) stored = await awaitOther(robotsUrl);
     if (stored) return remember(robotsUrl, stored, ttlOf(stored));
     const booked: Booked = new Map();
     const res = await fetchFollowing(robotsUrl, booked);
+    // The host's turn did not come: nothing was sent, nothing is known (not cached), and the lease
+    // is given back for whichever worker gets the turn.
+    if (res.kind === 'not-due') {
+      if (leased) await hosts.endLease(`robots#${robotsUrl}`, leasedAt + LEASE_MS).catch(() => false);
+      return { ...DISALLOW_ALL, notDueSeconds: res.requeueSeconds };
+    }
     const pagesError = res.kind === 'error' ? hostError(res.code) : null;
     if (res.kind === 'error' && pagesError) {
       // Disallowed for a while, the pages given that error (not robots-unavailable): stored too, so
@@ -153,7 +168,12 @@ export function createRobotsCache(
       robots = ALLOW_ALL;
     else {
       // RFC 9309 §2.3.1.3–4: a server error or an unreachable site means complete disallow, for a while.
-      const why = res.kind === 'error' ? (res.status ? `HTTP ${res.status}` : res.code) : res.kind;
+      const why =
+        res.kind === 'error'
+          ? res.status
+            ? `HTTP ${res.status}`
+            : res.code
+          : (res as { kind: string }).kind;
       robots = { ...DISALLOW_ALL, unavailable: why } as CachedRobots;
       ttl = ROBOTS_ERROR_TTL_MS;
     }
@@ -167,11 +187,17 @@ export function createRobotsCache(
    * slots in the hosts table), so the site's first page follows it by the delay, not a few hundred
    * ms later (seen in a site's own log: 206-458 ms with a 0.5-2 s delay). Like a page's, the turn
    * is taken once connected and a slot whose start has passed unused is not used (fetcher.ts:
-   * `late`). Past ROBOTS_TURN_WAIT_MS (another worker's run of slots) it goes anyway.
+   * `late`). A host still taken after ROBOTS_TURN_WAIT_MS (a long Crawl-delay, a back-off, another
+   * worker's run of slots) is not asked: the pages that needed it go back until it is free.
    */
-  async function takeTurn(host: string, booked: Booked, deadline: number): Promise<{ sendBy?: number }> {
+  async function takeTurn(
+    host: string,
+    booked: Booked,
+    deadline: number,
+  ): Promise<{ sendBy?: number } | { requeueSeconds: number }> {
     const slot = await opts.turns?.robotsTurn(host, deadline);
     if (!slot) return {};
+    if ('busyForMs' in slot) return { requeueSeconds: Math.ceil(slot.busyForMs / 1000) };
     booked.set(host, slot);
     return slot.sendBy === undefined ? {} : { sendBy: slot.sendBy };
   }
@@ -193,7 +219,7 @@ export function createRobotsCache(
 
   async function fetchFollowing(first: string, booked: Booked) {
     let target = first;
-    const deadline = now() + ROBOTS_TURN_WAIT_MS;
+    const deadline = now() + (opts.turnWaitMs ?? ROBOTS_TURN_WAIT_MS);
     // RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
     for (let hop = 0; ; hop++) {
       const host = new URL(target).host;
@@ -210,7 +236,11 @@ export function createRobotsCache(
             ignoredMimeTypes: [],
             metadataFirst: false,
             now,
-            turn: () => (now() < deadline ? takeTurn(host, booked, deadline) : Promise.resolve({})),
+            // Past the deadline (slots missed until then) nothing is sent: the host is busy.
+            turn: () =>
+              now() < deadline || !opts.turns
+                ? takeTurn(host, booked, deadline)
+                : Promise.resolve({ requeueSeconds: 1 }),
           }),
         );
       while (res.kind === 'late');
