@@ -197,7 +197,7 @@ export const ScopeSchema = z
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),
-    /** @default seed 004's list */
+    /** @default seed 004's list — a link whose path ends in one of these extensions (any case, without the dot) is not followed (counted `ignored-extension`) */
     ignoredExtensions: z.array(z.string().min(1)).default(DEFAULT_IGNORED_EXTENSIONS),
     /** @default ["video/*","audio/*","image/*"] — media types, any case, matched against the Content-Type: `type/subtype`, `type/*` (the whole type) or `*` (every type). A match is not downloaded past its headers, stored or indexed */
     ignoredMimeTypes: z.array(mimePattern).default(['video/*', 'audio/*', 'image/*']),
@@ -225,7 +225,7 @@ export const FetchSchema = z
     respectRobotsTxt: z.boolean().default(true),
     /** @default 0 — the gap between request starts per host, across all workers, robots.txt's included; a longer robots.txt Crawl-delay wins (SMILA waitBetweenRequests, seed 004 sleep after load) */
     waitBetweenRequestsMs: z.number().int().nonnegative().default(0),
-    /** @default true */
+    /** @default true — false records a 3xx as `ignored` (note `redirect not followed: …`) instead of queueing its target */
     followRedirects: z.boolean().default(true),
     /** @default 5 — redirects followed from a link, HTTP 3xx and instant meta refreshes alike; the hop past them is a permanent `too-many-redirects` error, and a refresh of a redirect target continues the chain it was reached by */
     maxRedirects: z.number().int().nonnegative().max(30).default(5),
@@ -301,11 +301,11 @@ export const FetchSchema = z
 
 export const ExtractSchema = z
   .strictObject({
-    /** @default ["header","footer"] */
+    /** @default ["header","footer"] — HTML element names (tag names, any case; not CSS selectors) whose text, and that of everything inside them, is left out of `content`; their links are still followed */
     removeElements: z.array(z.string().min(1)).default(['header', 'footer']),
-    /** @default ["noindex"] */
+    /** @default ["noindex"] — class names: an element with one of them in its `class` (any case) is left out of `content` as `removeElements` are */
     removeClasses: z.array(z.string().min(1)).default(['noindex']),
-    /** @default true */
+    /** @default true — `<meta name="robots">` (and the crawler's own name) and `X-Robots-Tag` headers: `noindex` keeps a page or file out of the index, `nofollow` its links unfollowed; false ignores both */
     honorMetaRobots: z.boolean().default(true),
     /**
      * @default true — a link whose `rel` says `nofollow` (`<a>`, `<area>`) is not followed from that
@@ -327,7 +327,7 @@ export const ExtractSchema = z
 
 export const RefreshSchema = z
   .strictObject({
-    /** @default "1h" */
+    /** @default "1h" — how often the discovery schedule seeds the crawl again: start URLs, sitemaps and feeds read for new URLs (EventBridge on AWS, `trawl crawl --watch` here) */
     discoveryInterval: duration.default('1h'),
     /**
      * @default "48h" — a document is refetched (conditionally) once it is this old. The refresh
@@ -376,17 +376,20 @@ export const ConfigSchema = z.strictObject({
       /^[a-z0-9][a-z0-9-]{0,30}$/,
       'must be 1-31 lower-case letters, digits or dashes, starting alphanumeric',
     ),
+  /** where the crawl starts (depth 0): http(s) URLs; a followed URL's host and scheme must match one of them unless `scope` says otherwise */
   startUrls: z.array(httpUrl).min(1),
-  /** @default [] */
+  /** @default [] — sitemap, sitemap index or RSS/Atom feed URLs read for their entries (gzip too), beside those robots.txt `Sitemap:` lines name */
   sitemaps: z.array(httpUrl).default([]),
-  /** @default true */
+  /** @default true — false: only start URLs and sitemap/feed entries are fetched, no page's links followed */
   discovery: z.boolean().default(true),
   scope: ScopeSchema,
   /** @default [] — JSON rules, or the seed's XML form as one string */
   rules: z.union([z.array(RuleSchema), z.string().min(1)]).default([]),
   domains: z
     .strictObject({
+      /** @default null — null: the Public Suffix List decides a host's domain name; a list of generic TLDs (`com`, `org`…): seed 000's algorithm */
       generic: z.array(z.string().min(1)).nullable().default(null),
+      /** @default null — with `generic`: the extra suffixes seed 000's algorithm treats as TLDs (`co.uk`…) */
       additional: z.array(z.string().min(1)).nullable().default(null),
     })
     .prefault({}),
@@ -438,11 +441,17 @@ export const ConfigSchema = z.strictObject({
    */
   weights: z
     .strictObject({
+      /** start URLs, the seed's user-submitted root URLs (default 10000) */
       user: z.number().int().positive().optional(),
+      /** redirect targets (default 2000) */
       redir: z.number().int().positive().optional(),
+      /** links to pages indexed, not followed (default 1000) */
       index: z.number().int().positive().optional(),
+      /** links to pages indexed and followed (default 100) */
       index_follow: z.number().int().positive().optional(),
+      /** links to pages followed, not indexed (default 10) */
       follow: z.number().int().positive().optional(),
+      /** the refresh cycle's re-fetches (default 1) */
       refresh: z.number().int().positive().optional(),
     })
     .default({}),

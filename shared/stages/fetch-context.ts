@@ -12,7 +12,16 @@ import type { RobotsCache } from './politeness/robots-cache.ts';
 
 export type TaskResult =
   | { type: 'page'; page: FetchedPage }
-  | { type: 'requeue'; task: UrlTask; delaySeconds: number; reason: 'politeness' | 'retry' | 'deadline' };
+  | {
+      type: 'requeue';
+      task: UrlTask;
+      delaySeconds: number;
+      reason: 'politeness' | 'retry' | 'deadline';
+      /** when it is due (epoch ms): its delay is counted from the decision, not from the send */
+      dueAt?: number;
+      /** a wake-up call for it was left as it was sent (fetch-flush.ts): none needed at the end */
+      woken?: boolean;
+    };
 
 /** A task that came to a page, and one that goes back to its queue. */
 export type PageResult = Extract<TaskResult, { type: 'page' }>;

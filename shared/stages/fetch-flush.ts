@@ -10,13 +10,15 @@
 import { randomUUID } from 'node:crypto';
 import { packLines } from '../aws/page-store.ts';
 import { KEYS } from '../layout.ts';
-import type { ExtractMessage, FetchedPage, UrlTask } from '../types.ts';
+import type { ExtractMessage, FetchedPage, SourceName, UrlTask, WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import type { PageResult, Requeued, TaskResult } from './fetch-context.ts';
 import type { Leases } from './fetch-leases.ts';
 import { sendDelayedTasks } from './send-tasks.ts';
 
 const FLUSH_PAGES = 200;
+/** A task put back is sent this long before it is due (its SQS delay then covers the rest). */
+const REQUEUE_LEAD_MS = 300;
 const FLUSH_MS = 3_000;
 /**
  * …or once their bodies (base64) reach `flushBytes` (200 pages of 10 MB would take the fetch function
@@ -44,6 +46,7 @@ export interface DoneMessage {
 
 export class RoundFlusher {
   private pendingPages: PageResult[] = [];
+  private pendingRequeued: Requeued[] = [];
   private pendingDone: DoneMessage[] = [];
   private pendingBytes = 0;
   /** body bytes handed over and not yet written (pending and in the write chain) */
@@ -53,6 +56,9 @@ export class RoundFlusher {
   /** `room()` callers waiting for the next write to end */
   private waiting: (() => void)[] = [];
   private failure: unknown = null;
+  /** flushes the tasks put back by the time the first of them is due */
+  private requeueTimer: NodeJS.Timeout | null = null;
+  private requeueAt = 0;
 
   constructor(
     private readonly deps: StageDeps,
@@ -68,6 +74,27 @@ export class RoundFlusher {
     this.pendingBytes += result.page.body.length;
     this.heldBytes += result.page.body.length;
     this.maybeSchedule();
+  }
+
+  /**
+   * A task put back for its host (a turn, a back-off, a retry): sent with the next flush, whichever
+   * message it came from, with a wake-up call for when it is due. Until 2026-11-28 it went back
+   * only when all of its message's tasks were done (a round can last tens of seconds), its delay
+   * counted from then: a host idled 29.8 s after an 8 s Retry-After.
+   */
+  requeue(result: Requeued): void {
+    this.startClock();
+    this.pendingRequeued.push(result);
+    this.maybeSchedule();
+    // Sent by the time it is due (less what the send takes), if no flush comes sooner.
+    const inMs = Math.max(0, (result.dueAt ?? this.deps.now()) - this.deps.now() - REQUEUE_LEAD_MS);
+    if (this.requeueTimer && this.requeueAt <= Date.now() + inMs) return;
+    if (this.requeueTimer) clearTimeout(this.requeueTimer);
+    this.requeueAt = Date.now() + inMs;
+    this.requeueTimer = setTimeout(() => {
+      this.requeueTimer = null;
+      if (this.pendingRequeued.length > 0) this.schedule();
+    }, inMs).unref();
   }
 
   /** A message's tasks are all done (its pages given to `page()` before): deleted with the next flush. */
@@ -99,7 +126,8 @@ export class RoundFlusher {
   }
 
   private startClock(): void {
-    if (this.pendingPages.length === 0 && this.pendingDone.length === 0) this.since = Date.now();
+    if (this.pendingPages.length === 0 && this.pendingDone.length === 0 && this.pendingRequeued.length === 0)
+      this.since = Date.now();
   }
 
   private maybeSchedule(): void {
@@ -113,15 +141,17 @@ export class RoundFlusher {
 
   private schedule(): void {
     const pages = this.pendingPages;
+    const requeued = this.pendingRequeued;
     const done = this.pendingDone;
     const bytes = this.pendingBytes;
     this.pendingPages = [];
+    this.pendingRequeued = [];
     this.pendingDone = [];
     this.pendingBytes = 0;
-    if (pages.length === 0 && done.length === 0) return;
+    if (pages.length === 0 && done.length === 0 && requeued.length === 0) return;
     this.chain = this.chain.then(async () => {
       try {
-        if (!this.failure) await this.write(pages, done);
+        if (!this.failure) await this.write(pages, requeued, done);
       } catch (err) {
         this.failure = err;
       } finally {
@@ -131,15 +161,16 @@ export class RoundFlusher {
     });
   }
 
-  private async write(pages: PageResult[], batch: DoneMessage[]): Promise<void> {
+  private async write(pages: PageResult[], early: Requeued[], batch: DoneMessage[]): Promise<void> {
     // A message of which nothing was started (a clean stop) goes back as it is: no resend.
     const untouched = batch.filter((m) => m.pages === 0 && m.requeued.every((r) => r.reason === 'deadline'));
     const done = batch.filter((m) => !untouched.includes(m));
-    const results = [...pages, ...done.flatMap((m) => m.requeued)];
+    const results = [...pages, ...early, ...done.flatMap((m) => m.requeued)];
     // Side by side, each a round trip of its own: a polite pass is mostly these.
     await Promise.all([
       untouched.length > 0 ? this.leases.giveBack(untouched.map((m) => m.receiptHandle)) : null,
       writePages(this.deps, results),
+      wakeFor(this.deps, early),
     ]);
     const byQueue = new Map<string, string[]>();
     for (const m of done) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m.receiptHandle]);
@@ -159,11 +190,51 @@ async function writePages(deps: StageDeps, results: TaskResult[]): Promise<void>
   const requeue: { task: UrlTask; delaySeconds: number }[] = [];
   for (const r of results) {
     if (r.type === 'page') pages.push(r.page);
-    else requeue.push(r);
+    else requeue.push({ task: r.task, delaySeconds: delayLeft(deps, r) });
   }
   // The pages and the tasks put back are independent writes: a failure of either fails the flush
   // and its messages come back (both are idempotent downstream).
   await Promise.all([pages.length > 0 ? sendPages(deps, pages) : null, sendDelayedTasks(deps, requeue)]);
+}
+
+/** What is left of a task's delay when it is sent: counted from when it was decided. */
+function delayLeft(deps: StageDeps, r: Requeued): number {
+  if (r.dueAt === undefined || r.delaySeconds <= 0) return r.delaySeconds;
+  return Math.max(0, (r.dueAt - deps.now()) / 1000);
+}
+
+/**
+ * A fetcher for the tasks put back as they go (the one that put them back may be in a long round):
+ * a kick for those due already, else one wake-up call for the earliest, whose event source mapping
+ * starts a fetcher when it is due. Each task is marked, so the invocation's end leaves none for it.
+ */
+async function wakeFor(deps: StageDeps, early: Requeued[]): Promise<void> {
+  if (early.length === 0) return;
+  const delayed = early.filter((r) => delayLeft(deps, r) > 0);
+  if (delayed.length < early.length) await deps.kickFetch();
+  if (delayed.length === 0 || !deps.queueUrls.wake) return;
+  const due = Math.min(...delayed.map((r) => r.dueAt ?? deps.now() + r.delaySeconds * 1000));
+  const sources = [...new Set(delayed.map((r) => r.task.queue))];
+  if (await wakeLater(deps, due, sources)) for (const r of delayed) r.woken = true;
+}
+
+/**
+ * One delayed message on the wake queue, whose event source mapping starts a fetcher when it
+ * arrives (AWS has no delayed invoke). A failure to send is logged (false): the one-minute tick
+ * remains.
+ */
+export async function wakeLater(deps: StageDeps, at: number, sources: SourceName[]): Promise<boolean> {
+  if (!deps.queueUrls.wake) return false; // a stack deployed before wake-up calls existed: the tick remains
+  const delaySeconds = Math.max(1, Math.ceil((at - deps.now()) / 1000));
+  try {
+    await deps.queues.send(deps.queueUrls.wake, [
+      { body: { due: new Date(at).toISOString(), sources } satisfies WakeMessage, delaySeconds },
+    ]);
+    return true;
+  } catch (err) {
+    deps.log.warn('could not leave a wake-up call; the next tick starts the fetcher', { err });
+    return false;
+  }
 }
 
 async function sendPages(deps: StageDeps, pages: FetchedPage[]): Promise<void> {

@@ -11,7 +11,7 @@ import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type Wake
 import type { StageDeps } from './deps.ts';
 import { authSessionsFor, proxyFor } from './fetch-auth.ts';
 import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
-import { RoundFlusher } from './fetch-flush.ts';
+import { RoundFlusher, wakeLater } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
@@ -67,6 +67,8 @@ export interface FetchRunSummary {
   order: { url: string; source: SourceName }[];
   /** epoch ms when the earliest URL this invocation put back with a delay is due */
   wakeAt?: number;
+  /** the same of those no wake-up call was left for as they were sent: the invocation's last one */
+  wakeLeft?: number;
   /** the sources of the URLs put back with a delay (named in the wake-up call) */
   wakeSources: SourceName[];
 }
@@ -172,7 +174,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     }
     // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
     // out of time: the fetcher chained next does not know what this one put back).
-    if (summary.wakeAt !== undefined) await wakeLater(deps, summary.wakeAt, summary.wakeSources);
+    if (summary.wakeLeft !== undefined) await wakeLater(deps, summary.wakeLeft, summary.wakeSources);
   } finally {
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
@@ -232,22 +234,6 @@ function stopped(ctx: FetchContext): boolean {
   return ctx.deps.now() >= ctx.deadline || ctx.signal?.aborted === true;
 }
 
-/**
- * One delayed message on the wake queue, whose event source mapping starts a fetcher when it
- * arrives (AWS has no delayed invoke). A failure to send is logged: the one-minute tick remains.
- */
-async function wakeLater(deps: StageDeps, at: number, sources: SourceName[]): Promise<void> {
-  if (!deps.queueUrls.wake) return; // a stack deployed before wake-up calls existed: the tick remains
-  const delaySeconds = Math.max(1, Math.ceil((at - deps.now()) / 1000));
-  try {
-    await deps.queues.send(deps.queueUrls.wake, [
-      { body: { due: new Date(at).toISOString(), sources } satisfies WakeMessage, delaySeconds },
-    ]);
-  } catch (err) {
-    deps.log.warn('could not leave a wake-up call; the next tick starts the fetcher', { err });
-  }
-}
-
 function count(summary: FetchRunSummary, source: SourceName, results: TaskResult[], now: number): void {
   for (const r of results) {
     if (r.type === 'page') {
@@ -278,7 +264,11 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
       if (r.reason === 'politeness') summary.politeness++;
       bump(`requeued:${r.reason}`);
       if (r.delaySeconds > 0) {
-        summary.wakeAt = Math.min(summary.wakeAt ?? Infinity, now + r.delaySeconds * 1000);
+        const due = r.dueAt ?? now + r.delaySeconds * 1000;
+        summary.wakeAt = Math.min(summary.wakeAt ?? Infinity, due);
+        // One woken as it was sent (fetch-flush.ts) needs no wake-up call at the end.
+        if (r.woken) continue;
+        summary.wakeLeft = Math.min(summary.wakeLeft ?? Infinity, due);
         if (!summary.wakeSources.includes(source)) summary.wakeSources.push(source);
       }
     }
@@ -332,7 +322,12 @@ async function fetchMessages(
     if (result.type === 'page') {
       flusher.page(result);
       pages[entry.msg] = (pages[entry.msg] ?? 0) + 1;
-    } else requeued[entry.msg]?.push(result);
+    } else if (result.reason === 'deadline') requeued[entry.msg]?.push(result);
+    else {
+      // Back as the next flush goes (its message is then done with it), due from now.
+      flusher.requeue({ ...result, dueAt: ctx.deps.now() + result.delaySeconds * 1000 });
+      pages[entry.msg] = (pages[entry.msg] ?? 0) + 1;
+    }
     left[entry.msg] = (left[entry.msg] ?? 1) - 1;
     if (left[entry.msg] === 0) done(entry.msg);
   });
