@@ -209,9 +209,13 @@ function delayLeft(deps: StageDeps, r: Requeued): number {
  * starts a fetcher when it is due. Each task is marked, so the invocation's end leaves none for it.
  */
 async function wakeFor(deps: StageDeps, early: Requeued[]): Promise<void> {
-  if (early.length === 0) return;
-  const delayed = early.filter((r) => delayLeft(deps, r) > 0);
-  if (delayed.length < early.length) await deps.kickFetch();
+  // Only the site's back-offs (Retry-After, temporary errors): a host not due goes back for a turn
+  // its fetcher's next round takes with its other hosts; a fetcher started for it alone found few
+  // hosts due and put them back again (64 polite hosts: 34 fetch invocations instead of 4-11).
+  const retries = early.filter((r) => r.reason === 'retry');
+  if (retries.length === 0) return;
+  const delayed = retries.filter((r) => delayLeft(deps, r) > 0);
+  if (delayed.length < retries.length) await deps.kickFetch();
   if (delayed.length === 0 || !deps.queueUrls.wake) return;
   const due = Math.min(...delayed.map((r) => r.dueAt ?? deps.now() + r.delaySeconds * 1000));
   const sources = [...new Set(delayed.map((r) => r.task.queue))];
