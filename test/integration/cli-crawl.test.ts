@@ -36,6 +36,35 @@ function trawlWith(env: Record<string, string>, cwd: string, ...args: string[]) 
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
+/**
+ * A real poison message in the demo crawl's extract queue: a page-bundle pointer whose object is not
+ * gzip (a bundle that is gone is a temporary error of its pages, not a failed message).
+ */
+async function poisonExtract(cwd: string) {
+  const { endpoint } = JSON.parse(readFileSync(join(cwd, '.trawl', 'emulator.json'), 'utf8'));
+  const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
+  const { QueueUrl: extract = '' } = await sqs.send(
+    new GetQueueUrlCommand({ QueueName: resourceNames('demo').stageQueue('extract') }),
+  );
+  const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: resourceNames('demo').bucket,
+      Key: 'pages/poison.jsonl.gz',
+      Body: 'not gzip',
+    }),
+  );
+  s3.destroy();
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: extract,
+      MessageBody: JSON.stringify({ bundle: 'pages/poison.jsonl.gz', count: 1 }),
+    }),
+  );
+  return { sqs, extract };
+}
+
 describe('trawl CLI on the embedded emulator', () => {
   let cwd: string;
   before(() => {
@@ -204,29 +233,7 @@ describe('trawl CLI on the embedded emulator', () => {
   });
 
   it('a message that fails every retry: crawl exits 1 naming redrive, which moves it back', async () => {
-    // A real poison message: a page-bundle pointer whose object is not gzip, in the extract queue
-    // (a bundle that is gone is a temporary error of its pages, not a failed message).
-    const { endpoint } = JSON.parse(readFileSync(join(cwd, '.trawl', 'emulator.json'), 'utf8'));
-    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
-    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
-    const { QueueUrl: extract = '' } = await sqs.send(
-      new GetQueueUrlCommand({ QueueName: resourceNames('demo').stageQueue('extract') }),
-    );
-    const s3 = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
-    await s3.send(
-      new PutObjectCommand({
-        Bucket: resourceNames('demo').bucket,
-        Key: 'pages/poison.jsonl.gz',
-        Body: 'not gzip',
-      }),
-    );
-    s3.destroy();
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: extract,
-        MessageBody: JSON.stringify({ bundle: 'pages/poison.jsonl.gz', count: 1 }),
-      }),
-    );
+    const { sqs, extract } = await poisonExtract(cwd);
     // Failed records come back after the lease: 1 s here, so the five receives take seconds.
     const crawl = trawlAsync(
       cwd,
@@ -266,18 +273,7 @@ describe('trawl CLI on the embedded emulator', () => {
   it('a crawl whose output pipe closes (`| head -1`) still ends as it would: exit 1 for a dead letter, nothing unsaved', async () => {
     // Until 2026-11-28 the closed pipe exited 0 at the summary, before the run record, the
     // snapshot save and the dead-letter check that come after it.
-    const { endpoint } = JSON.parse(readFileSync(join(cwd, '.trawl', 'emulator.json'), 'utf8'));
-    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
-    const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials });
-    const { QueueUrl: extract = '' } = await sqs.send(
-      new GetQueueUrlCommand({ QueueName: resourceNames('demo').stageQueue('extract') }),
-    );
-    await sqs.send(
-      new SendMessageCommand({
-        QueueUrl: extract,
-        MessageBody: JSON.stringify({ bundle: 'pages/poison.jsonl.gz', count: 1 }),
-      }),
-    );
+    const { sqs, extract } = await poisonExtract(cwd);
     const child = spawn(
       NODE,
       [BIN, 'crawl', '-c', join(ROOT, 'demo', 'trawl.json'), '--demo', '--no-progress'],
