@@ -25,6 +25,8 @@ export interface BuildDocumentInput {
   indexedAt: string;
   hash: string;
   compoundPath?: string[];
+  /** the media type the bytes showed when the header's says nothing (octet-stream): its `mimeType` */
+  sniffedMimeType?: string;
 }
 
 /** Reads a header case-insensitively (HTTP field names are case-insensitive, RFC 9110 §5.1). */
@@ -63,7 +65,7 @@ function mergeMeta(
 export function buildDocument(input: BuildDocumentInput): CrawlDocument {
   const contentType = headerValue(input.headers, 'content-type');
   const declared = parseContentType(contentType);
-  const mimeType = declared.mimeType;
+  const mimeType = input.sniffedMimeType ?? declared.mimeType;
   // The charset the text was decoded with (BOM, header, <meta>), else the header's label.
   const charset = input.charset !== undefined ? input.charset : declared.charset;
   const doc: CrawlDocument = {

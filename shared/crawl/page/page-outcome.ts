@@ -132,7 +132,9 @@ function nextHop(
 async function content(page: FetchedPage, ctx: PageContext, result: PageResult): Promise<void> {
   const bytes = Buffer.from(page.body, 'base64');
   const contentType = page.headers['content-type'] ?? null;
-  const { mimeType } = parseContentType(contentType);
+  const declared = parseContentType(contentType).mimeType;
+  const sniffed = sniffPdf(declared, bytes);
+  const mimeType = sniffed ?? declared;
   const note = page.truncated
     ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)`
     : undefined;
@@ -160,7 +162,8 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
   if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
   const notes = joinNotes(note, doc.note);
-  result.outcomes.push(documentOutcome(page, ctx, result, { ...doc, size: bytes.length }, notes));
+  const input = { ...doc, size: bytes.length, ...(sniffed ? { sniffedMimeType: sniffed } : {}) };
+  result.outcomes.push(documentOutcome(page, ctx, result, input, notes));
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -426,6 +429,24 @@ interface DocInput {
   /** the charset the text was decoded with; null for a binary document */
   charset?: string | null;
   compoundPath?: string[];
+  sniffedMimeType?: string;
+}
+
+/** Media types that say nothing of the bytes ("download this"). */
+const UNDECLARED = new Set([
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/x-download',
+  'application/force-download',
+]);
+
+/**
+ * A PDF served as a download (`application/octet-stream`, or no type at all) is known by its
+ * first bytes, `%PDF-`: until 2026-11-28 it was `ignored` as an unsupported type.
+ */
+function sniffPdf(mimeType: string | null, bytes: Uint8Array): string | undefined {
+  if (mimeType !== null && !UNDECLARED.has(mimeType)) return undefined;
+  return Buffer.from(bytes.subarray(0, 5)).toString('latin1') === '%PDF-' ? 'application/pdf' : undefined;
 }
 
 function documentOutcome(
@@ -451,6 +472,7 @@ function documentOutcome(
     indexedAt: ctx.now,
     hash: '',
     compoundPath: input.compoundPath,
+    ...(input.sniffedMimeType ? { sniffedMimeType: input.sniffedMimeType } : {}),
   });
   // A PDF or text document names its canonical in a Link header (an archive's elements have none).
   if (!extraction && input.compoundPath === undefined) {

@@ -538,6 +538,22 @@ const ROWS: Row[] = [
     tasks: ['/a'],
   },
   {
+    // A download link's PDF: until 2026-11-28 `ignored` as an unsupported type.
+    kind: 'a PDF served as application/octet-stream: known by its bytes, a PDF document',
+    page: { url: '/download?id=7', type: 'application/octet-stream', body: minimalPdf('Quarterly figures') },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.mimeType, 'application/pdf');
+      assert.match(o?.doc?.content ?? '', /Quarterly figures/);
+    },
+  },
+  {
+    kind: 'other bytes served as application/octet-stream: unsupported',
+    page: { url: '/download?id=8', type: 'application/octet-stream', body: '\u0000\u0001 not a pdf' },
+    states: ['ignored'],
+    note: /unsupported mime type application\/octet-stream/,
+  },
+  {
     kind: 'a PDF whose Link header names its canonical: recorded, and folding keeps that URL',
     page: {
       url: '/report-print.pdf',
