@@ -234,14 +234,16 @@ async function fetchOnce(
   // notices the site closing it meanwhile (its keep-alive timeout, shorter than a Crawl-delay),
   // where one taken before the wait was written to closed and hung until fetch.timeoutMs, a
   // robots.txt read that way losing its whole site (`robots-unavailable`).
+  let kept: net.Socket[] | null = null;
+  // An idle connection (its keep time counted from the start), else a new one.
+  const connect = async (): Promise<net.Socket> => {
+    kept = key && !fresh ? takeIdle(key, startedAt) : null;
+    if (kept) for (const s of kept) destroyOnAbort(s, signal);
+    return kept ? (kept[kept.length - 1] as net.Socket) : openConnection(target, opts, signal);
+  };
   const waitsIdle = Boolean(key && !fresh && opts.turn && hasIdle(key, startedAt));
-  let kept = key && !fresh && !opts.turn ? takeIdle(key) : null;
-  if (kept) for (const s of kept) destroyOnAbort(s, signal);
-  let socket = kept
-    ? (kept[kept.length - 1] as net.Socket)
-    : waitsIdle
-      ? null
-      : await openConnection(target, opts, signal);
+  let socket = waitsIdle ? null : await connect();
+  let sendBy: number | undefined;
   if (opts.turn) {
     // Connected first: the slot is taken when the request can leave at once, so a handshake of a
     // few round trips never makes every slot late (they were missed for good past 50 ms).
@@ -258,15 +260,11 @@ async function fetchOnce(
       if (key && socket) keepIdle(key, detachSockets(signal), opts.keepAliveMs ?? 0);
       return { kind: 'not-due', requeueSeconds: turn.requeueSeconds };
     }
-    if (!socket && key) {
-      // Kept from before the wait (its keep time counted from then); gone, a new connection.
-      kept = takeIdle(key, startedAt);
-      if (kept) for (const s of kept) destroyOnAbort(s, signal);
-      socket = kept ? (kept[kept.length - 1] as net.Socket) : await openConnection(target, opts, signal);
-    }
-    if (turn.sendBy !== undefined && (opts.now ?? Date.now)() > turn.sendBy) return { kind: 'late' };
+    sendBy = turn.sendBy;
   }
-  if (!socket) throw new Error('no connection'); // unreachable: one was taken or opened above
+  // The idle connection left in the pool for the wait (gone meanwhile: a new one).
+  socket ??= await connect();
+  if (sendBy !== undefined && (opts.now ?? Date.now)() > sendBy) return { kind: 'late' };
   const remoteAddress = socket.remoteAddress ?? '';
   let res: http.IncomingMessage;
   try {

@@ -386,6 +386,14 @@ function ownAgent(agent: string | undefined): string | null {
   return token === 'robots' ? null : token;
 }
 
+/** Who sets the exclusion standard aside: Rogue mode (seed 002), `honorMetaRobots: false`, or nobody (null). */
+function robotsIgnoredBy(
+  options: Pick<CrawlConfig['extract'], 'honorMetaRobots'>,
+  rogue: boolean,
+): string | null {
+  return rogue ? 'rogue' : options.honorMetaRobots ? null : 'honorMetaRobots: false';
+}
+
 /**
  * What a response's `X-Robots-Tag` headers say of a document that is not HTML (a PDF, a text file):
  * the only way such a document says `noindex`. As for HTML, ignored in Rogue mode and with
@@ -397,8 +405,7 @@ export function headerRobots(
   rogue: boolean,
   agent: string | undefined,
 ): HtmlExtraction['robots'] {
-  const ignoredBy = rogue ? 'rogue' : options.honorMetaRobots ? null : 'honorMetaRobots: false';
-  return decideRobots([], headers, ignoredBy, ownAgent(agent));
+  return decideRobots([], headers, robotsIgnoredBy(options, rogue), ownAgent(agent));
 }
 
 /** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
@@ -410,7 +417,6 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   const encoder = queryEncoder(input.charset);
   const encode = encoder ?? ((href: string) => href);
   const base = (c.base !== null ? resolveLink(encode(c.base), input.url) : null) ?? input.url;
-  const ignoredBy = input.rogue ? 'rogue' : input.options.honorMetaRobots ? null : 'honorMetaRobots: false';
   const title = collapse(c.title.join(''));
   return {
     links: resolveLinks(encoder ? c.hrefs.map(encoder) : c.hrefs, URL.canParse(base) ? base : undefined),
@@ -420,7 +426,12 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
         ? resolveLink(encode(c.canonical), base)
         : headerCanonical(input.headers, input.url),
     refresh: refreshOf(c.refresh && { ...c.refresh, target: encode(c.refresh.target) }, base),
-    robots: decideRobots(c.robotsMeta, input.headers, ignoredBy, agent),
+    robots: decideRobots(
+      c.robotsMeta,
+      input.headers,
+      robotsIgnoredBy(input.options, input.rogue === true),
+      agent,
+    ),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
     content: collapse(c.text.join('')),
     meta: toMetaRecord(c.mapped),

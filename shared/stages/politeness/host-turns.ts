@@ -28,8 +28,7 @@ export type RobotsSlot = { start: number; end: number; sendBy?: number };
  * and the workers that need it wait on its lease meanwhile).
  */
 export interface RobotsTurns {
-  /** The host's next turn, waited for until `deadline` at most (then null: go anyway). */
-  /** A slot, or how long the host stays taken when none came by `deadline` (nothing may be sent). */
+  /** The host's next turn, waited for until `deadline` at most; past it, how long the host stays taken (nothing may be sent). */
   robotsTurn(host: string, deadline: number): Promise<RobotsSlot | { busyForMs: number }>;
   /** Holds the host from `from` to `until` (a Crawl-delay longer than the config's wait). */
   hold(host: string, from: number, until: number): Promise<void>;

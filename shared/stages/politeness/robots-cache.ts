@@ -168,12 +168,7 @@ export function createRobotsCache(
       robots = ALLOW_ALL;
     else {
       // RFC 9309 §2.3.1.3–4: a server error or an unreachable site means complete disallow, for a while.
-      const why =
-        res.kind === 'error'
-          ? res.status
-            ? `HTTP ${res.status}`
-            : res.code
-          : (res as { kind: string }).kind;
+      const why = res.status ? `HTTP ${res.status}` : res.code;
       robots = { ...DISALLOW_ALL, unavailable: why } as CachedRobots;
       ttl = ROBOTS_ERROR_TTL_MS;
     }
