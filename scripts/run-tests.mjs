@@ -157,6 +157,13 @@ async function runAll() {
   console.log(
     `\ntests: ${results.length} suites in ${lanes} lanes, ${total.tests} tests, ${total.pass} passed, ${total.fail} failed, ${total.cancelled} cancelled, ${total.skipped} skipped; ${Math.floor(seconds / 60)} min ${seconds % 60} s`,
   );
+  // Why each failed, once more at the end: a log cut to its tail still says it.
+  for (const r of failed) {
+    const text = r.output.toString('utf8');
+    const at = text.lastIndexOf('✖ failing tests:');
+    const why = at >= 0 ? text.slice(at) : text.slice(-4000);
+    console.log(`\n==== why ${r.name} failed ====\n${why.slice(0, 12_000).trimEnd()}`);
+  }
   if (failed.length > 0) console.log(`failed suites: ${failed.map((r) => r.name).join(', ')}`);
   if (record) {
     const measured = Object.fromEntries(

@@ -63,6 +63,10 @@ export async function startAuthProxy(login: { username: string; password: string
         method: req.method,
         path: `${target.pathname}${target.search}`,
         headers,
+        // A connection of its own per request: Node's global agent keeps upstream connections 5 s,
+        // as long as the site's server keeps them, and a request racing that close got a 502 here
+        // (a flake of this helper, not of the crawler behind it).
+        agent: false,
       },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);

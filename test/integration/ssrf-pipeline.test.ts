@@ -34,6 +34,8 @@ async function startProxy(site: SiteServer): Promise<Proxy> {
         path: `${url.pathname}${url.search}`,
         method: req.method,
         headers: req.headers,
+        // A connection per request: a kept one can race the site's keep-alive close into a 502.
+        agent: false,
       },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
