@@ -23,6 +23,9 @@ export interface HostItem {
   /** a task of this source weight lost the host's turn to a lighter one and comes back by `waitUntil` */
   waitWeight?: number;
   waitUntil?: number;
+  /** the host sent nothing back to `silentRequests` requests in a row: held until `silentUntil` */
+  silentUntil?: number;
+  silentRequests?: number;
   robots?: string;
   robotsExpiresAt?: number;
   expiresAt?: number;
@@ -38,8 +41,23 @@ export const HELD_BY_SITE = Number.MAX_SAFE_INTEGER;
  * for the host (`waiter`); a heavier one's turn comes first.
  */
 export type SlotResult =
-  | { ok: true }
-  | { ok: false; waitMs: number; heldBy?: number; waiter?: { weight: number; until: number } };
+  | { ok: true; silent?: Silence }
+  | {
+      ok: false;
+      waitMs: number;
+      heldBy?: number;
+      waiter?: { weight: number; until: number };
+      silent?: Silence;
+    };
+
+/**
+ * A host that sent nothing back to `requests` requests in a row, held until `until` (epoch ms; in
+ * the past once the hold is over, until a request to it is answered).
+ */
+export type Silence = { until: number; requests: number };
+
+/** When a host's next slot is free (epoch ms, 0 if never taken), and its silence if it was silent. */
+export type SlotHold = { freeAt: number; silent?: Silence };
 
 export interface HostTable {
   /**
@@ -69,10 +87,15 @@ export interface HostTable {
    * instead. False (nothing written) when the slot was changed since (a back-off pushed it later).
    */
   releaseSlot(host: string, bookedUntil: number, freeAt: number): Promise<boolean>;
-  /** Pushes the host's next slot to at least `until` (Retry-After, back-off). */
-  backOff(host: string, until: number): Promise<void>;
-  /** When the host's next slot is free (epoch ms, 0 if never taken); an eventually consistent read. */
-  slotFreeAt(host: string): Promise<number>;
+  /**
+   * Pushes the host's next slot to at least `until` (Retry-After, back-off); with `silentRequests`,
+   * the host is held because it sent nothing back to that many requests in a row.
+   */
+  backOff(host: string, until: number, silentRequests?: number): Promise<void>;
+  /** The host answered again: its silence is forgotten (one write). */
+  clearSilence(host: string): Promise<void>;
+  /** When the host's next slot is free, and its silence if it was silent; an eventually consistent read. */
+  slotHold(host: string): Promise<SlotHold>;
   getRobots(host: string, now: number): Promise<string | null>;
   putRobots(host: string, robotsJson: string, expiresAt: number): Promise<void>;
   /** A short lease (e.g. "this worker fetches robots.txt now"): true for the one worker that gets it. */
@@ -127,19 +150,30 @@ export function createHostTable({
     condition: string,
     values: Record<string, unknown>,
   ): Promise<boolean> {
+    return (await tryUpdateOld(key, update, condition, values)) !== false;
+  }
+
+  /** tryUpdate, answering the item as it was before the write (no more capacity); false when refused. */
+  async function tryUpdateOld(
+    key: string,
+    update: string,
+    condition: string,
+    values: Record<string, unknown>,
+  ): Promise<HostItem | undefined | false> {
     try {
-      await locked(key, () =>
+      const res = await locked(key, () =>
         client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { host: key },
             UpdateExpression: update,
             ConditionExpression: condition,
-            ExpressionAttributeValues: values,
+            ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
+            ReturnValues: 'ALL_OLD',
           }),
         ),
       );
-      return true;
+      return res.Attributes as HostItem | undefined;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
@@ -170,8 +204,8 @@ export function createHostTable({
     const booking = 'SET nextFetchAt = :next, expiresAt = :exp, bookedWeight = :w';
     const took =
       weight === undefined
-        ? await tryUpdate(`slot#${host}`, 'SET nextFetchAt = :next, expiresAt = :exp', free, values)
-        : await tryUpdate(
+        ? await tryUpdateOld(`slot#${host}`, 'SET nextFetchAt = :next, expiresAt = :exp', free, values)
+        : await tryUpdateOld(
             `slot#${host}`,
             waitUntil === undefined
               ? `${booking} REMOVE waitWeight, waitUntil`
@@ -179,16 +213,22 @@ export function createHostTable({
             `${free} AND (attribute_not_exists(waitUntil) OR waitUntil <= :now OR waitWeight <= :w)`,
             { ...values, ':w': weight, ...(waitUntil === undefined ? {} : { ':until': waitUntil }) },
           );
-    if (took) return { ok: true };
+    if (took !== false) {
+      // The host's silence comes with the booking (the item as it was): no read of its own.
+      const silent = silenceOf(took);
+      return silent ? { ok: true, silent } : { ok: true };
+    }
     const item = await slotItem(host);
     const next = Number(item?.nextFetchAt ?? now);
     const waiter = activeWaiter(item, now);
     const heavier = weight !== undefined && waiter !== null && waiter.weight > weight ? waiter : null;
+    const silent = silenceOf(item);
     return {
       ok: false,
       waitMs: Math.max(1, Math.max(next, heavier?.until ?? 0) - now),
       ...(item?.bookedWeight === undefined ? {} : { heldBy: Number(item.bookedWeight) }),
       ...(waiter ? { waiter } : {}),
+      ...(silent ? { silent } : {}),
     };
   }
 
@@ -210,7 +250,7 @@ export function createHostTable({
         ':free': freeAt,
         ':booked': bookedUntil,
       }),
-    async backOff(host, until) {
+    async backOff(host, until, silentRequests) {
       // The site holds the host, not a lighter task: a heavier one waits for the back-off too.
       await tryUpdate(
         `slot#${host}`,
@@ -218,9 +258,27 @@ export function createHostTable({
         'attribute_not_exists(nextFetchAt) OR nextFetchAt < :until',
         { ':until': until, ':site': HELD_BY_SITE },
       );
+      if (silentRequests === undefined) return;
+      // The silence is said even when the slot was taken later already (a run of slots booked).
+      await tryUpdate(
+        `slot#${host}`,
+        'SET silentUntil = :until, silentRequests = :n, expiresAt = if_not_exists(expiresAt, :exp)',
+        'attribute_not_exists(silentRequests) OR silentRequests <= :n',
+        { ':until': until, ':n': silentRequests, ':exp': Math.floor(until / 1000) + 86_400 },
+      );
     },
-    async slotFreeAt(host) {
-      return Number((await slotItem(host))?.nextFetchAt ?? 0);
+    async clearSilence(host) {
+      await tryUpdate(
+        `slot#${host}`,
+        'REMOVE silentUntil, silentRequests',
+        'attribute_exists(silentRequests)',
+        {},
+      );
+    },
+    async slotHold(host) {
+      const item = await slotItem(host);
+      const silent = silenceOf(item);
+      return { freeAt: Number(item?.nextFetchAt ?? 0), ...(silent ? { silent } : {}) };
     },
     async getRobots(host, now) {
       const res = await client.send(
@@ -396,4 +454,10 @@ function activeWaiter(item: HostItem | undefined, now: number): { weight: number
   if (item?.waitUntil === undefined || item.waitWeight === undefined) return null;
   const until = Number(item.waitUntil);
   return until > now ? { weight: Number(item.waitWeight), until } : null;
+}
+
+/** The host's silence as `backOff` with silentRequests said it, until `clearSilence`; else null. */
+function silenceOf(item: HostItem | undefined): Silence | null {
+  if (item?.silentUntil === undefined || item.silentRequests === undefined) return null;
+  return { until: Number(item.silentUntil), requests: Number(item.silentRequests) };
 }

@@ -105,6 +105,8 @@ export interface SpooledBody {
 interface Clock {
   pause(): void;
   resume(): void;
+  /** the site's response headers came: a timeout after them is a slow body, not a silent host */
+  answered: boolean;
 }
 
 /** Response headers: lower-case names, repeated values joined. */
@@ -136,6 +138,8 @@ export type FetchOutcome =
       status?: number;
       retryAfterMs?: number;
       message: string;
+      /** a timeout before any response came: nothing was heard from the host (politeness/host-turns.ts holds a host that does it again) */
+      silent?: true;
     };
 
 const DEFAULT_MAX_HEADER_BYTES = 64 * 1024;
@@ -175,6 +179,7 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
   let armedAt = Date.now();
   let timer = setTimeout(() => deadline.abort(timeout), left);
   const clock: Clock = {
+    answered: false,
     pause() {
       clearTimeout(timer);
       left -= Date.now() - armedAt;
@@ -196,7 +201,10 @@ export async function fetchUrl(url: string, opts: FetchOptions): Promise<FetchOu
     attempt
       .then((res) => (res.kind === 'ok' && res.spooled ? unlink(res.spooled.path) : undefined))
       .catch(noop);
-    return errorOutcome(deadline.signal.aborted ? deadline.signal.reason : err);
+    const outcome = errorOutcome(deadline.signal.aborted ? deadline.signal.reason : err);
+    return outcome.kind === 'error' && outcome.code === 'timeout' && !clock.answered
+      ? { ...outcome, message: `no response within ${opts.timeoutMs} ms`, silent: true }
+      : outcome;
   } finally {
     clearTimeout(timer);
     // Destroys every socket of this fetch (each registered on the signal) but a connection kept alive.
@@ -279,6 +287,7 @@ async function fetchOnce(
     if (key) keptConnectionDropped(key);
     return opts.turn ? { kind: 'late' } : fetchOnce(url, opts, signal, clock, true);
   }
+  clock.answered = true;
   const outcome = await readResponse(res, target, opts, remoteAddress, clock);
   // A dropped body that came with its headers (a 304, most 404s) ends in a few ticks: then the
   // connection is kept before the next request to the site (robots.txt's page) looks for one.

@@ -3,6 +3,7 @@
  * in bounded memory (counters, capped example lists, time histograms): a million URLs make a
  * report of the same size as a thousand. Pure: the time and the max age come in as arguments.
  */
+import { UNSENT_ERRORS } from '../errors.ts';
 import type { ChangeRecord } from '../stages/change-feed.ts';
 import type { UrlItem } from '../types.ts';
 import { priceRunRecord, type RunRecord } from './run-record.ts';
@@ -64,8 +65,8 @@ export interface ReportOptions {
 
 const TOP_HOSTS = 25;
 const EXAMPLES_PER_HOST = 3;
-/** Error codes of a fetch decided without a request: robots.txt unavailable, a refused address. */
-const NO_REQUEST_ERRORS = new Set(['robots-unavailable', 'private-address']);
+/** Error codes of a fetch decided without a request: robots.txt unavailable, and the unsent ones. */
+const NO_REQUEST_ERRORS = new Set(['robots-unavailable', ...UNSENT_ERRORS]);
 
 /** Freshness classes as fractions of a document's refresh interval; the last is "overdue". */
 const AGE_EDGES = [0.25, 0.5, 0.75, 1];

@@ -114,6 +114,9 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   const { config, deps } = ctx;
   const fetchedAt = () => new Date(deps.now()).toISOString();
   const host = new URL(task.url).host;
+  // A host held for its silence: the attempt counts, unsent (a request would wait fetch.timeoutMs).
+  const silent = unsent(ctx, host);
+  if (silent) return onError(ctx, task, host, silent, fetchedAt());
   const notNow = await ctx.turns.notDue(host, task.queue);
   if (notNow) return { type: 'requeue', task, ...notNow };
   let robots: CachedRobots | null = null;
@@ -144,9 +147,14 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   // 0: the invocation is stopping (its deadline, a stop signal) while the task waited for its turn.
   if (res === 0) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
   if (typeof res === 'number') {
+    // Held meanwhile for its silence (another of its requests timed out while this one waited).
+    const silent = unsent(ctx, host);
+    if (silent) return onError(ctx, task, host, silent, fetchedAt());
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
+  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host);
+  else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host);
   const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
   if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped: [capped] } };
   return result;
@@ -230,6 +238,22 @@ async function spooledPage(
   }
 }
 
+/**
+ * The error a URL of a host held for its silence gets without a request, and how long the hold
+ * lasts yet; null when the host is not held.
+ */
+function unsent(ctx: FetchContext, host: string): Parameters<typeof onError>[3] | null {
+  const silent = ctx.turns.silentHost(host);
+  if (!silent) return null;
+  const { timeoutMs } = ctx.config.fetch;
+  return {
+    errorKind: 'temporary',
+    code: 'host-not-answering',
+    message: `not sent: the host sent nothing back to its last ${silent.requests} requests within fetch.timeoutMs (${timeoutMs} ms)`,
+    notBeforeMs: silent.forMs,
+  };
+}
+
 function onError(
   ctx: FetchContext,
   task: UrlTask,
@@ -240,6 +264,8 @@ function onError(
     status?: number;
     retryAfterMs?: number;
     message: string;
+    /** the host is held this long yet (its silence): the retry comes after it */
+    notBeforeMs?: number;
   },
   at: string,
 ): TaskResult | Promise<TaskResult> {
@@ -255,7 +281,7 @@ function onError(
   const retry = async (): Promise<TaskResult> => {
     // The whole host waits, not only this URL: other workers see it in the host item.
     if (res.retryAfterMs) await ctx.turns.backOff(host, res.retryAfterMs);
-    const delayMs = res.retryAfterMs ?? backoffMs(attempt, ctx.deps.random);
+    const delayMs = res.retryAfterMs ?? (res.notBeforeMs ?? 0) + backoffMs(attempt, ctx.deps.random);
     return { type: 'requeue', task: { ...task, attempt }, delaySeconds: delayMs / 1000, reason: 'retry' };
   };
   // Seed 001: temporary errors are retried (exponential back-off with jitter, or Retry-After) up to

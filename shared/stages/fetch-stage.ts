@@ -6,6 +6,7 @@
 import type { ReceivedMessage } from '../aws/work-queues.ts';
 import { ByteBudget, Lane, TaskPlace } from '../crawl/state/concurrency.ts';
 import { pickSource, sourceWeights } from '../crawl/state/scheduling.ts';
+import { UNSENT_ERRORS } from '../errors.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -247,9 +248,10 @@ function count(summary: FetchRunSummary, source: SourceName, results: TaskResult
       // What robots.txt stopped (disallowed, or unavailable) was decided without a request: "fetched"
       // counted it, so a crawl's figures exceeded the site's own log (29 fetched for 25 requests).
       if (r.page.skipped === 'robots.txt' || r.page.error?.code === 'robots-unavailable') continue;
-      // Nor was a request sent to an address the guard refused (private, loopback, link-local):
-      // an error of its URL, not a fetch ("1 fetched" for a crawl that sent nothing).
-      if (r.page.error?.code === 'private-address') {
+      // Nor was a request sent to an address the guard refused (private, loopback, link-local) or
+      // to a host held for its silence: an error of its URL, not a fetch ("1 fetched" for a crawl
+      // that sent nothing).
+      if (r.page.error && UNSENT_ERRORS.has(r.page.error.code)) {
         summary.errors[r.page.error.kind]++;
         continue;
       }

@@ -131,7 +131,7 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
     // A slot 100 days ahead, where only a moved clock books (the check reads the whole hosts
     // table, a digest item per document: it no longer runs at each start on the real clock).
     await first.hosts.acquireSlot(host, Date.now() + 100 * DAY, 1000);
-    const slot = async (s: Awaited<ReturnType<typeof openSession>>) => s.hosts.slotFreeAt(host);
+    const slot = async (s: Awaited<ReturnType<typeof openSession>>) => (await s.hosts.slotHold(host)).freeAt;
     const again = await openSession(config);
     assert.ok((await slot(again)) > Date.now() + 99 * DAY, 'a later start on the real clock does not check');
     // Once moved, every start checks (what a moved run books lies ahead of the real clock).

@@ -72,8 +72,8 @@ describe('a fetch round that fails', () => {
     );
     const pages = () => site.requests.filter((r) => r.path.startsWith('/p'));
 
-    const read = deps.hosts.slotFreeAt;
-    deps.hosts.slotFreeAt = async (host) => {
+    const read = deps.hosts.slotHold;
+    deps.hosts.slotHold = async (host) => {
       if (host.startsWith(FAILING)) throw new Error('injected: the hosts table is unavailable');
       return read(host);
     };
@@ -92,7 +92,7 @@ describe('a fetch round that fails', () => {
     assert.ok(atFailure < urls.length, `${atFailure} of ${urls.length} fetched before the failure`);
 
     // The next invocation, the table back: every page is fetched; none was lost with the failure.
-    deps.hosts.slotFreeAt = read;
+    deps.hosts.slotHold = read;
     const summary = await runFetchStage(deps, { deadline: Date.now() + 60_000 });
     assert.ok(summary.drained);
     const fetched = new Set(pages().map((r) => `http://${r.headers.host}${r.path}`));

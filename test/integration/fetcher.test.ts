@@ -609,6 +609,9 @@ describe('fetchUrl: network failures (seed 001)', () => {
         const [out, ms] = await timed(() => fetchUrl(`${site.base}/drip`, options({ timeoutMs: 2500 })));
         const err = expectKind(out, 'error');
         assert.deepEqual([err.errorKind, err.code], ['temporary', 'timeout']);
+        // The site answered (its headers came): slow, not silent.
+        assert.equal(err.silent, undefined);
+        assert.equal(err.message, 'no complete response within 2500 ms');
         // at the deadline, not before it (how soon after is the machine's business, not the test's)
         assert.ok(ms >= 2400, `took ${ms} ms`);
         console.log(`slow drip: ${ms} ms for timeoutMs 2500`);
@@ -623,7 +626,8 @@ describe('fetchUrl: network failures (seed 001)', () => {
         const [out, ms] = await timed(() =>
           fetchUrl(`http://127.0.0.1:${port}/`, options({ timeoutMs: 400 })),
         );
-        assert.equal(expectKind(out, 'error').code, 'timeout');
+        const err = expectKind(out, 'error');
+        assert.deepEqual([err.code, err.silent, err.message], ['timeout', true, 'no response within 400 ms']);
         assert.ok(ms >= 350, `took ${ms} ms`);
       },
     );

@@ -6,7 +6,7 @@
  * the queue costs (MAX_IN_PROCESS_WAIT_MS) is not waited for, the URL goes back to its queue with a
  * delay (politeness by scheduling), unless enough other hosts' requests fill the wait.
  */
-import type { SlotResult } from '../../aws/host-table.ts';
+import type { Silence, SlotResult } from '../../aws/host-table.ts';
 import type { CrawlConfig } from '../../config.ts';
 import { crawlDelayMs, type RobotsTxt } from '../../crawl/robots/robots.ts';
 import { sourceWeights, type Weights } from '../../crawl/state/scheduling.ts';
@@ -120,6 +120,24 @@ const MAX_CONNECT_LEAD_MS = 2_000;
  * loses the turn again and says so again.
  */
 export const WAITER_GRACE_MS = 2_000;
+/**
+ * A host that sent nothing back to this many requests in a row (no status line within
+ * fetch.timeoutMs: a server that hangs, a firewall that drops) is held for every worker, and its
+ * other URLs in this invocation count the attempt unsent (`silentHost`). Each request sent to it
+ * costs the invocation fetch.timeoutMs of waiting: a host that never answers cost 4 × timeoutMs
+ * of Lambda per URL (every URL's attempts, one request at a time), 243 s for 6 URLs at 10 s.
+ * Two, not one: a single slow page of a live host must not cost its other URLs an attempt.
+ */
+export const SILENT_REQUESTS = 2;
+/**
+ * How long a silent host is held: 2 × fetch.timeoutMs after the SILENT_REQUESTS-th request in a
+ * row, twice as long after each request after the hold (a probe) that is not answered either, up
+ * to this. Then one request tries it again.
+ */
+const SILENT_HOLD_MAX_MS = 10 * 60_000;
+/** A probe of a silent host is waited for its timeout and this long before another request goes. */
+const SILENT_PROBE_SLACK_MS = 1_000;
+
 /** Without a per-host delay, another worker's back-off (429/503) is re-read this often per host. */
 const BACKOFF_READ_MS = 10_000;
 
@@ -171,6 +189,12 @@ export class HostTurns implements RobotsTurns {
   private readonly waiting = new Map<string, { weight: number; until: number }>();
   /** slots booked ahead for a host in one write: the next one to use, and the end of the booking */
   private readonly runs = new Map<string, { next: number; until: number; step: number; checked?: number }>();
+  /**
+   * Hosts that sent nothing back to requests in a row, as this invocation saw them or read on the
+   * host item: how many, until when the host is held, and until when a request sent after the hold
+   * (a probe) is waited for before another may go.
+   */
+  private readonly silences = new Map<string, { requests: number; until: number; probeUntil: number }>();
   /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
   private readonly connectMs = new Map<string, number>();
   /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
@@ -306,9 +330,15 @@ export class HostTurns implements RobotsTurns {
       if (slot.ok) {
         // The first slot of a run: the booking itself heeded any heavier waiter.
         this.runs.set(host, { next: start, until: start + slots * step, step, checked: start });
+        // A host another worker found silent: this request is the probe, if no other is.
+        if (this.heardSilent(host, slot.silent)) {
+          const silent = this.silentHost(host);
+          if (silent) return { requeueSeconds: Math.max(1, Math.ceil(silent.forMs / 1000)) };
+        }
         continue;
       }
       const now = this.deps.now();
+      this.heardSilent(host, slot.silent);
       const { waitMs, saysItWaits } = afterRefusal(slot, weight, step, now);
       // Said before waiting here too: the lighter one's run must be given back meanwhile.
       if (saysItWaits && weight !== undefined)
@@ -453,6 +483,69 @@ export class HostTurns implements RobotsTurns {
     );
   }
 
+  /**
+   * A request to `host` got no response within fetch.timeoutMs. The SILENT_REQUESTS-th in a row
+   * holds the host (for every worker, as a back-off; see SILENT_HOLD_MAX_MS for how long).
+   */
+  async unanswered(host: string): Promise<void> {
+    const now = this.deps.now();
+    const known = this.silences.get(host) ?? { requests: 0, until: 0, probeUntil: 0 };
+    const silence = { requests: known.requests + 1, until: known.until, probeUntil: 0 };
+    this.silences.set(host, silence);
+    if (silence.requests < SILENT_REQUESTS || silence.until > now) return;
+    const doublings = Math.min(20, silence.requests - SILENT_REQUESTS + 1);
+    const holdMs = Math.min(SILENT_HOLD_MAX_MS, this.config.fetch.timeoutMs * 2 ** doublings);
+    silence.until = now + holdMs;
+    this.deps.log.warn('host held: it sent nothing back to requests in a row', {
+      host,
+      requests: silence.requests,
+      timeoutMs: this.config.fetch.timeoutMs,
+      heldForMs: holdMs,
+    });
+    this.runs.delete(host);
+    await this.deps.hosts.backOff(host, silence.until, silence.requests);
+    this.backoffs.set(host, { until: silence.until, readAt: now });
+  }
+
+  /** The host answered a request (any status): it is not silent, for every worker once it was held. */
+  async answered(host: string): Promise<void> {
+    const silence = this.silences.get(host);
+    if (!silence) return;
+    this.silences.delete(host);
+    if (silence.requests >= SILENT_REQUESTS) await this.deps.hosts.clearSilence(host);
+  }
+
+  /**
+   * Whether `host`'s URLs count their attempt without a request (fetch-one.ts): null to send, or
+   * how long the host is held yet and how many requests in a row went unanswered. Once the hold
+   * ends one request goes (a probe); the others count theirs until it is answered or times out.
+   */
+  silentHost(host: string): { forMs: number; requests: number } | null {
+    const silence = this.silences.get(host);
+    if (!silence || silence.requests < SILENT_REQUESTS) return null;
+    const now = this.deps.now();
+    if (silence.until > now) return { forMs: silence.until - now, requests: silence.requests };
+    if (silence.probeUntil > now) return { forMs: silence.probeUntil - now, requests: silence.requests };
+    silence.probeUntil = now + this.config.fetch.timeoutMs + SILENT_PROBE_SLACK_MS;
+    return null;
+  }
+
+  /**
+   * The host item says the host was silent (held by some worker, not answered since): this
+   * invocation heeds it too. True when it was news here.
+   */
+  private heardSilent(host: string, heard: Silence | undefined): boolean {
+    if (!heard) return false;
+    const known = this.silences.get(host);
+    if (known && known.requests >= SILENT_REQUESTS && known.until >= heard.until) return false;
+    this.silences.set(host, {
+      requests: Math.max(heard.requests, known?.requests ?? 0),
+      until: Math.max(heard.until, known?.until ?? 0),
+      probeUntil: known?.probeUntil ?? 0,
+    });
+    return true;
+  }
+
   /** 429/503 with Retry-After (RFC 9110 §10.2.3): the whole host waits, for every worker (the host item). */
   async backOff(host: string, retryAfterMs: number): Promise<void> {
     const until = this.deps.now() + retryAfterMs;
@@ -469,8 +562,14 @@ export class HostTurns implements RobotsTurns {
     const now = this.deps.now();
     let known = this.backoffs.get(host);
     if (!known || now - known.readAt > BACKOFF_READ_MS) {
-      known = { until: Math.max(known?.until ?? 0, await this.deps.hosts.slotFreeAt(host)), readAt: now };
+      const hold = await this.deps.hosts.slotHold(host);
+      known = { until: Math.max(known?.until ?? 0, hold.freeAt), readAt: now };
       this.backoffs.set(host, known);
+      // Held for its silence by another worker: after the hold, this request is the probe, if no other is.
+      if (this.heardSilent(host, hold.silent) && known.until <= now) {
+        const silent = this.silentHost(host);
+        if (silent) return Math.max(1, Math.ceil(silent.forMs / 1000));
+      }
     }
     return known.until > now ? this.waitOrRequeue(now, known.until - now) : null;
   }

@@ -25,15 +25,15 @@ describe('hosts table adapter', () => {
   });
 
   it('a slot is booked once; the next is free when it ends; back-off only pushes it later', async () => {
-    assert.equal(await hosts.slotFreeAt('s.test'), 0, 'never taken');
+    assert.equal((await hosts.slotHold('s.test')).freeAt, 0, 'never taken');
     assert.deepEqual(await hosts.acquireSlot('s.test', NOW, 250), { ok: true });
     assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 100, 250), { ok: false, waitMs: 150 });
     assert.deepEqual(await hosts.acquireSlot('s.test', NOW + 250, 250), { ok: true });
-    assert.equal(await hosts.slotFreeAt('s.test'), NOW + 500);
+    assert.equal((await hosts.slotHold('s.test')).freeAt, NOW + 500);
     await hosts.backOff('s.test', NOW + 60_000);
     await hosts.backOff('s.test', NOW + 1_000);
     assert.equal(
-      await hosts.slotFreeAt('s.test'),
+      (await hosts.slotHold('s.test')).freeAt,
       NOW + 60_000,
       'an earlier back-off does not undo a later one',
     );
@@ -44,16 +44,38 @@ describe('hosts table adapter', () => {
     });
   });
 
+  it('a host held for its silence says so to every booking and read until it is cleared', async () => {
+    assert.deepEqual(await hosts.slotHold('q.test'), { freeAt: 0 });
+    await hosts.backOff('q.test', NOW + 20_000, 2);
+    const silent = { until: NOW + 20_000, requests: 2 };
+    assert.deepEqual(await hosts.slotHold('q.test'), { freeAt: NOW + 20_000, silent });
+    assert.deepEqual(await hosts.acquireSlot('q.test', NOW + 1_000, 250), {
+      ok: false,
+      waitMs: 19_000,
+      heldBy: HELD_BY_SITE,
+      silent,
+    });
+    // Past the hold the host is free; the booking hears of its silence (the next request is a probe).
+    assert.deepEqual(await hosts.acquireSlot('q.test', NOW + 20_000, 250), { ok: true, silent });
+    // A lower count said later (a worker that saw fewer) does not undo a higher one.
+    await hosts.backOff('q.test', NOW + 30_000, 1);
+    assert.deepEqual((await hosts.slotHold('q.test')).silent, silent);
+    await hosts.clearSilence('q.test');
+    assert.deepEqual(await hosts.slotHold('q.test'), { freeAt: NOW + 30_000 });
+    assert.deepEqual(await hosts.acquireSlot('q.test', NOW + 30_000, 250), { ok: true });
+    await hosts.clearSilence('q.test'); // nothing to clear: no error
+  });
+
   it('slots booked ahead are given back from their unused end, unless a back-off changed them', async () => {
     assert.deepEqual(await hosts.acquireSlot('r.test', NOW, 5 * 300), { ok: true });
     assert.equal(await hosts.releaseSlot('r.test', NOW + 1_000, NOW + 600), false, 'not what was booked');
-    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 1_500);
+    assert.equal((await hosts.slotHold('r.test')).freeAt, NOW + 1_500);
     assert.equal(await hosts.releaseSlot('r.test', NOW + 1_500, NOW + 600), true);
-    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 600);
+    assert.equal((await hosts.slotHold('r.test')).freeAt, NOW + 600);
     assert.deepEqual(await hosts.acquireSlot('r.test', NOW + 600, 5 * 300), { ok: true });
     await hosts.backOff('r.test', NOW + 60_000);
     assert.equal(await hosts.releaseSlot('r.test', NOW + 2_100, NOW + 900), false, 'the back-off stands');
-    assert.equal(await hosts.slotFreeAt('r.test'), NOW + 60_000);
+    assert.equal((await hosts.slotHold('r.test')).freeAt, NOW + 60_000);
   });
 
   it('a heavier waiter keeps the slots until its time is up; its own booking clears it', async () => {
