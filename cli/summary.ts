@@ -56,7 +56,12 @@ export function printSummary({
   );
   // A title cut at limits.titleChars is no rejected link: the limits that cut something have a line.
   out(`  limits applied (limits.*): ${byPrefix(stats, 'rejected:limit-')}`);
-  const traps = TRAP_STOPS.filter((k) => stats[`rejected:${k}`]).map((k) => `${k} ${stats[`rejected:${k}`]}`);
+  // Past as many stops as a cap admits, a stop is counted without a row (trap-gate.ts).
+  const unrecorded = (k: string) =>
+    stats[`unrecorded:${k}`] ? ` (${stats[`unrecorded:${k}`]} without a row)` : '';
+  const traps = TRAP_STOPS.filter((k) => stats[`rejected:${k}`]).map(
+    (k) => `${k} ${stats[`rejected:${k}`]}${unrecorded(k)}`,
+  );
   out(`  traps stopped (scope.traps): ${traps.length ? traps.join(', ') : 'none'}`);
   out(`  retries and delays: ${byPrefix(stats, 'requeued:')}`);
   // A frontier message delivered again (its invocation died) holds URLs recorded since it was queued.

@@ -17,12 +17,12 @@ export const TrapsSchema = z
     maxPathDepth: z.number().int().positive().nullable().default(32),
     /**
      * @default null — at most this many URLs of one host enter the frontier from links, redirects and
-     * sitemaps (start URLs are not counted); the rest are recorded `ignored`, note `trap: host-cap`
+     * sitemaps (start URLs are not counted); the rest are recorded `ignored`, note `trap: host-cap` (as many as the cap, then only counted)
      */
     maxUrlsPerHost: z.number().int().positive().nullable().default(null),
     /**
      * @default 1000 — at most this many variants of one path (query strings, or path parameters: `/cart;x=1`) enter the frontier
-     * (infinite calendars, session ids); the rest are recorded `ignored`, note `trap: query-variants`
+     * (infinite calendars, session ids); the rest are recorded `ignored`, note `trap: query-variants` (as many as the cap, then only counted)
      */
     maxQueryVariantsPerPath: z.number().int().positive().nullable().default(1000),
     /**

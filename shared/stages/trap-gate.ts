@@ -4,7 +4,10 @@
  * seed stage counts, and every index's children), are counted in the hosts table (one atomic ADD
  * per counter and extract batch); the URLs past a cap are recorded `ignored` with a note (so
  * `trawl urls` explains them and they are not counted again) and counted in the crawl summary as
- * `rejected:host-cap` / `rejected:query-variants` / `rejected:limit-sitemaps-per-site`.
+ * `rejected:host-cap` / `rejected:query-variants` / `rejected:limit-sitemaps-per-site`. A trap
+ * cap records as many URLs past it as it admits; the ones after that are counted only
+ * (`unrecorded:host-cap`, `unrecorded:query-variants`): a cart page's random links made a new row
+ * each at every refresh (1,004 rows, 2,006 after two refreshes).
  */
 import type { ClaimGate } from '../aws/url-table.ts';
 import type { TrapsConfig } from '../config-traps.ts';
@@ -34,6 +37,10 @@ export function trapGate(
     const stopped: { task: UrlTask; extra: Partial<UrlItem> }[] = [];
     for (const s of trapped.stopped) {
       bump(stats, s.reason);
+      if (!s.recorded) {
+        stats[`unrecorded:${s.reason}`] = (stats[`unrecorded:${s.reason}`] ?? 0) + 1;
+        continue;
+      }
       stopped.push({
         task: s.task,
         extra: { state: 'ignored', note: capNote(s.reason, traps), stored: 'table' },

@@ -7,6 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { crawl, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { printSummary } from '../../cli/summary.ts';
+import { requestCounts } from '../../shared/aws/request-counter.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { explainUrl } from '../../shared/crawl/rules/decide.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
@@ -174,6 +176,70 @@ describe('crawler traps and soft 404s', () => {
     const lower = await openSession(configWith(30), { now: new Date(Date.now() + 2 * day) });
     await refresh(lower);
     assert.equal((await indexed(lower)).n, 41);
+  });
+
+  it('random links past a cap: as many rows as the cap admits, the rest only counted, however many refreshes', async () => {
+    // A shop page whose 15 links carry a random `?s=` at every fetch: each refresh brought 15 new
+    // URLs past the cap and a row each, without end (1,004 rows, then 2,006 after two refreshes).
+    const CAP = 10;
+    const LINKS = 15;
+    let seq = 0;
+    const shop = await serve((path) => {
+      if (path === '/')
+        return html(
+          'Shop',
+          Array.from({ length: LINKS }, () => `<a href="/list?s=${++seq}">x</a>`).join(' '),
+        );
+      return path === '/list' ? html('List', '<p>a list</p>') : null;
+    });
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('randomlinks'),
+        startUrls: [`${shop.url}/`],
+        scope: { traps: { maxQueryVariantsPerPath: CAP } },
+        fetch: { allowPrivateNetworks: true },
+        refresh: { maxAge: '1h' },
+      });
+      for (const k of Object.keys(stageStats)) delete stageStats[k];
+      await crawl(await openSession(config));
+      const rows = async (s: Awaited<ReturnType<typeof openSession>>) => {
+        const out = { variants: 0, capped: 0 };
+        for await (const u of urlStates(s))
+          if (new URL(String(u.url)).pathname === '/list') {
+            out.variants++;
+            if (String(u.note ?? '').startsWith('trap: query-variants')) out.capped++;
+          }
+        return out;
+      };
+      assert.deepEqual(await rows(await openSession(config)), { variants: LINKS, capped: LINKS - CAP });
+      for (let cycle = 1; cycle <= 3; cycle++) {
+        const later = await openSession(config, { now: new Date(Date.now() + cycle * 2 * 3_600_000) });
+        await refresh(later);
+        // Rows past the cap stop at the cap's own size: 10 admitted, 10 recorded stopped.
+        assert.deepEqual(await rows(later), { variants: 2 * CAP, capped: CAP }, `after refresh ${cycle}`);
+      }
+      const homeFetches = shop.requests.filter((r) => r === '/').length;
+      assert.equal(homeFetches, 4, 'the page was fetched at the crawl and each refresh');
+      const stats = { ...stageStats };
+      // Every stop counted: 5 at the crawl, 15 at each of 3 refreshes; 10 of them with a row.
+      assert.equal(stats['rejected:query-variants'], LINKS - CAP + 3 * LINKS);
+      assert.equal(stats['unrecorded:query-variants'], LINKS - CAP + 3 * LINKS - CAP);
+      const lines: string[] = [];
+      const write = process.stdout.write;
+      process.stdout.write = ((t: string) => lines.push(t) > 0) as typeof process.stdout.write;
+      try {
+        const session = await openSession(config);
+        printSummary({ kind: 'refresh', config, session, seconds: 1, stats, counts: requestCounts });
+      } finally {
+        process.stdout.write = write;
+      }
+      assert.ok(
+        lines.includes('  traps stopped (scope.traps): query-variants 50 (40 without a row)\n'),
+        lines.join(''),
+      );
+    } finally {
+      await shop.close();
+    }
   });
 
   it('a site that puts a new session id in every link is crawled once per page, and the crawl ends', async () => {

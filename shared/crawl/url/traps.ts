@@ -71,22 +71,27 @@ export function capNote(reason: CapReason, traps: TrapsConfig): string {
 /**
  * Splits new URLs into admitted and stopped, in order: `before` holds each counter's value before
  * this batch (the batch's own URLs were added to it after). A URL is admitted while every counter
- * it adds to is still under its limit.
+ * it adds to is still under its limit. A stopped one says how many new URLs its cap had stopped
+ * before it (`past`), and whether that is as many as the cap admits (`recorded: false`): past
+ * that a row per URL would grow without end (random links, a new set at each refresh).
  */
 export function admitByCaps(
   tasks: UrlTask[],
   before: Map<string, number>,
   traps: TrapsConfig,
-): { admitted: UrlTask[]; stopped: { task: UrlTask; reason: CapReason }[] } {
+): { admitted: UrlTask[]; stopped: { task: UrlTask; reason: CapReason; past: number; recorded: boolean }[] } {
   const seen = new Map(before);
   const admitted: UrlTask[] = [];
-  const stopped: { task: UrlTask; reason: CapReason }[] = [];
+  const stopped: { task: UrlTask; reason: CapReason; past: number; recorded: boolean }[] = [];
   for (const task of tasks) {
     const keys = capKeys(task.url, traps);
     const over = keys.find((k) => (seen.get(k.key) ?? 0) >= limitOf(k.reason, traps));
+    if (over) {
+      const limit = limitOf(over.reason, traps);
+      const past = (seen.get(over.key) ?? 0) - limit;
+      stopped.push({ task, reason: over.reason, past, recorded: past < limit });
+    } else admitted.push(task);
     for (const k of keys) seen.set(k.key, (seen.get(k.key) ?? 0) + 1);
-    if (over) stopped.push({ task, reason: over.reason });
-    else admitted.push(task);
   }
   return { admitted, stopped };
 }

@@ -81,6 +81,22 @@ describe('crawler traps', () => {
     );
   });
 
+  it('says how far past its cap each stopped URL is, and records no more of them than the cap admits', () => {
+    const t = traps({ maxQueryVariantsPerPath: 2 });
+    const urls = Array.from({ length: 4 }, (_, i) => task(`http://x.test/c?m=${i}`));
+    // Before this batch: 2 admitted and 1 stopped already.
+    const r = admitByCaps(urls, new Map([['cap#query#x.test/c', 3]]), t);
+    assert.deepEqual(
+      r.stopped.map((s) => [s.past, s.recorded]),
+      [
+        [1, true],
+        [2, false],
+        [3, false],
+        [4, false],
+      ],
+    );
+  });
+
   it('path parameters are variants of their path, counted with its query strings', () => {
     // `/cart.html;token=<random>` in every link was an endless crawl the cap never counted.
     const t = traps({ maxQueryVariantsPerPath: 2 });
