@@ -122,6 +122,9 @@ export async function foldDuplicates(
     const o = plan.outcome;
     if (o.element) return;
     const prev = existing.get(o.url);
+    // Not indexed now (a rule's noIndex, an error, ignored): folded into no URL; a duplicate
+    // again is one below. The URL it named kept the document while it was folded, not now.
+    if (prev?.duplicateOf && o.state !== 'indexed') plan.set.duplicateOf = null;
     // The content the URL has now: a 304 keeps the old, any state but indexed has none.
     const digest = o.state !== 'indexed' ? null : o.notModified ? prev?.digest : o.dup?.digest;
     // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.

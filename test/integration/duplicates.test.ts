@@ -150,4 +150,24 @@ describe('duplicate content', () => {
     // Before, the registry kept naming /a: its duplicate stayed folded into a URL gone from the index.
     assert.deepEqual(docs.sort(), ['/', '/articles/a-long-copy', '/b', '/p-canonical-page']);
   });
+
+  it('a duplicate that is no longer indexed (a noIndex rule, an error) keeps no duplicateOf', async () => {
+    const input = inputFor('dups-followed');
+    await crawl(await openSession(parseConfig(input)));
+    const ruled = parseConfig({ ...input, rules: [{ match: { path: '/b' }, actions: ['noIndex'] }] });
+    site.route('/p?session=1', { status: 404, body: 'gone' });
+    const later = await openSession(ruled, { now: new Date(Date.now() + 3 * DAY) });
+    await refresh(later);
+    site.route(
+      '/p?session=1',
+      page('Pi', 'The pi article.', '<link rel="canonical" href="/p-canonical-page">'),
+    );
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const u of urlStates(later)) states.set(String(u.url).slice(site.url.length), u);
+    const of = (p: string) => [states.get(p)?.state, states.get(p)?.duplicateOf ?? null];
+    // It named the URL that kept the document while it was folded; it is not folded now.
+    assert.deepEqual(of('/b?ref=mail'), ['followed', null]);
+    assert.deepEqual(of('/p?session=1'), ['error', null]);
+    assert.deepEqual(of('/articles/a-long-copy'), ['duplicate', `${site.url}/a`], 'a duplicate still is one');
+  });
 });
