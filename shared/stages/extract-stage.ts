@@ -24,6 +24,7 @@ import type {
   StageRecord,
 } from '../types.ts';
 import type { StageDeps } from './deps.ts';
+import { kickFor } from './fetch-presence.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
 import { createPdfWorkerReader } from './pdf-worker.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
@@ -120,7 +121,7 @@ async function extractRecord(
   for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
   await sendTasks(deps, decidedUnder(config, fresh));
   deps.urls.markKnown(fresh.map((t) => t.url));
-  if (fresh.length > 0) await deps.kickFetch();
+  if (fresh.length > 0) await kickFor(deps, config, fresh);
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
 }

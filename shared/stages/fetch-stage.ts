@@ -16,6 +16,7 @@ import { RoundFlusher, wakeLater } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
 import { fetchOne } from './fetch-one.ts';
+import { FetchPresence } from './fetch-presence.ts';
 import { fetchedSinceQueued } from './fetch-redelivered.ts';
 import { rescope } from './fetch-scope.ts';
 import { bump } from './logger.ts';
@@ -131,9 +132,23 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   };
   const leases = new Leases(deps.queues, (err) => deps.log.warn('lease heartbeat failed', { err }));
   leases.start();
+  // Polling every source under a politeness wait, it says it runs and which hosts it works: an
+  // extract batch of those hosts' URLs leaves them to it (fetch-presence.ts).
+  const polite = config.fetch.waitBetweenRequestsMs > 0;
+  const presence = opts.sources?.length || !polite ? null : new FetchPresence(deps);
+  // Drained, it takes its presence back and looks at every source once more: a batch may have
+  // left it URLs since its last receive.
+  let lastLook = false;
   try {
     while (!stopped(ctx) && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
+      if (!lastLook) await presence?.renew([]);
       const source = pickSource(weights, exhausted(), deps.random);
+      if (!source && presence && !lastLook) {
+        await presence.end();
+        lastLook = true;
+        emptyAt.clear();
+        continue;
+      }
       if (!source) {
         summary.drained = true;
         break;
@@ -149,12 +164,14 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         emptyAt.set(source, deps.now());
         continue;
       }
+      lastLook = false;
       // Woken for URLs put back: a partial batch is what there was to wake for, and what came back
       // from this round is delayed, so another receive would come back empty. New work has its own
       // starters (a kick, its own wake-up call, the tick).
       if (opts.sources?.length && messages.length < FRONTIER_QUEUE.receiveBatch)
         emptyAt.set(source, deps.now());
       else await growRound(ctx, queueUrl, messages);
+      await presence?.renew(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
       summary.rounds++;
       leases.hold(
         queueUrl,
@@ -177,6 +194,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     // out of time: the fetcher chained next does not know what this one put back).
     if (summary.wakeLeft !== undefined) await wakeLater(deps, summary.wakeLeft, summary.wakeSources);
   } finally {
+    await presence?.end().catch((err) => deps.log.warn('taking the fetch presence back failed', { err }));
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
     await leases.giveBack().catch((err) => deps.log.warn('giving leases back failed', { err }));
