@@ -17,50 +17,80 @@ const KEY = 'fetch-presence';
 export const PRESENCE_MS = 30_000;
 /** A presence ending sooner than this is not counted on: that fetcher may be about to end. */
 const PRESENCE_MARGIN_MS = 5_000;
-/** Hosts a presence names at most; past that it says "many" and every batch starts a fetcher. */
-const MAX_HOSTS = 256;
+/**
+ * Hosts a presence names at most (a write unit a kilobyte: ~30 bytes a host); past that it says
+ * "many", and every batch starts a fetcher: work that wide spreads over fetchers anyway.
+ */
+const MAX_HOSTS = 32;
 
 type Said = { until: number; by?: string; hosts?: string[] | null };
 
-/** One fetcher's presence: said while it runs, taken back as it ends. */
+/**
+ * One fetcher's presence: said while it runs, taken back as it ends. It names the hosts of its
+ * last two rounds (not every host it ever worked: a URL of a host it is done with would wait for
+ * its next round instead of a fetcher of its own), and lasts no longer than the invocation.
+ * Advisory: a failed write or read is logged, and the extract stage then starts a fetcher.
+ */
 export class FetchPresence {
   private said: string | null = null;
   private until = 0;
-  private readonly hosts = new Set<string>();
-  private many = false;
+  private named = '';
+  private previous: string[] = [];
 
-  constructor(private readonly deps: StageDeps) {}
+  constructor(
+    private readonly deps: StageDeps,
+    private readonly deadline: number,
+  ) {}
 
-  /** Says this fetcher runs and works these hosts too (a write when it names new ones, or half of the last is gone). */
-  async renew(hosts: Iterable<string>): Promise<void> {
-    let added = false;
-    for (const h of hosts)
-      if (!this.hosts.has(h)) {
-        this.hosts.add(h);
-        added = true;
-      }
-    if (this.hosts.size > MAX_HOSTS) this.many = true;
+  /**
+   * Says this fetcher runs and works `round`'s hosts (and the last round's): a write when the
+   * hosts it names change, or half of the last presence is gone.
+   */
+  async renew(round: Iterable<string> = []): Promise<void> {
+    const current = [...new Set(round)];
+    const hosts = current.length > 0 ? [...new Set([...current, ...this.previous])].sort() : null;
+    if (current.length > 0) this.previous = current;
+    const names = hosts === null ? this.named : hosts.length > MAX_HOSTS ? 'many' : hosts.join(' ');
     const now = this.deps.now();
-    if (!(added && !this.many) && this.until - now > PRESENCE_MS / 2) return;
-    this.until = now + PRESENCE_MS;
-    const value: Said = { until: this.until, by: randomUUID(), hosts: this.many ? null : [...this.hosts] };
+    if (names === this.named && this.until - now > PRESENCE_MS / 2) return;
+    this.until = Math.min(now + PRESENCE_MS, this.deadline);
+    this.named = names;
+    const value: Said = {
+      until: this.until,
+      by: randomUUID(),
+      hosts: names === 'many' ? null : names ? names.split(' ') : [],
+    };
     this.said = JSON.stringify(value);
-    await this.deps.hosts.putValue(KEY, this.said);
+    await this.deps.hosts.putValue(KEY, this.said).catch((err) => {
+      this.said = null;
+      this.until = 0;
+      this.deps.log.warn('saying the fetch presence failed', { err });
+    });
   }
 
   /** Takes it back (unless another fetcher said its own since): the next batch starts a fetcher. */
   async end(): Promise<void> {
     const said = this.said;
-    if (!said) return;
     this.said = null;
     this.until = 0;
-    await this.deps.hosts.swapValue(KEY, said, JSON.stringify({ until: 0 }));
+    this.named = '';
+    if (!said) return;
+    await this.deps.hosts
+      .swapValue(KEY, said, JSON.stringify({ until: 0 }))
+      .catch((err) => this.deps.log.warn('taking the fetch presence back failed', { err }));
   }
 }
 
-/** What a running fetcher said, if it runs for PRESENCE_MARGIN_MS yet (an eventually consistent read). */
+/**
+ * What a running fetcher said, if it runs for PRESENCE_MARGIN_MS yet. A strongly consistent read:
+ * an older value could show a presence already taken back, after the fetcher's last look, and
+ * the URLs just sent would wait for the next tick.
+ */
 async function runningFetcher(deps: StageDeps): Promise<Said | null> {
-  const raw = await deps.hosts.getValue(KEY);
+  const raw = await deps.hosts.getValue(KEY, true).catch((err) => {
+    deps.log.warn('reading the fetch presence failed', { err });
+    return null;
+  });
   try {
     const said = JSON.parse(raw ?? '{}') as Said;
     return Number(said.until) - deps.now() >= PRESENCE_MARGIN_MS ? said : null;

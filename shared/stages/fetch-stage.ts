@@ -135,13 +135,13 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
   // Polling every source under a politeness wait, it says it runs and which hosts it works: an
   // extract batch of those hosts' URLs leaves them to it (fetch-presence.ts).
   const polite = config.fetch.waitBetweenRequestsMs > 0;
-  const presence = opts.sources?.length || !polite ? null : new FetchPresence(deps);
+  const presence = opts.sources?.length || !polite ? null : new FetchPresence(deps, opts.deadline);
   // Drained, it takes its presence back and looks at every source once more: a batch may have
   // left it URLs since its last receive.
   let lastLook = false;
   try {
     while (!stopped(ctx) && summary.rounds < (opts.maxRounds ?? Number.POSITIVE_INFINITY)) {
-      if (!lastLook) await presence?.renew([]);
+      if (!lastLook) await presence?.renew();
       const source = pickSource(weights, exhausted(), deps.random);
       if (!source && presence && !lastLook) {
         await presence.end();
@@ -171,12 +171,12 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
       if (opts.sources?.length && messages.length < FRONTIER_QUEUE.receiveBatch)
         emptyAt.set(source, deps.now());
       else await growRound(ctx, queueUrl, messages);
-      await presence?.renew(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
       summary.rounds++;
       leases.hold(
         queueUrl,
         messages.map((m) => m.receiptHandle),
       );
+      await presence?.renew(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
       const flusher = new RoundFlusher(
         deps,
         leases,
@@ -194,7 +194,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     // out of time: the fetcher chained next does not know what this one put back).
     if (summary.wakeLeft !== undefined) await wakeLater(deps, summary.wakeLeft, summary.wakeSources);
   } finally {
-    await presence?.end().catch((err) => deps.log.warn('taking the fetch presence back failed', { err }));
+    await presence?.end();
     await leases.stop();
     // Anything still held (an AWS failure mid-round): visible again now, not after a lease.
     await leases.giveBack().catch((err) => deps.log.warn('giving leases back failed', { err }));
