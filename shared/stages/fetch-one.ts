@@ -33,6 +33,7 @@ async function politeFetch(
   task: UrlTask,
   host: string,
   delayMs: number,
+  sent: { at: number },
   headers: HeaderRecord | undefined,
   onSetCookie?: (values: string[]) => void,
 ) {
@@ -73,6 +74,7 @@ async function politeFetch(
           // The request's place again (a TaskPlace keeps what a run takes) before it is sent.
           await ctx.requests.run(async () => undefined);
           placed = deps.now();
+          sent.at = placed;
           sendBy = slot.sendBy;
           return slot;
         },
@@ -111,12 +113,28 @@ async function largeBodyShare(ctx: FetchContext): Promise<BudgetShare> {
 
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
 export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskResult> {
-  const { config, deps } = ctx;
-  const fetchedAt = () => new Date(deps.now()).toISOString();
   const host = new URL(task.url).host;
   // A host held for its silence: the attempt counts, unsent (a request would wait fetch.timeoutMs).
-  const silent = unsent(ctx, host);
-  if (silent) return onError(ctx, task, host, silent, fetchedAt());
+  const silence = ctx.turns.silentHost(host);
+  if (silence && silence !== 'probe')
+    return onError(ctx, task, host, unsent(ctx, silence), new Date(ctx.deps.now()).toISOString());
+  if (silence !== 'probe') return fetchTask(ctx, task, host, false);
+  // The request that tries a silent host after its hold: whatever it comes to, the next may be one.
+  try {
+    return await fetchTask(ctx, task, host, true);
+  } finally {
+    ctx.turns.probeDone(host);
+  }
+}
+
+async function fetchTask(
+  ctx: FetchContext,
+  task: UrlTask,
+  host: string,
+  probe: boolean,
+): Promise<TaskResult> {
+  const { config, deps } = ctx;
+  const fetchedAt = () => new Date(deps.now()).toISOString();
   const notNow = await ctx.turns.notDue(host, task.queue);
   if (notNow) return { type: 'requeue', task, ...notNow };
   let robots: CachedRobots | null = null;
@@ -137,9 +155,11 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
   }
   const { delayMs, capped } = ctx.turns.delayFor(host, robots, userAgentToken(config.fetch.userAgent));
+  // When the last request went out (its turn given): a silence counts only after the host's hold.
+  const sent = { at: Number.POSITIVE_INFINITY };
   const fetchAs = (url: string) =>
     fetchWithAuth(ctx.auth, url, (headers, onSetCookie) =>
-      politeFetch(ctx, { ...task, url }, host, delayMs, headers, onSetCookie),
+      politeFetch(ctx, { ...task, url }, host, delayMs, sent, headers, onSetCookie),
     );
   const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
   const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
@@ -147,13 +167,15 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   // 0: the invocation is stopping (its deadline, a stop signal) while the task waited for its turn.
   if (res === 0) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
   if (typeof res === 'number') {
-    // Held meanwhile for its silence (another of its requests timed out while this one waited).
-    const silent = unsent(ctx, host);
-    if (silent) return onError(ctx, task, host, silent, fetchedAt());
+    // Held meanwhile for its silence (another of its requests timed out while this one waited);
+    // not the probe, which goes back as it would.
+    const silence = probe ? null : ctx.turns.silentHost(host);
+    if (silence === 'probe') ctx.turns.probeDone(host);
+    else if (silence) return onError(ctx, task, host, unsent(ctx, silence), fetchedAt());
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
-  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host);
+  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, sent.at);
   else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host);
   const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
   if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped: [capped] } };
@@ -238,13 +260,11 @@ async function spooledPage(
   }
 }
 
-/**
- * The error a URL of a host held for its silence gets without a request, and how long the hold
- * lasts yet; null when the host is not held.
- */
-function unsent(ctx: FetchContext, host: string): Parameters<typeof onError>[3] | null {
-  const silent = ctx.turns.silentHost(host);
-  if (!silent) return null;
+/** The error a URL of a host held for its silence gets without a request, retried after the hold. */
+function unsent(
+  ctx: FetchContext,
+  silent: { forMs: number; requests: number },
+): Parameters<typeof onError>[3] {
   const { timeoutMs } = ctx.config.fetch;
   return {
     errorKind: 'temporary',

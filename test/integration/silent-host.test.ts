@@ -87,6 +87,27 @@ describe('a host that sends nothing back', () => {
       );
     });
 
+  it('a host silent for a while and then back: after the hold one request tries it, and every page is indexed', async () => {
+    const s = await site();
+    s.route('/', { headers: { 'content-type': 'text/html' }, body: html('home', PAGES) });
+    // Its first two page requests get nothing back (a restart); every later one is answered.
+    let silentLeft = 2;
+    for (const p of PAGES)
+      s.route(p, {
+        handler: (_req, res) => {
+          if (silentLeft-- > 0) return;
+          res.writeHead(200, { 'content-type': 'text/html' }).end(html(p));
+        },
+      });
+    const session = await openSession(parseConfig(input('back', s, { waitBetweenRequestsMs: 100 })));
+    await crawl(session);
+    const states = await statesByPath(session);
+    for (const p of PAGES)
+      assert.equal(states.get(p)?.state, 'indexed', `${p}: ${JSON.stringify(states.get(p))}`);
+    // Held after the two: the others waited for it, unsent, instead of each sending into the silence.
+    assert.equal(requestsTo(s, PAGES), PAGES.length + 2);
+  });
+
   it('one silent page of a host that answers the rest: every other page indexed, none held unsent', async () => {
     const s = await site();
     const fine = ['/a', '/b', '/c', '/d'];

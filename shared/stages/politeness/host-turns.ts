@@ -194,7 +194,10 @@ export class HostTurns implements RobotsTurns {
    * host item: how many, until when the host is held, and until when a request sent after the hold
    * (a probe) is waited for before another may go.
    */
-  private readonly silences = new Map<string, { requests: number; until: number; probeUntil: number }>();
+  private readonly silences = new Map<
+    string,
+    { requests: number; until: number; probeUntil: number; heldAt: number }
+  >();
   /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
   private readonly connectMs = new Map<string, number>();
   /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
@@ -333,7 +336,8 @@ export class HostTurns implements RobotsTurns {
         // A host another worker found silent: this request is the probe, if no other is.
         if (this.heardSilent(host, slot.silent)) {
           const silent = this.silentHost(host);
-          if (silent) return { requeueSeconds: Math.max(1, Math.ceil(silent.forMs / 1000)) };
+          if (silent && silent !== 'probe')
+            return { requeueSeconds: Math.max(1, Math.ceil(silent.forMs / 1000)) };
         }
         continue;
       }
@@ -487,15 +491,18 @@ export class HostTurns implements RobotsTurns {
    * A request to `host` got no response within fetch.timeoutMs. The SILENT_REQUESTS-th in a row
    * holds the host (for every worker, as a back-off; see SILENT_HOLD_MAX_MS for how long).
    */
-  async unanswered(host: string): Promise<void> {
+  async unanswered(host: string, sentAt: number): Promise<void> {
     const now = this.deps.now();
-    const known = this.silences.get(host) ?? { requests: 0, until: 0, probeUntil: 0 };
-    const silence = { requests: known.requests + 1, until: known.until, probeUntil: 0 };
+    const known = this.silences.get(host) ?? { requests: 0, until: 0, probeUntil: 0, heldAt: 0 };
+    // Sent before the host was held (in flight with the ones that held it): counted already.
+    if (sentAt < known.heldAt) return;
+    const silence = { ...known, requests: known.requests + 1, probeUntil: 0 };
     this.silences.set(host, silence);
     if (silence.requests < SILENT_REQUESTS || silence.until > now) return;
     const doublings = Math.min(20, silence.requests - SILENT_REQUESTS + 1);
     const holdMs = Math.min(SILENT_HOLD_MAX_MS, this.config.fetch.timeoutMs * 2 ** doublings);
     silence.until = now + holdMs;
+    silence.heldAt = now;
     this.deps.log.warn('host held: it sent nothing back to requests in a row', {
       host,
       requests: silence.requests,
@@ -518,16 +525,23 @@ export class HostTurns implements RobotsTurns {
   /**
    * Whether `host`'s URLs count their attempt without a request (fetch-one.ts): null to send, or
    * how long the host is held yet and how many requests in a row went unanswered. Once the hold
-   * ends one request goes (a probe); the others count theirs until it is answered or times out.
+   * ends one request goes (a probe: 'probe', to send); the others count theirs until it is
+   * answered or times out. A probe that goes back unsent says so (`probeDone`).
    */
-  silentHost(host: string): { forMs: number; requests: number } | null {
+  silentHost(host: string): { forMs: number; requests: number } | 'probe' | null {
     const silence = this.silences.get(host);
     if (!silence || silence.requests < SILENT_REQUESTS) return null;
     const now = this.deps.now();
     if (silence.until > now) return { forMs: silence.until - now, requests: silence.requests };
     if (silence.probeUntil > now) return { forMs: silence.probeUntil - now, requests: silence.requests };
     silence.probeUntil = now + this.config.fetch.timeoutMs + SILENT_PROBE_SLACK_MS;
-    return null;
+    return 'probe';
+  }
+
+  /** The probe of a silent host is done with (answered, timed out, or gone back unsent): the next task may be one. */
+  probeDone(host: string): void {
+    const silence = this.silences.get(host);
+    if (silence) silence.probeUntil = 0;
   }
 
   /**
@@ -542,6 +556,7 @@ export class HostTurns implements RobotsTurns {
       requests: Math.max(heard.requests, known?.requests ?? 0),
       until: Math.max(heard.until, known?.until ?? 0),
       probeUntil: known?.probeUntil ?? 0,
+      heldAt: this.deps.now(),
     });
     return true;
   }
@@ -568,7 +583,7 @@ export class HostTurns implements RobotsTurns {
       // Held for its silence by another worker: after the hold, this request is the probe, if no other is.
       if (this.heardSilent(host, hold.silent) && known.until <= now) {
         const silent = this.silentHost(host);
-        if (silent) return Math.max(1, Math.ceil(silent.forMs / 1000));
+        if (silent && silent !== 'probe') return Math.max(1, Math.ceil(silent.forMs / 1000));
       }
     }
     return known.until > now ? this.waitOrRequeue(now, known.until - now) : null;
