@@ -33,6 +33,8 @@ const CLAIM_CONCURRENCY = 32;
 /** Decides which new (never claimed) URLs enter the frontier; the stopped ones are recorded with `extra`. */
 export type ClaimGate = (
   candidates: UrlTask[],
+  /** whether a candidate has a row already (a stopped URL judged again: `reopen`) */
+  known: (task: UrlTask) => boolean,
 ) => Promise<{ admitted: UrlTask[]; stopped: { task: UrlTask; extra: Partial<UrlItem> }[] }>;
 
 /** Options of {@link UrlTable.claim}. */
@@ -273,7 +275,9 @@ export function createUrlTable({
         else noteReached(t.url, reach);
         return false;
       });
-      const { admitted, stopped } = gate ? await gate(candidates) : { admitted: candidates, stopped: [] };
+      const { admitted, stopped } = gate
+        ? await gate(candidates, (t) => reopened.has(t))
+        : { admitted: candidates, stopped: [] };
       await mapLimit(stopped, CLAIM_CONCURRENCY, (s) =>
         claimOne(s.task, claimer, now, s.extra, reopened.get(s.task)),
       );

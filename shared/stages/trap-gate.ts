@@ -23,7 +23,7 @@ export function trapGate(
   stats: Record<string, number>,
 ): ClaimGate {
   const trapsOn = traps.maxUrlsPerHost !== null || traps.maxQueryVariantsPerPath !== null;
-  return async (candidates) => {
+  return async (candidates, known) => {
     const sitemaps = candidates.filter((t) => t.kind === 'sitemap');
     const counts = new Map<string, number>();
     if (trapsOn)
@@ -37,7 +37,9 @@ export function trapGate(
     const stopped: { task: UrlTask; extra: Partial<UrlItem> }[] = [];
     for (const s of trapped.stopped) {
       bump(stats, s.reason);
-      if (!s.recorded) {
+      // One that has a row (stopped under other caps, judged again) gets the current note: kept
+      // with the old one, it was judged again at every sighting.
+      if (!s.recorded && !known(s.task)) {
         stats[`unrecorded:${s.reason}`] = (stats[`unrecorded:${s.reason}`] ?? 0) + 1;
         continue;
       }
