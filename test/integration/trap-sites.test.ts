@@ -242,6 +242,56 @@ describe('crawler traps and soft 404s', () => {
     }
   });
 
+  it('a cap changed later: a stopped URL judged again past the record window gets the current note', async () => {
+    const links = Array.from({ length: 30 }, (_, i) => `<a href="/list?s=${i}">x</a>`).join(' ');
+    const shop = await serve((path) => {
+      if (path === '/') return html('Shop', links);
+      return path === '/list' ? html('List', '<p>a list</p>') : null;
+    });
+    try {
+      const name = uniqueCrawlName('capnote');
+      const configWith = (cap: number) =>
+        parseConfig({
+          name,
+          startUrls: [`${shop.url}/`],
+          scope: { traps: { maxQueryVariantsPerPath: cap } },
+          fetch: { allowPrivateNetworks: true },
+          refresh: { maxAge: '1h' },
+        });
+      const notes = async (s: Awaited<ReturnType<typeof openSession>>) => {
+        const out: Record<string, number> = {};
+        for await (const u of urlStates(s)) {
+          const note = String(u.note ?? '');
+          if (note.startsWith('trap: ')) out[note] = (out[note] ?? 0) + 1;
+        }
+        return out;
+      };
+      const first = configWith(10);
+      await crawl(await openSession(first));
+      assert.deepEqual(await notes(await openSession(first)), {
+        'trap: query-variants (scope.traps.maxQueryVariantsPerPath 10)': 10,
+      });
+      // Lowered: the page is read again; its ten recorded stops are judged again, all past the
+      // new cap's record window (the counter has seen 30 and more), and take the new note.
+      const lower = configWith(5);
+      const later = await openSession(lower, { now: new Date(Date.now() + 2 * 3_600_000) });
+      await refresh(later);
+      const after = await notes(later);
+      assert.equal(
+        after['trap: query-variants (scope.traps.maxQueryVariantsPerPath 10)'],
+        undefined,
+        JSON.stringify(after),
+      );
+      assert.equal(
+        after['trap: query-variants (scope.traps.maxQueryVariantsPerPath 5)'],
+        10,
+        JSON.stringify(after),
+      );
+    } finally {
+      await shop.close();
+    }
+  });
+
   it('a site that puts a new session id in every link is crawled once per page, and the crawl ends', async () => {
     // Every answer links its pages with a fresh `;jsessionid=` (and a PHPSESSID query): each link
     // was a new URL with the same content, and the crawl never ended (13,919 fetches in 100 s).
