@@ -15,17 +15,17 @@ export class ConfigError extends CrawlError {
 }
 
 /**
- * A fetch that failed, in seed 001's two classes: temporary (timeouts, resets, refused connections,
- * 503, DNS without an answer: retried) or permanent (404 and other 4xx/5xx, a malformed URL or
- * redirect, a refused address, DNS failure). `code` names the cause in the URL's state.
- */
-/**
  * Error codes of a URL whose request was never sent: an address the guard refused (private,
  * loopback, link-local), a host held for its silence (politeness/host-turns.ts). Its URL's error,
  * not a fetch: crawl figures and reports do not count it as one.
  */
 export const UNSENT_ERRORS: ReadonlySet<string> = new Set(['private-address', 'host-not-answering']);
 
+/**
+ * A fetch that failed, in seed 001's two classes: temporary (timeouts, resets, refused connections,
+ * 503, DNS without an answer: retried) or permanent (404 and other 4xx/5xx, a malformed URL or
+ * redirect, a refused address, DNS failure). `code` names the cause in the URL's state.
+ */
 export class FetchError extends CrawlError {
   constructor(
     message: string,

@@ -169,9 +169,8 @@ async function fetchTask(
   if (typeof res === 'number') {
     // Held meanwhile for its silence (another of its requests timed out while this one waited);
     // not the probe, which goes back as it would.
-    const silence = probe ? null : ctx.turns.silentHost(host);
-    if (silence === 'probe') ctx.turns.probeDone(host);
-    else if (silence) return onError(ctx, task, host, unsent(ctx, silence), fetchedAt());
+    const silence = probe ? null : ctx.turns.silentHost(host, false);
+    if (silence && silence !== 'probe') return onError(ctx, task, host, unsent(ctx, silence), fetchedAt());
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }

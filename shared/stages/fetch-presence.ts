@@ -34,7 +34,8 @@ type Said = { until: number; by?: string; hosts?: string[] | null };
 export class FetchPresence {
   private said: string | null = null;
   private until = 0;
-  private named = '';
+  /** the hosts said (null: "many") */
+  private hosts: string[] | null = [];
   private previous: string[] = [];
 
   constructor(
@@ -48,19 +49,18 @@ export class FetchPresence {
    */
   async renew(round: Iterable<string> = []): Promise<void> {
     const current = [...new Set(round)];
-    const hosts = current.length > 0 ? [...new Set([...current, ...this.previous])].sort() : null;
-    if (current.length > 0) this.previous = current;
-    const names = hosts === null ? this.named : hosts.length > MAX_HOSTS ? 'many' : hosts.join(' ');
+    let hosts = this.hosts;
+    if (current.length > 0) {
+      const both = [...new Set([...current, ...this.previous])].sort();
+      hosts = both.length > MAX_HOSTS ? null : both;
+      this.previous = current;
+    }
     const now = this.deps.now();
-    if (names === this.named && this.until - now > PRESENCE_MS / 2) return;
+    const same = JSON.stringify(hosts) === JSON.stringify(this.hosts);
+    if (same && this.until - now > PRESENCE_MS / 2) return;
     this.until = Math.min(now + PRESENCE_MS, this.deadline);
-    this.named = names;
-    const value: Said = {
-      until: this.until,
-      by: randomUUID(),
-      hosts: names === 'many' ? null : names ? names.split(' ') : [],
-    };
-    this.said = JSON.stringify(value);
+    this.hosts = hosts;
+    this.said = JSON.stringify({ until: this.until, by: randomUUID(), hosts } satisfies Said);
     await this.deps.hosts.putValue(KEY, this.said).catch((err) => {
       this.said = null;
       this.until = 0;
@@ -73,7 +73,7 @@ export class FetchPresence {
     const said = this.said;
     this.said = null;
     this.until = 0;
-    this.named = '';
+    this.hosts = [];
     if (!said) return;
     await this.deps.hosts
       .swapValue(KEY, said, JSON.stringify({ until: 0 }))

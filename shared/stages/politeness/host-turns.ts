@@ -334,11 +334,8 @@ export class HostTurns implements RobotsTurns {
         // The first slot of a run: the booking itself heeded any heavier waiter.
         this.runs.set(host, { next: start, until: start + slots * step, step, checked: start });
         // A host another worker found silent: this request is the probe, if no other is.
-        if (this.heardSilent(host, slot.silent)) {
-          const silent = this.silentHost(host);
-          if (silent && silent !== 'probe')
-            return { requeueSeconds: Math.max(1, Math.ceil(silent.forMs / 1000)) };
-        }
+        const back = this.heardSilent(host, slot.silent) ? this.probeOrBack(host) : null;
+        if (back !== null) return { requeueSeconds: back };
         continue;
       }
       const now = this.deps.now();
@@ -526,16 +523,24 @@ export class HostTurns implements RobotsTurns {
    * Whether `host`'s URLs count their attempt without a request (fetch-one.ts): null to send, or
    * how long the host is held yet and how many requests in a row went unanswered. Once the hold
    * ends one request goes (a probe: 'probe', to send); the others count theirs until it is
-   * answered or times out. A probe that goes back unsent says so (`probeDone`).
+   * answered or times out. A probe that goes back unsent says so (`probeDone`). With `claim`
+   * false nothing is claimed: null where a probe may go.
    */
-  silentHost(host: string): { forMs: number; requests: number } | 'probe' | null {
+  silentHost(host: string, claim = true): { forMs: number; requests: number } | 'probe' | null {
     const silence = this.silences.get(host);
     if (!silence || silence.requests < SILENT_REQUESTS) return null;
     const now = this.deps.now();
     if (silence.until > now) return { forMs: silence.until - now, requests: silence.requests };
     if (silence.probeUntil > now) return { forMs: silence.probeUntil - now, requests: silence.requests };
+    if (!claim) return null;
     silence.probeUntil = now + this.config.fetch.timeoutMs + SILENT_PROBE_SLACK_MS;
     return 'probe';
+  }
+
+  /** For a request about to go to `host`: null when it may (the probe, or no silence), else seconds to go back for. */
+  private probeOrBack(host: string): number | null {
+    const silent = this.silentHost(host);
+    return silent && silent !== 'probe' ? Math.max(1, Math.ceil(silent.forMs / 1000)) : null;
   }
 
   /** The probe of a silent host is done with (answered, timed out, or gone back unsent): the next task may be one. */
@@ -581,10 +586,8 @@ export class HostTurns implements RobotsTurns {
       known = { until: Math.max(known?.until ?? 0, hold.freeAt), readAt: now };
       this.backoffs.set(host, known);
       // Held for its silence by another worker: after the hold, this request is the probe, if no other is.
-      if (this.heardSilent(host, hold.silent) && known.until <= now) {
-        const silent = this.silentHost(host);
-        if (silent && silent !== 'probe') return Math.max(1, Math.ceil(silent.forMs / 1000));
-      }
+      const back = this.heardSilent(host, hold.silent) && known.until <= now ? this.probeOrBack(host) : null;
+      if (back !== null) return back;
     }
     return known.until > now ? this.waitOrRequeue(now, known.until - now) : null;
   }
