@@ -36,11 +36,11 @@ export function trapGate(
     const overSitemaps = new Set<UrlTask>(admitSitemaps(sitemaps, before, sitemapsPerSite).stopped);
     const stopped: { task: UrlTask; extra: Partial<UrlItem> }[] = [];
     for (const s of trapped.stopped) {
-      bump(stats, s.reason);
+      bump(stats, `rejected:${s.reason}`);
       // One that has a row (stopped under other caps, judged again) gets the current note: kept
       // with the old one, it was judged again at every sighting.
       if (!s.recorded && !known(s.task)) {
-        stats[`unrecorded:${s.reason}`] = (stats[`unrecorded:${s.reason}`] ?? 0) + 1;
+        bump(stats, `unrecorded:${s.reason}`);
         continue;
       }
       stopped.push({
@@ -50,7 +50,7 @@ export function trapGate(
     }
     for (const task of overSitemaps) {
       if (!trapped.admitted.includes(task)) continue; // stopped by a trap cap already
-      bump(stats, 'limit-sitemaps-per-site');
+      bump(stats, 'rejected:limit-sitemaps-per-site');
       const note = sitemapCapNote(sitemapsPerSite);
       stopped.push({ task, extra: { state: 'ignored', note, stored: 'table' } });
     }
@@ -80,6 +80,6 @@ export function reopenCapped(traps: TrapsConfig, sitemapsPerSite: number): (item
     !current.has(item.note);
 }
 
-function bump(stats: Record<string, number>, reason: string): void {
-  stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + 1;
+function bump(stats: Record<string, number>, key: string): void {
+  stats[key] = (stats[key] ?? 0) + 1;
 }
