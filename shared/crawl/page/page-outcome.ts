@@ -20,7 +20,7 @@ import {
 } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
-import { queuedTaskJudge } from '../rules/decide.ts';
+import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
@@ -157,6 +157,15 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
     const state = page.task.follow && robots.follow ? 'followed' : 'ignored';
     return void result.outcomes.push(base(page, state, { note: joinNotes(why, note) }));
   }
+  // extract.honorCanonical holds for a document that names its canonical in a Link header (a PDF,
+  // as Google reads it) as for a page's <link rel="canonical">: until 2026-11-28 it was recorded only.
+  const named =
+    ctx.config.extract.honorCanonical && ctx.config.discovery
+      ? headerCanonical(page.headers, page.url)
+      : null;
+  const elsewhere = named ? movedTo(named, page, ctx) : null;
+  if (elsewhere && !('code' in elsewhere.hop))
+    return canonicalInstead(elsewhere, page, result, page.task.follow && robots.follow, note);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result);
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
@@ -283,11 +292,7 @@ function html(
       : null;
   const elsewhere = named && !('code' in named.hop) ? named : null;
   if (elsewhere) {
-    const { d, target } = elsewhere;
-    if (!result.tasks.some((t) => t.url === target)) result.tasks.push(taskFrom(d, page.task.depth));
-    const state = page.task.follow && ex.robots.follow ? 'followed' : 'ignored';
-    const why = `canonical is ${target} (extract.honorCanonical): that URL is indexed instead`;
-    result.outcomes.push(base(page, state, { note: joinNotes(why, cut) }));
+    canonicalInstead(elsewhere, page, result, page.task.follow && ex.robots.follow, cut);
   } else if (moved) {
     const { d, target, hop } = moved;
     // The target is a redirect's, not a link's.
@@ -324,6 +329,22 @@ let lastAgent: { userAgent: string; token: string } | null = null;
 function agentToken(userAgent: string): string {
   if (lastAgent?.userAgent !== userAgent) lastAgent = { userAgent, token: userAgentToken(userAgent) };
   return lastAgent.token;
+}
+
+/**
+ * extract.honorCanonical: the page is its canonical's copy: the canonical is queued (at the page's
+ * depth) and indexed, the page is recorded `followed` (its links still read) or `ignored`.
+ */
+function canonicalInstead(
+  { d, target }: { d: UrlDecision; target: string },
+  page: FetchedPage,
+  result: PageResult,
+  followed: boolean,
+  cut: string | undefined,
+): void {
+  if (!result.tasks.some((t) => t.url === target)) result.tasks.push(taskFrom(d, page.task.depth));
+  const why = `canonical is ${target} (extract.honorCanonical): that URL is indexed instead`;
+  result.outcomes.push(base(page, followed ? 'followed' : 'ignored', { note: joinNotes(why, cut) }));
 }
 
 /**
