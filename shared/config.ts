@@ -229,7 +229,7 @@ export const FetchSchema = z
     followRedirects: z.boolean().default(true),
     /** @default 5 — redirects followed from a link, HTTP 3xx and instant meta refreshes alike; the hop past them is a permanent `too-many-redirects` error, and a refresh of a redirect target continues the chain it was reached by */
     maxRedirects: z.number().int().nonnegative().max(30).default(5),
-    /** @default 30000 — the whole response's deadline (SMILA socketTimeout); a host that sends nothing back to two requests in a row is held, its URLs counting attempts unsent (`host-not-answering`) */
+    /** @default 30000 — the whole response's deadline (SMILA socketTimeout); a host that sends nothing back to two requests in a row (from two of its sections, first path segments; from one, that section only) is held, its URLs counting attempts unsent (`host-not-answering`) */
     timeoutMs: z.number().int().positive().default(30_000),
     /** @default 10485760 — stop reading past this; what fits is kept */
     maxBytes: z

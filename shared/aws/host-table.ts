@@ -26,6 +26,8 @@ export interface HostItem {
   /** the host sent nothing back to `silentRequests` requests in a row: held until `silentUntil` */
   silentUntil?: number;
   silentRequests?: number;
+  /** the silence is one section's (a first path segment, `/search`), not the whole host's */
+  silentSection?: string;
   robots?: string;
   robotsExpiresAt?: number;
   expiresAt?: number;
@@ -52,9 +54,10 @@ export type SlotResult =
 
 /**
  * A host that sent nothing back to `requests` requests in a row, held until `until` (epoch ms; in
- * the past once the hold is over, until a request to it is answered).
+ * the past once the hold is over, until a request to it is answered); with `section`, only the
+ * URLs of that section (a first path segment) are held and the rest of the host answers.
  */
-export type Silence = { until: number; requests: number };
+export type Silence = { until: number; requests: number; section?: string };
 
 /** When a host's next slot is free (epoch ms, 0 if never taken), and its silence if it was silent. */
 export type SlotHold = { freeAt: number; silent?: Silence };
@@ -92,8 +95,17 @@ export interface HostTable {
    * the host is held because it sent nothing back to that many requests in a row.
    */
   backOff(host: string, until: number, silentRequests?: number): Promise<void>;
-  /** The host answered again: its silence is forgotten (one write). */
-  clearSilence(host: string): Promise<void>;
+  /**
+   * One section of the host (a first path segment) sent nothing back to `requests` requests in a
+   * row: its URLs are held until `until`; the host's slots are not touched. It does not replace a
+   * silence of the whole host; one section's replaces another's.
+   */
+  holdSection(host: string, section: string, until: number, requests: number): Promise<void>;
+  /**
+   * The host (`section` null) or one of its sections answered again: that silence is forgotten
+   * (one write; none when the item holds no such silence).
+   */
+  clearSilence(host: string, section?: string | null): Promise<void>;
   /** When the host's next slot is free, and its silence if it was silent; an eventually consistent read. */
   slotHold(host: string): Promise<SlotHold>;
   getRobots(host: string, now: number): Promise<string | null>;
@@ -259,20 +271,31 @@ export function createHostTable({
         { ':until': until, ':site': HELD_BY_SITE },
       );
       if (silentRequests === undefined) return;
-      // The silence is said even when the slot was taken later already (a run of slots booked).
+      // The silence is said even when the slot was taken later already (a run of slots booked);
+      // the whole host's replaces a section's.
       await tryUpdate(
         `slot#${host}`,
-        'SET silentUntil = :until, silentRequests = :n, expiresAt = if_not_exists(expiresAt, :exp)',
-        'attribute_not_exists(silentRequests) OR silentRequests <= :n',
+        'SET silentUntil = :until, silentRequests = :n, expiresAt = if_not_exists(expiresAt, :exp) REMOVE silentSection',
+        'attribute_not_exists(silentRequests) OR attribute_exists(silentSection) OR silentRequests <= :n',
         { ':until': until, ':n': silentRequests, ':exp': Math.floor(until / 1000) + 86_400 },
       );
     },
-    async clearSilence(host) {
+    async holdSection(host, section, until, requests) {
       await tryUpdate(
         `slot#${host}`,
-        'REMOVE silentUntil, silentRequests',
-        'attribute_exists(silentRequests)',
-        {},
+        'SET silentUntil = :until, silentRequests = :n, silentSection = :s, expiresAt = if_not_exists(expiresAt, :exp)',
+        'attribute_not_exists(silentRequests) OR (attribute_exists(silentSection) AND (silentSection <> :s OR silentRequests <= :n))',
+        { ':until': until, ':n': requests, ':s': section, ':exp': Math.floor(until / 1000) + 86_400 },
+      );
+    },
+    async clearSilence(host, section = null) {
+      await tryUpdate(
+        `slot#${host}`,
+        'REMOVE silentUntil, silentRequests, silentSection',
+        section === null
+          ? 'attribute_exists(silentRequests) AND attribute_not_exists(silentSection)'
+          : 'silentSection = :s',
+        section === null ? {} : { ':s': section },
       );
     },
     async slotHold(host) {
@@ -456,8 +479,10 @@ function activeWaiter(item: HostItem | undefined, now: number): { weight: number
   return until > now ? { weight: Number(item.waitWeight), until } : null;
 }
 
-/** The host's silence as `backOff` with silentRequests said it, until `clearSilence`; else null. */
+/** The host's silence as `backOff` with silentRequests (or `holdSection`) said it, until `clearSilence`; else null. */
 function silenceOf(item: HostItem | undefined): Silence | null {
   if (item?.silentUntil === undefined || item.silentRequests === undefined) return null;
-  return { until: Number(item.silentUntil), requests: Number(item.silentRequests) };
+  const silence: Silence = { until: Number(item.silentUntil), requests: Number(item.silentRequests) };
+  if (typeof item.silentSection === 'string') silence.section = item.silentSection;
+  return silence;
 }

@@ -13,6 +13,7 @@ import type { UrlTask } from '../types.ts';
 import { spoolFile } from './body-spool.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
 import { type FetchContext, pageResult, siteConnection, type TaskResult } from './fetch-context.ts';
+import { type SilentHold, sectionOf } from './politeness/host-turns.ts';
 import type { CachedRobots } from './politeness/robots-cache.ts';
 import { hostSoft404 } from './soft-404.ts';
 
@@ -69,7 +70,7 @@ async function politeFetch(
           // Waiting for the turn (another worker's slot, a run's next one) holds no place among
           // the requests in flight: other hosts' due requests go out meanwhile.
           ctx.requests.release?.();
-          const slot = await ctx.turns.turn(host, delayMs, task.queue);
+          const slot = await ctx.turns.turn(host, delayMs, task.queue, sectionOf(task.url));
           if ('requeueSeconds' in slot) return slot;
           // The request's place again (a TaskPlace keeps what a run takes) before it is sent.
           await ctx.requests.run(async () => undefined);
@@ -114,8 +115,10 @@ async function largeBodyShare(ctx: FetchContext): Promise<BudgetShare> {
 /** Fetches one task; never throws for a site's misbehaviour (only for AWS failures). */
 export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskResult> {
   const host = new URL(task.url).host;
-  // A host held for its silence: the attempt counts, unsent (a request would wait fetch.timeoutMs).
-  const silence = ctx.turns.silentHost(host);
+  // A host (or the host's section) held for its silence: the attempt counts, unsent (a request
+  // would wait fetch.timeoutMs).
+  const section = sectionOf(task.url);
+  const silence = ctx.turns.silentHost(host, section);
   if (silence && silence !== 'probe')
     return onError(ctx, task, host, unsent(ctx, silence), new Date(ctx.deps.now()).toISOString());
   if (silence !== 'probe') return fetchTask(ctx, task, host, false);
@@ -123,7 +126,7 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   try {
     return await fetchTask(ctx, task, host, true);
   } finally {
-    ctx.turns.probeDone(host);
+    ctx.turns.probeDone(host, section);
   }
 }
 
@@ -169,13 +172,13 @@ async function fetchTask(
   if (typeof res === 'number') {
     // Held meanwhile for its silence (another of its requests timed out while this one waited);
     // not the probe, which goes back as it would.
-    const silence = probe ? null : ctx.turns.silentHost(host, false);
+    const silence = probe ? null : ctx.turns.silentHost(host, sectionOf(task.url), false);
     if (silence && silence !== 'probe') return onError(ctx, task, host, unsent(ctx, silence), fetchedAt());
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
-  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, sent.at);
-  else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host);
+  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, sectionOf(task.url), sent.at);
+  else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host, sectionOf(task.url));
   const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
   if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped: [capped] } };
   return result;
@@ -260,15 +263,13 @@ async function spooledPage(
 }
 
 /** The error a URL of a host held for its silence gets without a request, retried after the hold. */
-function unsent(
-  ctx: FetchContext,
-  silent: { forMs: number; requests: number },
-): Parameters<typeof onError>[3] {
+function unsent(ctx: FetchContext, silent: SilentHold): Parameters<typeof onError>[3] {
   const { timeoutMs } = ctx.config.fetch;
+  const under = silent.section === undefined ? '' : ` under ${silent.section}`;
   return {
     errorKind: 'temporary',
     code: 'host-not-answering',
-    message: `not sent: the host sent nothing back to its last ${silent.requests} requests within fetch.timeoutMs (${timeoutMs} ms)`,
+    message: `not sent: the host sent nothing back to its last ${silent.requests} requests${under} within fetch.timeoutMs (${timeoutMs} ms)`,
     notBeforeMs: silent.forMs,
   };
 }

@@ -123,6 +123,39 @@ describe('a host that sends nothing back', () => {
     for (const p of fine) assert.equal(requestsTo(s, [p]), 1, `${p} fetched once`);
   });
 
+  it('a host whose search pages hang and whose documents answer: only /search is held, every document indexed', async () => {
+    // Until 2026-11-28 the hung search pages held the whole host: 10 of these 40 documents ended as
+    // `host-not-answering` errors without a request ever sent to them.
+    const s = await site();
+    const docs = Array.from({ length: 40 }, (_, i) => `/doc/${i}`);
+    const searches = Array.from({ length: 8 }, (_, i) => `/search?q=${i}`);
+    const links = [...docs.slice(0, 20), ...searches, ...docs.slice(20)];
+    s.route('/', { headers: { 'content-type': 'text/html' }, body: html('home', links) });
+    for (const p of docs) s.route(p, { headers: { 'content-type': 'text/html' }, body: html(p) });
+    for (const p of searches) s.route(p, SILENT);
+    const session = await openSession(parseConfig(input('section', s)));
+    await crawl(session);
+    const states = new Map<string, Record<string, unknown>>();
+    for await (const st of urlStates(session)) {
+      const u = new URL(String(st.url));
+      states.set(u.pathname + u.search, st);
+    }
+    const notIndexed = docs.filter((p) => states.get(p)?.state !== 'indexed');
+    assert.deepEqual(notIndexed, [], JSON.stringify(states.get(notIndexed[0] ?? '')));
+    for (const p of docs) assert.equal(requestsTo(s, [p]), 1, `${p} fetched once`);
+    const sent = s.requests.filter((r) => r.path.startsWith('/search')).length;
+    const every = searches.length * (RETRIES + 1);
+    console.log(`requests to the hung search pages: ${sent} (every attempt: ${every})`);
+    assert.ok(sent <= every / 2, `${sent} requests to hung pages, of ${every} attempts`);
+    const notes = searches.map((p) => String(states.get(p)?.note));
+    assert.ok(
+      notes.some((n) =>
+        /^not sent: the host sent nothing back to its last \d+ requests under \/search within/.test(n),
+      ),
+      notes.join('\n'),
+    );
+  });
+
   it('a crawled host gone silent: the refresh sends it few requests and every document stays', async () => {
     const s = await site();
     s.route('/', { headers: { 'content-type': 'text/html' }, body: html('home', PAGES) });

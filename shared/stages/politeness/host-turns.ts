@@ -127,8 +127,48 @@ export const WAITER_GRACE_MS = 2_000;
  * costs the invocation fetch.timeoutMs of waiting: a host that never answers cost 4 × timeoutMs
  * of Lambda per URL (every URL's attempts, one request at a time), 243 s for 6 URLs at 10 s.
  * Two, not one: a single slow page of a live host must not cost its other URLs an attempt.
+ *
+ * The requests in a row must come from two sections of the host (first path segments,
+ * `sectionOf`) for the whole host to be held; from one section they hold that section only. A
+ * site whose search pages hang and whose documents answer is not a silent host: until
+ * 2026-11-28 its search pages held it whole, and 10 of 40 answering pages behind 8 hanging ones
+ * ended as errors without a request ever sent (`test/integration/silent-host.test.ts`).
  */
 export const SILENT_REQUESTS = 2;
+
+/**
+ * The part of a host whose silence is counted apart: the URL's first path segment (`/search` of
+ * `/search?q=1`, `/` of the home page), at most 100 characters. A hung search endpoint, CGI
+ * folder or API is a first segment of its own on most sites.
+ */
+export function sectionOf(url: string): string {
+  const path = URL.parse(url)?.pathname ?? '/';
+  const end = path.indexOf('/', 1);
+  return (end === -1 ? path : path.slice(0, end)).slice(0, 100);
+}
+
+/**
+ * Requests in a row a host or one of its sections sent nothing back to, as one invocation saw
+ * them or read them on the host item: until when they are held, until when a request sent after
+ * the hold (a probe) is waited for, and when the hold began. A host's row also names its sections
+ * (at most two: two make it the whole host's silence; none, read on the host item: the whole host).
+ */
+interface SilenceRow {
+  requests: number;
+  until: number;
+  probeUntil: number;
+  heldAt: number;
+  sections?: string[];
+}
+
+/** The key of a section's row beside its host's (a space is in no host name). */
+const sectionKey = (host: string, section: string) => `${host} ${section}`;
+
+/** Whether a host's row holds the whole host (not the row of one section, which its section's row holds). */
+const wholeHost = (row: SilenceRow) => row.sections === undefined || row.sections.length !== 1;
+
+/** A silence as `silentHost` answers it: held this long yet, after this many requests in a row; of one section, or the whole host. */
+export type SilentHold = { forMs: number; requests: number; section?: string };
 /**
  * How long a silent host is held: 2 × fetch.timeoutMs after the SILENT_REQUESTS-th request in a
  * row, twice as long after each request after the hold (a probe) that is not answered either, up
@@ -189,15 +229,8 @@ export class HostTurns implements RobotsTurns {
   private readonly waiting = new Map<string, { weight: number; until: number }>();
   /** slots booked ahead for a host in one write: the next one to use, and the end of the booking */
   private readonly runs = new Map<string, { next: number; until: number; step: number; checked?: number }>();
-  /**
-   * Hosts that sent nothing back to requests in a row, as this invocation saw them or read on the
-   * host item: how many, until when the host is held, and until when a request sent after the hold
-   * (a probe) is waited for before another may go.
-   */
-  private readonly silences = new Map<
-    string,
-    { requests: number; until: number; probeUntil: number; heldAt: number }
-  >();
+  /** Hosts and sections (`sectionKey`) that sent nothing back to requests in a row. */
+  private readonly silences = new Map<string, SilenceRow>();
   /** how long the last connect to each host took (DNS, TCP, TLS), as this invocation saw it */
   private readonly connectMs = new Map<string, number>();
   /** how many hosts of the current round still have tasks (the fetch stage sets it per round) */
@@ -292,9 +325,9 @@ export class HostTurns implements RobotsTurns {
    * A task that loses the turn to a lighter source's says so on the host item (`waitFor`), and the
    * lighter ones leave it the host's slots until it is back.
    */
-  async turn(host: string, delayMs: number, source?: SourceName): Promise<Turn> {
+  async turn(host: string, delayMs: number, source?: SourceName, section = '/'): Promise<Turn> {
     if (delayMs <= 0) {
-      const wait = await this.backedOff(host);
+      const wait = await this.backedOff(host, section);
       return wait === null ? {} : { requeueSeconds: wait };
     }
     const weight = source === undefined ? undefined : this.weights[source];
@@ -334,7 +367,7 @@ export class HostTurns implements RobotsTurns {
         // The first slot of a run: the booking itself heeded any heavier waiter.
         this.runs.set(host, { next: start, until: start + slots * step, step, checked: start });
         // A host another worker found silent: this request is the probe, if no other is.
-        const back = this.heardSilent(host, slot.silent) ? this.probeOrBack(host) : null;
+        const back = this.heardSilent(host, slot.silent) ? this.probeOrBack(host, section) : null;
         if (back !== null) return { requeueSeconds: back };
         continue;
       }
@@ -485,79 +518,134 @@ export class HostTurns implements RobotsTurns {
   }
 
   /**
-   * A request to `host` got no response within fetch.timeoutMs. The SILENT_REQUESTS-th in a row
-   * holds the host (for every worker, as a back-off; see SILENT_HOLD_MAX_MS for how long).
+   * A request to `host` (a URL of `section`) got no response within fetch.timeoutMs. The
+   * SILENT_REQUESTS-th in a row holds the section, or the whole host when the row spans two of its
+   * sections (for every worker, as a back-off; see SILENT_HOLD_MAX_MS for how long).
    */
-  async unanswered(host: string, sentAt: number): Promise<void> {
+  async unanswered(host: string, section: string, sentAt: number): Promise<void> {
     const now = this.deps.now();
-    const known = this.silences.get(host) ?? { requests: 0, until: 0, probeUntil: 0, heldAt: 0 };
-    // Sent before the host was held (in flight with the ones that held it): counted already.
-    if (sentAt < known.heldAt) return;
-    const silence = { ...known, requests: known.requests + 1, probeUntil: 0 };
-    this.silences.set(host, silence);
-    if (silence.requests < SILENT_REQUESTS || silence.until > now) return;
-    const doublings = Math.min(20, silence.requests - SILENT_REQUESTS + 1);
-    const holdMs = Math.min(SILENT_HOLD_MAX_MS, this.config.fetch.timeoutMs * 2 ** doublings);
-    silence.until = now + holdMs;
-    silence.heldAt = now;
-    this.deps.log.warn('host held: it sent nothing back to requests in a row', {
-      host,
-      requests: silence.requests,
-      timeoutMs: this.config.fetch.timeoutMs,
-      heldForMs: holdMs,
-    });
-    this.runs.delete(host);
-    await this.deps.hosts.backOff(host, silence.until, silence.requests);
-    this.backoffs.set(host, { until: silence.until, readAt: now });
+    const hostRow = this.countSilent(host, sentAt, section);
+    const sectionRow = this.countSilent(sectionKey(host, section), sentAt);
+    if (hostRow && wholeHost(hostRow) && this.holdRow(hostRow, now)) {
+      this.deps.log.warn('host held: it sent nothing back to requests in a row', {
+        host,
+        requests: hostRow.requests,
+        timeoutMs: this.config.fetch.timeoutMs,
+        heldForMs: hostRow.until - now,
+      });
+      this.runs.delete(host);
+      await this.deps.hosts.backOff(host, hostRow.until, hostRow.requests);
+      this.backoffs.set(host, { until: hostRow.until, readAt: now });
+    } else if (sectionRow && this.holdRow(sectionRow, now)) {
+      // The rest of the host answers (or has not been asked): only this section's URLs wait.
+      this.deps.log.warn('section held: its URLs sent nothing back to requests in a row', {
+        host,
+        section,
+        requests: sectionRow.requests,
+        timeoutMs: this.config.fetch.timeoutMs,
+        heldForMs: sectionRow.until - now,
+      });
+      await this.deps.hosts.holdSection(host, section, sectionRow.until, sectionRow.requests);
+    }
   }
 
-  /** The host answered a request (any status): it is not silent, for every worker once it was held. */
-  async answered(host: string): Promise<void> {
-    const silence = this.silences.get(host);
-    if (!silence) return;
-    this.silences.delete(host);
-    if (silence.requests >= SILENT_REQUESTS) await this.deps.hosts.clearSilence(host);
+  /** One more request in a row of `key`'s; null when it was in flight with the ones that held it (counted already). */
+  private countSilent(key: string, sentAt: number, section?: string): SilenceRow | null {
+    const known = this.silences.get(key) ?? { requests: 0, until: 0, probeUntil: 0, heldAt: 0 };
+    if (sentAt < known.heldAt) return null;
+    const row: SilenceRow = { ...known, requests: known.requests + 1, probeUntil: 0 };
+    if (section !== undefined) {
+      // Read on the host item as the whole host's (no sections): it stays so.
+      const sections = known.requests === 0 ? [] : known.sections;
+      if (sections !== undefined)
+        row.sections = sections.includes(section) || sections.length >= 2 ? sections : [...sections, section];
+    }
+    this.silences.set(key, row);
+    return row;
+  }
+
+  /** Holds a row that has come to SILENT_REQUESTS and is not held yet: 2 × timeoutMs, doubled for each request more. */
+  private holdRow(row: SilenceRow, now: number): boolean {
+    if (row.requests < SILENT_REQUESTS || row.until > now) return false;
+    const doublings = Math.min(20, row.requests - SILENT_REQUESTS + 1);
+    row.until = now + Math.min(SILENT_HOLD_MAX_MS, this.config.fetch.timeoutMs * 2 ** doublings);
+    row.heldAt = now;
+    return true;
   }
 
   /**
-   * Whether `host`'s URLs count their attempt without a request (fetch-one.ts): null to send, or
-   * how long the host is held yet and how many requests in a row went unanswered. Once the hold
-   * ends one request goes (a probe: 'probe', to send); the others count theirs until it is
-   * answered or times out. A probe that goes back unsent says so (`probeDone`). With `claim`
-   * false nothing is claimed: null where a probe may go.
+   * The host answered a request (any status) of `section`: its row of requests in a row ends, and
+   * the section's; each held one is forgotten for every worker. Another section's silence stays.
    */
-  silentHost(host: string, claim = true): { forMs: number; requests: number } | 'probe' | null {
-    const silence = this.silences.get(host);
-    if (!silence || silence.requests < SILENT_REQUESTS) return null;
+  async answered(host: string, section: string): Promise<void> {
+    const hostRow = this.silences.get(host);
+    if (hostRow) {
+      this.silences.delete(host);
+      if (hostRow.requests >= SILENT_REQUESTS && wholeHost(hostRow))
+        await this.deps.hosts.clearSilence(host, null);
+    }
+    const key = sectionKey(host, section);
+    const sectionRow = this.silences.get(key);
+    if (sectionRow) {
+      this.silences.delete(key);
+      if (sectionRow.requests >= SILENT_REQUESTS) await this.deps.hosts.clearSilence(host, section);
+    }
+  }
+
+  /**
+   * Whether a URL of `host` in `section` counts its attempt without a request (fetch-one.ts): null
+   * to send, or how long it is held yet, after how many requests in a row, and whose silence it
+   * is (the section's, or the whole host's). Once a hold ends one request goes (a probe: 'probe',
+   * to send); the others count theirs until it is answered or times out. A probe that goes back
+   * unsent says so (`probeDone`). With `claim` false nothing is claimed: null where a probe may go.
+   */
+  silentHost(host: string, section: string, claim = true): SilentHold | 'probe' | null {
     const now = this.deps.now();
-    if (silence.until > now) return { forMs: silence.until - now, requests: silence.requests };
-    if (silence.probeUntil > now) return { forMs: silence.probeUntil - now, requests: silence.requests };
+    const rows: [SilenceRow, string | undefined][] = [];
+    const hostRow = this.silences.get(host);
+    if (hostRow && hostRow.requests >= SILENT_REQUESTS && wholeHost(hostRow)) rows.push([hostRow, undefined]);
+    const sectionRow = this.silences.get(sectionKey(host, section));
+    if (sectionRow && sectionRow.requests >= SILENT_REQUESTS) rows.push([sectionRow, section]);
+    if (rows.length === 0) return null;
+    for (const [row, of] of rows) {
+      const heldUntil = Math.max(row.until, row.probeUntil);
+      if (heldUntil > now)
+        return {
+          forMs: heldUntil - now,
+          requests: row.requests,
+          ...(of === undefined ? {} : { section: of }),
+        };
+    }
     if (!claim) return null;
-    silence.probeUntil = now + this.config.fetch.timeoutMs + SILENT_PROBE_SLACK_MS;
+    for (const [row] of rows) row.probeUntil = now + this.config.fetch.timeoutMs + SILENT_PROBE_SLACK_MS;
     return 'probe';
   }
 
   /** For a request about to go to `host`: null when it may (the probe, or no silence), else seconds to go back for. */
-  private probeOrBack(host: string): number | null {
-    const silent = this.silentHost(host);
+  private probeOrBack(host: string, section: string): number | null {
+    const silent = this.silentHost(host, section);
     return silent && silent !== 'probe' ? Math.max(1, Math.ceil(silent.forMs / 1000)) : null;
   }
 
-  /** The probe of a silent host is done with (answered, timed out, or gone back unsent): the next task may be one. */
-  probeDone(host: string): void {
-    const silence = this.silences.get(host);
-    if (silence) silence.probeUntil = 0;
+  /** The probe of a silent host or section is done with (answered, timed out, or gone back unsent): the next task may be one. */
+  probeDone(host: string, section: string): void {
+    for (const key of [host, sectionKey(host, section)]) {
+      const row = this.silences.get(key);
+      if (row) row.probeUntil = 0;
+    }
   }
 
   /**
-   * The host item says the host was silent (held by some worker, not answered since): this
-   * invocation heeds it too. True when it was news here.
+   * The host item says the host (or one of its sections) was silent (held by some worker, not
+   * answered since): this invocation heeds it too. True when it was news here.
    */
   private heardSilent(host: string, heard: Silence | undefined): boolean {
     if (!heard) return false;
-    const known = this.silences.get(host);
-    if (known && known.requests >= SILENT_REQUESTS && known.until >= heard.until) return false;
-    this.silences.set(host, {
+    const key = heard.section === undefined ? host : sectionKey(host, heard.section);
+    const known = this.silences.get(key);
+    const whole = known !== undefined && (heard.section !== undefined || wholeHost(known));
+    if (known && whole && known.requests >= SILENT_REQUESTS && known.until >= heard.until) return false;
+    this.silences.set(key, {
       requests: Math.max(heard.requests, known?.requests ?? 0),
       until: Math.max(heard.until, known?.until ?? 0),
       probeUntil: known?.probeUntil ?? 0,
@@ -578,7 +666,7 @@ export class HostTurns implements RobotsTurns {
    * No per-host delay, so no slot write per fetch: only a back-off holds the host, known from this
    * invocation or read from the host item now and then.
    */
-  private async backedOff(host: string): Promise<number | null> {
+  private async backedOff(host: string, section: string): Promise<number | null> {
     const now = this.deps.now();
     let known = this.backoffs.get(host);
     if (!known || now - known.readAt > BACKOFF_READ_MS) {
@@ -586,7 +674,8 @@ export class HostTurns implements RobotsTurns {
       known = { until: Math.max(known?.until ?? 0, hold.freeAt), readAt: now };
       this.backoffs.set(host, known);
       // Held for its silence by another worker: after the hold, this request is the probe, if no other is.
-      const back = this.heardSilent(host, hold.silent) && known.until <= now ? this.probeOrBack(host) : null;
+      const back =
+        this.heardSilent(host, hold.silent) && known.until <= now ? this.probeOrBack(host, section) : null;
       if (back !== null) return back;
     }
     return known.until > now ? this.waitOrRequeue(now, known.until - now) : null;

@@ -66,6 +66,31 @@ describe('hosts table adapter', () => {
     await hosts.clearSilence('q.test'); // nothing to clear: no error
   });
 
+  it("a section's silence holds no slot, does not replace the whole host's, and is cleared by its own section only", async () => {
+    await hosts.holdSection('t.test', '/search', NOW + 20_000, 2);
+    const search = { until: NOW + 20_000, requests: 2, section: '/search' };
+    assert.deepEqual(await hosts.slotHold('t.test'), { freeAt: 0, silent: search });
+    // The host's slots are free: the rest of it is fetched as usual, and hears of the section.
+    assert.deepEqual(await hosts.acquireSlot('t.test', NOW + 1_000, 250), { ok: true, silent: search });
+    await hosts.clearSilence('t.test', null); // the whole host's silence: there is none
+    await hosts.clearSilence('t.test', '/cgi-bin'); // another section's: none either
+    assert.deepEqual((await hosts.slotHold('t.test')).silent, search);
+    await hosts.clearSilence('t.test', '/search');
+    assert.equal((await hosts.slotHold('t.test')).silent, undefined);
+
+    // The whole host's silence replaces a section's, and a section's does not replace it.
+    await hosts.holdSection('t.test', '/api', NOW + 20_000, 3);
+    await hosts.backOff('t.test', NOW + 40_000, 2);
+    const whole = { until: NOW + 40_000, requests: 2 };
+    assert.deepEqual((await hosts.slotHold('t.test')).silent, whole);
+    await hosts.holdSection('t.test', '/api', NOW + 60_000, 4);
+    assert.deepEqual((await hosts.slotHold('t.test')).silent, whole);
+    await hosts.clearSilence('t.test', '/api');
+    assert.deepEqual((await hosts.slotHold('t.test')).silent, whole);
+    await hosts.clearSilence('t.test', null);
+    assert.equal((await hosts.slotHold('t.test')).silent, undefined);
+  });
+
   it('slots booked ahead are given back from their unused end, unless a back-off changed them', async () => {
     assert.deepEqual(await hosts.acquireSlot('r.test', NOW, 5 * 300), { ok: true });
     assert.equal(await hosts.releaseSlot('r.test', NOW + 1_000, NOW + 600), false, 'not what was booked');
