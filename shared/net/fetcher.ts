@@ -545,6 +545,11 @@ async function readResponse(
   clock: Clock,
 ) {
   const headers = headersToRecord(res.headers);
+  // Each X-Robots-Tag header is a list of its own, a user agent's prefix covering only its own
+  // header (Google's reading): joined with ", " by Node, `otherbot: noindex` and a later
+  // `noindex, nofollow` read as all otherbot's. A line break can be in no header value.
+  const robotsTags = res.headersDistinct?.['x-robots-tag'];
+  if (robotsTags && robotsTags.length > 1) headers['x-robots-tag'] = robotsTags.join('\n');
   const status = res.statusCode ?? 0;
   // A 407 to a plain-http request is the proxy's (RFC 9110 §15.5.8), as to a CONNECT: not the page's.
   if (status === 407 && opts.proxy && url.protocol === 'http:') {

@@ -79,6 +79,26 @@ describe('fetchUrl: statuses (seed 001)', () => {
     );
   });
 
+  it('keeps repeated X-Robots-Tag headers apart (a line break), other repeated headers joined as Node joins them', async () => {
+    await withSite(
+      (_req, res) =>
+        res
+          .writeHead(200, [
+            ['content-type', 'text/html'],
+            ['x-robots-tag', 'otherbot: noindex'],
+            ['x-robots-tag', 'noindex, nofollow'],
+            ['vary', 'accept'],
+            ['vary', 'cookie'],
+          ])
+          .end('<p>hi</p>'),
+      async (site) => {
+        const ok = expectKind(await fetchUrl(`${site.base}/page`, options()), 'ok');
+        assert.equal(ok.headers['x-robots-tag'], 'otherbot: noindex\nnoindex, nofollow');
+        assert.equal(ok.headers.vary, 'accept, cookie');
+      },
+    );
+  });
+
   const errors: [string, number, Record<string, string>, string, 'permanent' | 'temporary', number?][] = [
     ['404', 404, {}, 'http-404', 'permanent'],
     ['500', 500, {}, 'http-500', 'permanent'],

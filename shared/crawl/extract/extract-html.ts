@@ -319,22 +319,31 @@ function safeDecode(text: string): string {
 
 /**
  * Splits an X-Robots-Tag value into the directives that apply to this crawler: those for every
- * crawler, and those after its own token (`trawl: nofollow`); other crawlers' are skipped.
+ * crawler, and those after its own token (`trawl: nofollow`); other crawlers' are skipped. A user
+ * agent's prefix covers the rest of its own header only (the fetcher keeps repeated headers apart
+ * with line breaks), and only a product token is one: the comma of `unavailable_after: Friday,
+ * 25-Jun-2010 15:00:00 GMT` does not make `25-jun-2010 15` an agent.
  */
 function headerDirectives(value: string, self: string | null): string[] {
   const out: string[] = [];
-  let agent: string | null = null;
-  for (const part of value.toLowerCase().split(',')) {
-    let token = part.trim();
-    const colon = token.indexOf(':');
-    if (colon > 0 && !VALUED.has(token.slice(0, colon).trim())) {
-      agent = token.slice(0, colon).trim();
-      token = token.slice(colon + 1).trim();
+  for (const header of value.toLowerCase().split('\n')) {
+    let agent: string | null = null;
+    for (const part of header.split(',')) {
+      let token = part.trim();
+      const colon = token.indexOf(':');
+      const name = colon > 0 ? token.slice(0, colon).trim() : '';
+      if (colon > 0 && !VALUED.has(name) && (name === '*' || PRODUCT_TOKEN.test(name))) {
+        agent = name;
+        token = token.slice(colon + 1).trim();
+      }
+      if (agent === null || agent === '*' || agent === self) out.push(token);
     }
-    if (agent === null || agent === '*' || agent === self) out.push(token);
   }
   return out;
 }
+
+/** A user agent's product token (RFC 9309 §2.2.1: letters, `_` and `-`; digits as crawlers' names have them). */
+const PRODUCT_TOKEN = /^[a-z][a-z0-9_-]*$/;
 
 /** Applies noindex / nofollow / none (case-insensitive, seed 004); index, follow and all change nothing. */
 function applyDirectives(directives: string[], robots: { index: boolean; follow: boolean }): boolean {
@@ -361,7 +370,8 @@ function decideRobots(
   }
   for (const [key, value] of Object.entries(headers ?? {})) {
     if (key.toLowerCase() !== 'x-robots-tag') continue;
-    if (applyDirectives(headerDirectives(value, agent), decision)) source.push(`X-Robots-Tag: ${value}`);
+    if (applyDirectives(headerDirectives(value, agent), decision))
+      source.push(`X-Robots-Tag: ${value.replaceAll('\n', '; ')}`);
   }
   // Seed 002 Rogue (or honorMetaRobots: false) ignores the exclusion standard: both stay true.
   if (ignoredBy !== null) return { index: true, follow: true, source: source.length > 0 ? [ignoredBy] : [] };

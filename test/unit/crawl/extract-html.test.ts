@@ -237,6 +237,30 @@ describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () =>
       true,
       false,
     ],
+    // The fetcher keeps repeated X-Robots-Tag headers apart with a line break: an agent's prefix
+    // covers its own header only (Google's reading); joined with ", " both were otherbot's.
+    [
+      'two X-Robots-Tag headers, the first for another agent',
+      '',
+      { 'x-robots-tag': 'otherbot: noindex\nnoindex, nofollow' },
+      false,
+      false,
+    ],
+    [
+      'two X-Robots-Tag headers, the second for another agent',
+      '',
+      { 'x-robots-tag': 'nofollow\notherbot: noindex' },
+      true,
+      false,
+    ],
+    // An RFC 850 date's comma: `25-jun-2010 15` is no agent, and the noindex after it is everyone's.
+    [
+      'X-Robots-Tag with a dated unavailable_after',
+      '',
+      { 'x-robots-tag': 'unavailable_after: Friday, 25-Jun-2010 15:00:00 GMT, noindex' },
+      false,
+      true,
+    ],
   ];
   for (const [label, html, headers, index, follow] of cases) {
     it(label, () => {
