@@ -670,9 +670,30 @@ function decodersFor(encoding: string | undefined): Decoder[] {
     if (coding === 'deflate') return inflateEither(flush);
     if (coding === 'br')
       return zlib.createBrotliDecompress({ finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
-    throw new FetchError(`unsupported Content-Encoding: ${coding}`, 'permanent', 'unsupported-encoding');
+    if (coding === 'zstd' && zstd) return zstd({ finishFlush: zlib.constants.ZSTD_e_flush });
+    // A compression known but not undone here: its bytes would be indexed as text.
+    if (COMPRESSIONS.has(coding))
+      throw new FetchError(`unsupported Content-Encoding: ${coding}`, 'permanent', 'unsupported-encoding');
+    // Any other label (`none`, `UTF-8`, `binary`, a media type: servers' mistakes) is no coding:
+    // the body is passed through as browsers do (Chromium: "Unknown encoding type. Pass through
+    // raw response body"). Until 2026-11-28 it was a permanent error, and a refresh deleted the page.
+    return [];
   });
 }
+
+/** Codings that compress (IANA's HTTP Content Coding Registry) and are not undone here. */
+const COMPRESSIONS = new Set([
+  'compress',
+  'x-compress',
+  'pack200-gzip',
+  'exi',
+  'aes128gcm',
+  'dcb',
+  'dcz',
+  'zstd',
+]);
+/** Zstandard (RFC 8878), where the runtime's zlib has it (Node 22.15, 23.8 and later). */
+const zstd = (zlib as { createZstdDecompress?: (o: object) => Decoder }).createZstdDecompress;
 
 /** Body bytes read since the last collection of the young generation. */
 let readSinceGc = 0;

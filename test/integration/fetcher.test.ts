@@ -301,6 +301,33 @@ describe('fetchUrl: hostile bodies', () => {
     );
   });
 
+  it('passes a body through under a label that is no coding (none, UTF-8, binary: as browsers do); decodes zstd; refuses compress', async () => {
+    for (const label of ['none', 'UTF-8', 'binary', 'text/html', 'identity, none']) {
+      await withSite(
+        (_req, res) => res.writeHead(200, { 'content-encoding': label }).end('<p>plain</p>'),
+        async (site) => {
+          const ok = expectKind(await fetchUrl(`${site.base}/p`, options()), 'ok');
+          assert.equal(Buffer.from(ok.body).toString(), '<p>plain</p>', label);
+        },
+      );
+    }
+    await withSite(
+      (_req, res) =>
+        res.writeHead(200, { 'content-encoding': 'zstd' }).end(zlib.zstdCompressSync('hello zstd')),
+      async (site) => {
+        const ok = expectKind(await fetchUrl(`${site.base}/z`, options()), 'ok');
+        assert.equal(Buffer.from(ok.body).toString(), 'hello zstd');
+      },
+    );
+    await withSite(
+      (_req, res) => res.writeHead(200, { 'content-encoding': 'compress' }).end('\x1f\x9d...'),
+      async (site) => {
+        const err = expectKind(await fetchUrl(`${site.base}/c`, options()), 'error');
+        assert.deepEqual([err.code, err.errorKind], ['unsupported-encoding', 'permanent']);
+      },
+    );
+  });
+
   it('decodes a small gzip page completely', async () => {
     await withSite(
       (_req, res) => res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync('hello gzip')),
