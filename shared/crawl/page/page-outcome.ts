@@ -52,7 +52,7 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   } else if (page.skipped) {
     result.outcomes.push(base(page, 'ignored', { note: page.skipped }));
   } else if (page.notModified) {
-    result.outcomes.push(base(page, 'indexed', { notModified: true }));
+    notModified(page, ctx, result);
   } else {
     await content(page, ctx, result);
   }
@@ -237,10 +237,57 @@ async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResu
 const inThread: PdfReader = (bytes, limits) =>
   pdfToText(bytes, { ...limits, clock: () => performance.now() });
 
+/**
+ * A 304 keeps the page's document, unless the headers it came with say `noindex` now (RFC 9111
+ * §4.3.4: a 304's header fields update the stored response; nginx's `add_header` sends them on a
+ * 304 too): then the page is no document any more, as after a 200 with that header. Until
+ * 2026-11-28 a 304's X-Robots-Tag was not read.
+ */
+function notModified(page: FetchedPage, ctx: PageContext, result: PageResult): void {
+  const robots = headerRobots(
+    page.headers,
+    ctx.config.extract,
+    !ctx.config.fetch.respectRobotsTxt,
+    agentToken(ctx.config.fetch.userAgent),
+  );
+  if (robots.index) return void result.outcomes.push(base(page, 'indexed', { notModified: true }));
+  const state = page.task.follow && robots.follow ? 'followed' : 'ignored';
+  result.outcomes.push(base(page, state, { note: `noindex (${robots.source.join(', ')}) on a 304` }));
+}
+
+/**
+ * A body sent without a media type is HTML when it names `<html` or a doctype early on, or when it
+ * starts (after white space) as the WHATWG MIME Sniffing standard's HTML patterns do: `<head`,
+ * `<title`, `<body`, `<p`, `<!--`… followed by a space or `>` (a legacy CGI page starting
+ * `<head><title>` was ignored as an unsupported type until 2026-11-28).
+ */
 function looksLikeHtml(bytes: Uint8Array): boolean {
   const head = Buffer.from(bytes.subarray(0, 512)).toString('latin1').toLowerCase();
-  return head.includes('<html') || head.includes('<!doctype html');
+  if (head.includes('<html') || head.includes('<!doctype html')) return true;
+  const start = head.replace(/^[\t\n\f\r ]+/, '');
+  return HTML_STARTS.some((p) => start.startsWith(p) && (start[p.length] === ' ' || start[p.length] === '>'));
 }
+
+/** The MIME Sniffing standard's HTML patterns (§7.1), each before a tag-terminating byte. */
+const HTML_STARTS = [
+  '<!doctype html',
+  '<html',
+  '<head',
+  '<script',
+  '<iframe',
+  '<h1',
+  '<div',
+  '<font',
+  '<table',
+  '<a',
+  '<style',
+  '<title',
+  '<b',
+  '<body',
+  '<br',
+  '<p',
+  '<!--',
+];
 
 function html(
   page: FetchedPage,
@@ -250,7 +297,9 @@ function html(
   result: PageResult,
   note?: string,
 ): void {
-  const { text, charset } = decodeBody(bytes, contentType);
+  // XHTML served as XML is read as XML: its `<?xml encoding?>` declaration, not a `<meta>`.
+  const xml = parseContentType(contentType).mimeType === 'application/xhtml+xml';
+  const { text, charset } = decodeBody(bytes, contentType, xml ? 'xml' : 'html');
   const rogue = !ctx.config.fetch.respectRobotsTxt;
   const ex = extractHtml({
     url: page.url,
@@ -432,7 +481,11 @@ async function elementDocument(
   result: PageResult,
 ): Promise<(DocInput & { note?: string }) | null> {
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
-    const { text: html, charset } = decodeBody(bytes, null);
+    const { text: html, charset } = decodeBody(
+      bytes,
+      null,
+      mimeType === 'application/xhtml+xml' ? 'xml' : 'html',
+    );
     // Links inside an archive are not followed: they are relative to where the files came from.
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true, charset });
     return { extraction, size: bytes.length, charset };

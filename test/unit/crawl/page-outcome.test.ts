@@ -167,6 +167,55 @@ const ROWS: Row[] = [
     },
   },
   {
+    kind: '304 with X-Robots-Tag: noindex (a header added since): no document any more, links followed as after a 200',
+    page: { status: 304, notModified: true, headers: { 'x-robots-tag': 'noindex' } },
+    states: ['followed'],
+    note: /^noindex \(X-Robots-Tag: noindex\) on a 304$/,
+  },
+  {
+    kind: '304 with X-Robots-Tag: none: ignored',
+    page: { status: 304, notModified: true, headers: { 'x-robots-tag': 'none' } },
+    states: ['ignored'],
+  },
+  {
+    kind: "304 with another crawler's X-Robots-Tag: the document kept",
+    page: { status: 304, notModified: true, headers: { 'x-robots-tag': 'otherbot: noindex' } },
+    states: ['indexed'],
+  },
+  {
+    kind: 'no media type, a body starting <head><title> (a legacy CGI page): HTML (MIME Sniffing)',
+    page: { type: null, body: '  \n<head><title>CGI page</title></head><a href="/a">a</a>' },
+    states: ['indexed'],
+    tasks: ['/a'],
+    check: ([o]) => assert.equal(o?.doc?.title, 'CGI page'),
+  },
+  {
+    kind: 'no media type, a body starting <p>: HTML',
+    page: { type: null, body: '<p>Hello <a href="/b">b</a></p>' },
+    states: ['indexed'],
+    tasks: ['/b'],
+  },
+  {
+    kind: 'no media type, a body starting <pre-release>: no HTML pattern (a tag-terminating byte must follow)',
+    page: { type: null, body: '<pre-release>1.0</pre-release>' },
+    states: ['ignored'],
+  },
+  {
+    kind: 'XHTML served as application/xhtml+xml: its XML declaration gives the charset, not a <meta>',
+    page: {
+      type: 'application/xhtml+xml',
+      body: Buffer.concat([
+        Buffer.from(
+          '<?xml version="1.0" encoding="ISO-8859-15"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>',
+        ),
+        Buffer.from([0xc9, 0x74, 0xe9, 0x20, 0xa4, 0x20, 0xbc]),
+        Buffer.from('uvre</title></head><body><p>x</p></body></html>'),
+      ]),
+    },
+    states: ['indexed'],
+    check: ([o]) => assert.deepEqual([o?.doc?.title, o?.doc?.charset], ['Été € Œuvre', 'iso-8859-15']),
+  },
+  {
     kind: 'a sitemap task: its entries become tasks, the sitemap no document',
     page: {
       url: '/sitemap.xml',
