@@ -50,6 +50,9 @@ async function prepare(
   }
   try {
     await resolveAwsEndpoint();
+    // Before the crawl's resources are made: an unset secret leaves nothing behind (a crawl that
+    // never ran, which `trawl status` then showed).
+    await checkSecrets(config, opts.config);
     // A refresh of a crawl never run here (a misspelt name) made its resources and refreshed
     // nothing, exit 0: now exit 2, as the listing commands do.
     if (kind === 'refresh') await requireState(createAwsClients({ count: false }), config.name, opts.config);
@@ -80,7 +83,6 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     await markUnsaved(config.name);
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
     const deadBefore = await deadLetterCount(session.monitor, session.resources.dlqUrls);
-    await checkSecrets(config, opts.config);
     const signals = onStopSignal(session.runner);
     early.dispose();
     if (kind === 'crawl') await reportResume(session);

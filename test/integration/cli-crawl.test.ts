@@ -383,6 +383,11 @@ describe('trawl CLI on the embedded emulator', () => {
       /secret\.json: fetch\.auth\.0\.basic\.password: environment variable TRAWL_NOT_SET is not set/,
     );
     assert.doesNotMatch(r.err, /^\s+at /m);
+    // Found before the crawl's resources were made: nothing of it is left for `status` to show
+    // (until 2026-11-28 its tables and queues were made first, and status showed a crawl never run).
+    const status = trawl(cwd, 'status', '-c', config);
+    assert.equal(status.code, 2, status.out);
+    assert.match(status.err, /secret-check/);
   });
 
   it("fetch.proxy's password that does not resolve exits 2 before the crawl starts, naming the field", () => {
