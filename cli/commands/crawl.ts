@@ -98,6 +98,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       }
     })();
     let stop = await signals.settle(work);
+    if (!stop) signals.finishing();
     progress.stop();
     // Ctrl-C is how --watch stops: with the frontier empty (no cycle under way) nothing was cut
     // short, and there is nothing to resume (it said "interrupted … Resume with", exit 130).
@@ -123,10 +124,15 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     }
     await recordRun(session, kind, started, Boolean(stop));
     if (stop) await finishInterrupted(session, stop, opts, kind, signals);
-    signals.dispose();
     // An emulator that went away meanwhile fails the save with ECONNREFUSED: main.ts says what it means.
     await persistEmbeddedState(undefined, config.name);
-    if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
+    // A signal while finishing: the run was whole and is saved; the command ends (the demo's
+    // searches left out), exit 0 unless messages were dead-lettered.
+    const late = signals.lateSignal();
+    signals.dispose();
+    if (late)
+      process.stderr.write(`trawl: stopped after the run (${late.signal}); it had finished and is saved\n`);
+    else if (opts.demo && kind === 'crawl') await demoSearch(config, opts.config);
     if (dead > 0)
       throw new CommandFailed(
         `${dead} message(s) failed every retry and wait in the crawl's dead-letter queues; their URLs are left pending (the log above says why; after a fix, "trawl redrive -c ${opts.config}" puts them back and "trawl ${kind} -c ${opts.config}" resumes them)`,

@@ -48,7 +48,21 @@ export function onStopSignal(runner: LocalRunner) {
   const signalled = new Promise<void>((r) => {
     wake = r;
   });
+  /** The work ended by itself: a signal now only waits for the summary and the save (`finishing`). */
+  let done = false;
+  let late: StopRequest | null = null;
   const handler = (signal: 'SIGINT' | 'SIGTERM') => {
+    if (done) {
+      if (late) {
+        process.stderr.write(`trawl: ${signal} again: exiting now, the emulator's state not saved\n`);
+        process.exit(late.exitCode);
+      }
+      late = { signal, exitCode: signalExitCode(signal) };
+      process.stderr.write(
+        `trawl: ${signal}: the run is done; finishing its summary and saving the emulator's state (Ctrl-C again to exit at once)\n`,
+      );
+      return;
+    }
     if (request) {
       process.stderr.write(`trawl: ${signal} again: exiting now\n`);
       process.exit(request.exitCode);
@@ -80,6 +94,19 @@ export function onStopSignal(runner: LocalRunner) {
      */
     saving(): void {
       clearTimeout(forced);
+    },
+    /**
+     * The work ended by itself (no signal): a signal from now on does not stop anything (there is
+     * nothing to give back) but lets the summary and the save finish, and a second one exits at
+     * once. Until 2026-11-28 one during the save exited 130 silently, the save cut short, and one
+     * before it said "stopping, giving back held work" of a finished run.
+     */
+    finishing(): void {
+      done = true;
+    },
+    /** A signal that came while finishing, if any. */
+    lateSignal(): StopRequest | null {
+      return late;
     },
     dispose() {
       process.off('SIGINT', handler);

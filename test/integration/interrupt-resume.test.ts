@@ -264,6 +264,30 @@ describe('interrupting and resuming a real trawl crawl', () => {
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
 
+  it('Ctrl-C as a finished crawl prints its summary and saves: the save completes, exit 0, said so', async () => {
+    // Until 2026-11-28 a signal in the save exited 130 with no word and the save cut short (its
+    // marker left), and one just before it said "stopping, giving back held work" of a finished run.
+    const config = join(cwd, 'late.json');
+    writeFileSync(
+      config,
+      JSON.stringify({ name: 'late', startUrls: [`${site.url}/`], fetch: { allowPrivateNetworks: true } }),
+    );
+    const run = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress');
+    await waitFor(() => /finished in/.test(run.out), 'the summary');
+    run.child.kill('SIGINT');
+    const exit = await run.exited;
+    assert.equal(exit.code, 0, `${run.out}\n${run.err}`);
+    assert.doesNotMatch(run.err, /giving back held work/);
+    assert.doesNotMatch(run.out, /interrupted|Resume with/);
+    // The signal came while the command finished (the usual case) or after it exited: either way
+    // its state is saved (no unsaved marker of this crawl left).
+    const markers = readdirSync(join(cwd, '.trawl', 'unsaved')).filter((f) => f.startsWith('late.'));
+    assert.deepEqual(markers, [], run.err);
+    if (run.err.includes('the run is done'))
+      assert.match(run.err, /stopped after the run \(SIGINT\); it had finished and is saved/);
+    process.stdout.write(`# signal while finishing: ${run.err.includes('the run is done')}\n`);
+  });
+
   it('crawl --watch: Ctrl-C once the frontier is empty stops watching, exit 0, with nothing to resume', async () => {
     const config = join(cwd, 'watch.json');
     writeFileSync(
