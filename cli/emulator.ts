@@ -257,6 +257,23 @@ export async function persistEmbeddedState(
   for (const f of dead) rmSync(join(unsavedDir(cwd), f), { force: true });
 }
 
+/**
+ * Whether a command in this folder is changing `crawl` now (a live process holds a marker of it:
+ * `trawl crawl`, `refresh`, `clear-errors`…); null when the crawl is not on this folder's embedded
+ * emulator (LocalStack, AWS: no record is kept of who runs it).
+ */
+export async function commandRunning(crawl: string, cwd?: string): Promise<boolean | null> {
+  const state = await emulatorStatus(cwd);
+  if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return null;
+  if (!existsSync(unsavedDir(cwd))) return false;
+  const prefix = `${encodeURIComponent(crawl)}.`;
+  return readdirSync(unsavedDir(cwd)).some((f) => {
+    if (!f.startsWith(prefix)) return false;
+    const pid = Number(f.slice(prefix.length));
+    return Number.isInteger(pid) && pid !== process.pid && alive(pid);
+  });
+}
+
 /** `crawl`'s markers whose commands are no longer running. */
 function deadMarkers(crawl: string, cwd?: string): string[] {
   if (!existsSync(unsavedDir(cwd))) return [];

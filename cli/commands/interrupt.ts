@@ -4,6 +4,8 @@
  * the command then prints its summary and exits 130 (SIGINT) or 143 (SIGTERM). A second signal,
  * or the deadline, exits at once: nothing is lost either way, since every lease ends by itself.
  */
+import { leaseSeconds } from '../../shared/stages/fetch-leases.ts';
+import { commandRunning } from '../emulator.ts';
 import { signalExitCode } from '../processes.ts';
 import type { LocalRunner } from '../runner.ts';
 import { type CrawlSession, eachState } from '../session.ts';
@@ -129,4 +131,11 @@ export async function reportResume(session: CrawlSession): Promise<void> {
     if (item.docBulk) documents++;
   }
   process.stderr.write(`trawl: resuming: ${pending} pending, ${errors} in error, ${documents} documents\n`);
+  // Held by a run that did not give them back (killed: no handler ran), and by no command running
+  // now: they come back when their lease ends. The resumed run seemed to stall until then, unsaid.
+  const held = Object.values(depths).reduce((n, d) => n + d.inFlight, 0);
+  if (held > 0 && (await commandRunning(session.config.name)) === false)
+    process.stderr.write(
+      `trawl: ${held} message(s) are still held by an earlier run that ended without giving them back (killed?); they come back when its lease ends, within ${leaseSeconds()} s, and are taken then\n`,
+    );
 }

@@ -27,7 +27,7 @@ import {
   loadDeployment,
   useDeployment,
 } from '../deployment.ts';
-import { resolveAwsEndpoint } from '../emulator.ts';
+import { commandRunning, resolveAwsEndpoint } from '../emulator.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 import { listingSession, NoStateError, requireState } from './listing.ts';
@@ -182,11 +182,24 @@ export async function statusCommand(opts: {
     opts.wait === true ? Math.min(deadline, Date.now() + START_GRACE_MS) : 0,
   );
   let quiet = s.idle ? 1 : 0;
+  let unattendedSince: number | null = null;
   while (opts.wait && quiet < 3) {
     if (Date.now() > deadline) {
       process.stdout.write(`${JSON.stringify(s)}\n`);
       throw new CommandFailed(`status --wait: crawl "${s.crawl}" still busy after ${timeoutS} s`);
     }
+    // A crawl run here moves only while a `trawl crawl` (or refresh) runs it: with work queued and
+    // none running, waiting is for nothing (an interrupted crawl waited the whole --timeout, then
+    // said "still busy").
+    if (s.stack === null && !s.idle && (await commandRunning(s.crawl)) === false) {
+      unattendedSince ??= Date.now();
+      if (Date.now() - unattendedSince >= UNATTENDED_MS) {
+        process.stdout.write(`${JSON.stringify(s)}\n`);
+        throw new CommandFailed(
+          `status --wait: crawl "${s.crawl}" has work queued but no trawl command is running it here; "trawl crawl -c ${opts.config}" resumes it`,
+        );
+      }
+    } else unattendedSince = null;
     await new Promise((r) => setTimeout(r, 2000));
     s = await readStatus(opts.config);
     quiet = s.idle ? quiet + 1 : 0;
@@ -200,6 +213,11 @@ export async function statusCommand(opts: {
  * resources (its first reading found none and exited 2 while the crawl went on).
  */
 const START_GRACE_MS = 60_000;
+/**
+ * How long `--wait` watches a crawl run here with work queued and no command running it before it
+ * says so (a command starting in another terminal marks the crawl before it queues anything).
+ */
+const UNATTENDED_MS = 10_000;
 
 async function firstStatus(file: string, waitUntil: number): Promise<CrawlStatus> {
   let said = false;

@@ -139,7 +139,7 @@ async function interruptAndResume(
   assertComplete(cwd, config);
   // The start URL is read again by design: every `trawl crawl` is a discovery cycle (seed 002).
   const again = [...requestsPerPath(site, mid).keys()].filter((p) => done.has(p) && p !== '/');
-  return { first, exit, done, again, signalled };
+  return { first, second, exit, done, again, signalled };
 }
 
 describe('interrupting and resuming a real trawl crawl', () => {
@@ -155,7 +155,20 @@ describe('interrupting and resuming a real trawl crawl', () => {
   });
 
   it('Ctrl-C: exit 130 with the summary and how to resume; the next run fetches no completed page again', async () => {
-    const r = await interruptAndResume(site, cwd, 'sigint', 'SIGINT');
+    // Meanwhile `status --wait` sees the work queued and no command running it: it says how to
+    // resume, exit 1, instead of waiting its whole --timeout for a crawl nothing runs.
+    let waited: ReturnType<typeof trawlSync> | undefined;
+    const r = await interruptAndResume(site, cwd, 'sigint', 'SIGINT', (config) => {
+      waited = trawlSync(cwd, 'status', '-c', config, '--wait', '--timeout', '200');
+    });
+    assert.equal(waited?.code, 1, waited?.err);
+    assert.match(
+      waited?.err ?? '',
+      /status --wait: crawl "sigint" has work queued but no trawl command is running it here; "trawl crawl -c .*sigint\.json" resumes it/,
+    );
+    assert.equal(JSON.parse(waited?.out ?? '{}').idle, false);
+    // A clean stop gave everything back: nothing held for the resumed run to wait for.
+    assert.doesNotMatch(r.second.err, /still held by an earlier run/);
     assert.equal(r.exit.code, 130, r.first.err);
     assert.match(r.first.out, /Trawl crawl "sigint" stopped \(SIGINT\) after/);
     assert.match(r.first.out, /Resume with: trawl crawl -c /);
@@ -261,6 +274,8 @@ describe('interrupting and resuming a real trawl crawl', () => {
     };
     const r = await interruptAndResume(site, cwd, 'sigkill', 'SIGKILL', stopAndRestart);
     assert.equal(r.exit.signal, 'SIGKILL');
+    // The restarted emulator queued the pending URLs again: nothing is held.
+    assert.doesNotMatch(r.second.err, /still held by an earlier run/);
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
 
@@ -286,6 +301,17 @@ describe('interrupting and resuming a real trawl crawl', () => {
     if (run.err.includes('the run is done'))
       assert.match(run.err, /stopped after the run \(SIGINT\); it had finished and is saved/);
     process.stdout.write(`# signal while finishing: ${run.err.includes('the run is done')}\n`);
+  });
+
+  it('kill -9, then the same command at once: the resumed run says what the killed one still holds, then finishes', async () => {
+    // What the killed run held comes back when its lease ends: the resumed run seemed to stall
+    // for up to 30 s without a word.
+    const r = await interruptAndResume(site, cwd, 'sigkill-held', 'SIGKILL');
+    assert.match(
+      r.second.err,
+      /trawl: \d+ message\(s\) are still held by an earlier run that ended without giving them back \(killed\?\); they come back when its lease ends, within 30 s, and are taken then/,
+    );
+    assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
 
   it('crawl --watch: Ctrl-C once the frontier is empty stops watching, exit 0, with nothing to resume', async () => {
