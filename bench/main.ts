@@ -18,7 +18,14 @@ import { startEmulator, useEmulatorEnv } from '../cli/emulator.ts';
 import { pricingAssumptions, TARGET_DOLLARS_PER_MILLION } from '../shared/pricing.ts';
 import { runCrawlee } from './crawlee-run.ts';
 import { formatExtractMicro, runExtractMicro } from './extract-micro.ts';
-import { PROFILES, type ProfileFigures, profileConfig, profileLine, startSlowServer } from './realistic.ts';
+import {
+  PROFILES,
+  type ProfileFigures,
+  profileConfig,
+  profileLine,
+  silentLine,
+  startSlowServer,
+} from './realistic.ts';
 import {
   costTable,
   crawlTable,
@@ -143,6 +150,8 @@ async function profileRuns(): Promise<(ProfileFigures & { name: string })[]> {
       );
       const figures = profileLine(p, run, server.pageTimes);
       say(figures.line);
+      const silent = silentLine(p, run, server.silentRequests);
+      if (silent) say(silent);
       out.push({ name: p.name, ...figures });
     } finally {
       await server.close();

@@ -8,7 +8,7 @@
  */
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
 const { startEmulator, useEmulatorEnv } = await import('../cli/emulator.ts');
-const { PROFILES, profileConfig, profileLine, startSlowServer } = await import('./realistic.ts');
+const { PROFILES, profileConfig, profileLine, silentLine, startSlowServer } = await import('./realistic.ts');
 const { CORPUS_ROOT, corpusAvailable } = await import('./sites.ts');
 const { runTrawl } = await import('./trawl-run.ts');
 
@@ -36,6 +36,8 @@ try {
       const name = `profile-${i}-${process.pid % 10000}`;
       const run = await runTrawl(p.name, profileConfig(name, p, server.port, '/doc/html/index.html'));
       console.log(profileLine(p, run, server.pageTimes).line);
+      const silent = silentLine(p, run, server.silentRequests);
+      if (silent) console.log(silent);
       const per = (n: number) => (n / Math.max(1, run.pages)).toFixed(3);
       const calls = Object.entries(run.usage.calls).sort((a, b) => b[1] - a[1]);
       console.log(`  calls a page: ${calls.map(([op, n]) => `${op} ${per(n)}`).join(', ')}`);

@@ -24,6 +24,12 @@ export interface Profile {
    * made real by test/helpers/tls-front.ts; unset: http, which connects at once on loopback
    */
   handshakeMs?: number;
+  /**
+   * A host more beside the K (`silent.bench.test`) whose pages never answer (a hung application
+   * server behind a static robots.txt): this many start URLs on it, each its own first path segment
+   * (a whole host silent, not a section), crawled with fetch.timeoutMs `timeoutMs`
+   */
+  silent?: { urls: number; timeoutMs: number };
 }
 
 export const PROFILES: Profile[] = [
@@ -41,7 +47,21 @@ export const PROFILES: Profile[] = [
     waitMs: 1000,
     handshakeMs: 100,
   },
+  // A hung host among polite ones: each request to it costs a fetcher fetch.timeoutMs of waiting,
+  // and each URL is tried refresh.maxTemporaryErrors + 1 times (4): the silent-host hold
+  // (politeness/host-turns.ts) sends it a few requests instead of every attempt.
+  {
+    name: '8 hosts, 200 ms, 1 s wait, a 9th host silent (6 URLs, 5 s timeout)',
+    hosts: 8,
+    medianMs: 200,
+    sigma: 0.6,
+    waitMs: 1000,
+    silent: { urls: 6, timeoutMs: 5000 },
+  },
 ];
+
+/** The host of a profile's `silent` URLs. */
+const SILENT_HOST = 'silent.bench.test';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html',
@@ -72,6 +92,8 @@ function lognormal(random: () => number, medianMs: number, sigma: number): numbe
 export interface SlowServer {
   port: number;
   requests: number;
+  /** page requests to the silent host (never answered) */
+  silentRequests: number;
   /** when each page request (robots.txt aside) arrived, epoch ms */
   pageTimes: number[];
   close(): Promise<void>;
@@ -83,10 +105,16 @@ export interface SlowServer {
  */
 export async function startSlowServer(root: string, p: Profile): Promise<SlowServer> {
   const random = seeded(42);
-  const state = { requests: 0 };
+  const state = { requests: 0, silent: 0 };
   const pageTimes: number[] = [];
   const listener: http.RequestListener = (req, res) => {
     state.requests++;
+    // The silent host answers robots.txt (a static file) and nothing else: its requests hang until
+    // the crawler's timeout closes them.
+    if (req.headers.host?.startsWith(`${SILENT_HOST}:`) && !req.url?.startsWith('/robots.txt')) {
+      state.silent++;
+      return;
+    }
     if (!req.url?.startsWith('/robots.txt')) pageTimes.push(Date.now());
     const delay = lognormal(random, p.medianMs, p.sigma);
     setTimeout(async () => {
@@ -120,6 +148,9 @@ export async function startSlowServer(root: string, p: Profile): Promise<SlowSer
     get requests() {
       return state.requests;
     },
+    get silentRequests() {
+      return state.silent;
+    },
     pageTimes,
     close: () =>
       new Promise<void>((r) => {
@@ -136,16 +167,38 @@ export function profileConfig(name: string, p: Profile, port: number, startPath:
   // https: names the fixture certificate covers (*.tls.test)
   const [scheme, domain] = p.handshakeMs === undefined ? ['http', 'bench.test'] : ['https', 'tls.test'];
   const hosts = Array.from({ length: p.hosts }, (_, i) => `h${i}.${domain}`);
+  const silentUrls = Array.from(
+    { length: p.silent?.urls ?? 0 },
+    (_, i) => `http://${SILENT_HOST}:${port}/s${i}`,
+  );
+  const resolved = p.silent ? [...hosts, SILENT_HOST] : hosts;
   return {
     name,
-    startUrls: hosts.map((h) => `${scheme}://${h}:${port}${startPath}`),
+    startUrls: [...hosts.map((h) => `${scheme}://${h}:${port}${startPath}`), ...silentUrls],
+    // The silent host's URLs are start URLs of their own (outside the start path, always in scope).
     scope: { underStartPath: true, maxDepth: 1 },
     fetch: {
       allowPrivateNetworks: true,
       waitBetweenRequestsMs: p.waitMs,
-      resolve: Object.fromEntries(hosts.map((h) => [h, '127.0.0.1'])),
+      resolve: Object.fromEntries(resolved.map((h) => [h, '127.0.0.1'])),
+      ...(p.silent ? { timeoutMs: p.silent.timeoutMs } : {}),
     },
   };
+}
+
+/**
+ * A silent host's figures: the requests it got against every attempt its URLs had (each URL
+ * tried refresh.maxTemporaryErrors + 1 times, the default 3 + 1), and the fetch stage's handler
+ * time, which the requests' waits are part of.
+ */
+export function silentLine(p: Profile, r: TrawlResult, silentRequests: number): string | null {
+  if (!p.silent) return null;
+  const attempts = p.silent.urls * (3 + 1);
+  const fetch = r.usage.stages.fetch;
+  return (
+    `  silent host: ${silentRequests} requests for ${p.silent.urls} URLs' ${attempts} attempts (${p.silent.timeoutMs / 1000} s timeout); ` +
+    `fetch handler time ${(fetch.totalMs / 1000).toFixed(1)} s in ${fetch.invocations} invocations; crawl ${r.seconds.toFixed(0)} s`
+  );
 }
 
 /** Provisioned capacity at 70% utilisation: $0.00065 per WCU-hour, $0.00013 per RCU-hour (docs/design-facts.md). */
