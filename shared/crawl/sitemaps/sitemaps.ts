@@ -206,17 +206,29 @@ function readRss(items: XmlNode[], base: string): SitemapUrl[] {
   return urls.list;
 }
 
-/** An entry's alternate link (`rel` absent or "alternate", RFC 4287 4.2.7.2), else its first link. */
+/**
+ * An entry's alternate link (`rel` absent or "alternate", RFC 4287 4.2.7.2), else its first link,
+ * resolved against the `xml:base` of the feed, the entry and the link in turn (RFC 4287 §2: until
+ * 2026-11-28 against the feed's URL only).
+ */
 function readAtom(root: XmlNode, base: string): SitemapUrl[] {
   const urls = new Urls();
+  const feedBase = xmlBase(root, base);
   for (const entry of childrenOf(root, 'entry')) {
     const links = childrenOf(entry, 'link').filter((l) => attrOf(l, 'href'));
     const rel = (l: XmlNode) => attrOf(l, 'rel') ?? 'alternate';
     const link = links.find((l) => rel(l) === 'alternate') ?? links[0];
     const lastmod = w3cDate(childText(entry, 'updated')) ?? w3cDate(childText(entry, 'published'));
-    urls.add(link ? resolveUrl(attrOf(link, 'href') ?? '', base) : null, lastmod);
+    const at = link ? xmlBase(link, xmlBase(entry, feedBase)) : feedBase;
+    urls.add(link ? resolveUrl(attrOf(link, 'href') ?? '', at) : null, lastmod);
   }
   return urls.list;
+}
+
+/** The base URL an element's `xml:base` (the parser drops the prefix: `base`) makes of `base`; `base` without one. */
+function xmlBase(node: XmlNode, base: string): string {
+  const own = attrOf(node, 'base');
+  return own === undefined ? base : (resolveUrl(own, base) ?? base);
 }
 
 /** Collects URLs in document order, first occurrence wins (crawler-commons keys its URLs too). */

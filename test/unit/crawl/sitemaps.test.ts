@@ -196,6 +196,24 @@ describe('parseSitemap: feeds', () => {
     ]);
   });
 
+  it("Atom: a relative link resolves against xml:base — the feed's, the entry's, the link's own (RFC 4287 §2)", () => {
+    const atom = Buffer.from(
+      '<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom" xml:base="https://a.test/blog/">' +
+        '<entry xml:base="2024/"><link href="post.html"/></entry>' +
+        '<entry><link href="other.html"/></entry>' +
+        '<entry><link xml:base="/x/" href="y.html"/></entry>' +
+        '<entry xml:base="javascript:alert(1)"><link href="z.html"/></entry>' +
+        '</feed>',
+    );
+    assert.deepEqual(parseSitemap(atom, 'https://a.test/feed.xml').urls, [
+      { loc: 'https://a.test/blog/2024/post.html' },
+      { loc: 'https://a.test/blog/other.html' },
+      { loc: 'https://a.test/x/y.html' },
+      // A base that makes no http(s) URL is not one: the enclosing base holds.
+      { loc: 'https://a.test/blog/z.html' },
+    ]);
+  });
+
   it('Atom: rel="alternate" wins over an earlier rel="edit", hrefs resolve against the feed URL', () => {
     const atom =
       '<feed xmlns="http://www.w3.org/2005/Atom"><entry><link rel="edit" href="/e/1/edit"/>' +
