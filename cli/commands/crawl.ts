@@ -24,7 +24,7 @@ import { CommandFailed } from './deploy.ts';
 import { onEarlySignal, onStopSignal, reportResume, type StopRequest } from './interrupt.ts';
 import { requireState } from './listing.ts';
 import { demoSearch, prepareSearchSink } from './search.ts';
-import { warnStartUrls } from './start-urls.ts';
+import { warnNothingFollowed, warnStartUrls } from './start-urls.ts';
 import { deadLetterCount, runDeployed } from './status.ts';
 
 interface RunOptions {
@@ -120,6 +120,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
       );
     if (!stop && kind === 'crawl') {
       await warnStartUrls(session);
+      await warnNothingFollowed(session, stageStats, opts.config);
       await noticePolicyChange(session, opts.config);
     }
     await recordRun(session, kind, started, Boolean(stop));

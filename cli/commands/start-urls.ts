@@ -54,3 +54,31 @@ export async function startUrlProblem(
 }
 
 const REDIRECTED = 'redirected to ';
+
+/**
+ * A crawl that followed no link at all though its start pages had some — every one rejected by the
+ * scope (`scope.schemes`, an include no link matches, a pattern matching the host) — is said on
+ * stderr with the reasons: it otherwise ended "finished", exit 0, one document, and only the
+ * summary's `rejected` counts hinted why. Said when this run claimed no URL and the crawl knows no
+ * URL but its start URLs and sitemaps (the table is read only that far).
+ */
+export async function warnNothingFollowed(
+  session: CrawlSession,
+  stats: Record<string, number>,
+  file: string,
+): Promise<void> {
+  const { config } = session;
+  if (!config.discovery || config.scope.maxDepth === 0 || (stats.discovered ?? 0) > 0) return;
+  const rejected = Object.entries(stats)
+    .filter(([k, n]) => k.startsWith('rejected:') && n > 0)
+    .map(([k, n]) => [k.slice('rejected:'.length), n] as const)
+    .sort((a, b) => b[1] - a[1]);
+  const total = rejected.reduce((sum, [, n]) => sum + n, 0);
+  if (total === 0) return;
+  const starts = new Set(startUrlsOf(config, createUrlDecider(config)));
+  for await (const item of session.urls.scan()) if (!starts.has(item.url) && item.kind !== 'sitemap') return; // something beyond was found
+  const reasons = rejected.map(([reason, n]) => `${reason} ${n}`).join(', ');
+  process.stderr.write(
+    `trawl: warning: no link was followed: the ${total} found were all rejected (${reasons}); the scope may be narrower than meant ("trawl explain -c ${file} URL" says why for one)\n`,
+  );
+}
