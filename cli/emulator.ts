@@ -48,6 +48,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** `port` on 127.0.0.1 if it is free now, else a free one. */
+export function portOr(port: number | undefined): Promise<number> {
+  if (port === undefined || !Number.isInteger(port) || port <= 0 || port > 65535) return freePort();
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', () => res(freePort()));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(port)));
+  });
+}
+
 /** The emulator answers HTTP (a HEAD of the S3 bucket list; small whatever the state). */
 function responds(endpoint: string): Promise<boolean> {
   return new Promise((res) => {

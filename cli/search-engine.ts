@@ -26,7 +26,7 @@ import {
 import { userInfo } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { ConfigError } from '../shared/errors.ts';
-import { freePort, PROJECT_ROOT, stateDir } from './emulator.ts';
+import { freePort, PROJECT_ROOT, portOr, stateDir } from './emulator.ts';
 import { alive } from './processes.ts';
 
 export const OPENSEARCH_HOME = join(PROJECT_ROOT, '.emulator', 'opensearch-2.19.1');
@@ -132,7 +132,7 @@ function readableInstall(user: { uid: number; gid: number } | null): string {
 /** Starts OpenSearch in dataDir and waits for its health; `detached` leaves it running. */
 export async function startSearchEngine(
   asked: string,
-  opts: { detached?: boolean } = {},
+  opts: { detached?: boolean; port?: number } = {},
 ): Promise<SearchEngine> {
   if (!engineInstalled()) throw new ConfigError(ENGINE_HELP);
   const java = javaHome();
@@ -150,7 +150,10 @@ export async function startSearchEngine(
     for (const f of readdirSync(conf, { recursive: true }))
       chownSync(join(conf, String(f)), user.uid, user.gid);
   if (user) chownSync(conf, user.uid, user.gid);
-  const [port, transport] = [await freePort(), await freePort()];
+  // The port asked for (the one it had before, in this folder) when it is free: a crawl running
+  // meanwhile keeps the endpoint it started with.
+  const port = await portOr(opts.port);
+  const transport = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
   const out = openSync(join(dataDir, 'engine.log'), 'a');
   const child = spawn(
@@ -203,6 +206,14 @@ interface EngineState {
 
 const engineDir = (cwd?: string) => join(stateDir(cwd), 'search-engine');
 const engineFile = (cwd?: string) => join(stateDir(cwd), 'search-engine.json');
+/** The port the folder's engine last listened on: started again, it takes it back if it is free. */
+const portFile = (cwd?: string) => join(stateDir(cwd), 'search-engine.port');
+
+function lastPort(cwd?: string): number | undefined {
+  if (!existsSync(portFile(cwd))) return undefined;
+  const port = Number(readFileSync(portFile(cwd), 'utf8').trim());
+  return Number.isInteger(port) ? port : undefined;
+}
 
 export async function searchEngineStatus(cwd?: string): Promise<EngineState | null> {
   if (!existsSync(engineFile(cwd))) return null;
@@ -214,9 +225,14 @@ export async function searchEngineStatus(cwd?: string): Promise<EngineState | nu
 export async function ensureSearchEngine(cwd?: string): Promise<EngineState> {
   let state = await searchEngineStatus(cwd);
   if (!state) {
-    const engine = await startSearchEngine(engineDir(cwd), { detached: true });
+    // Stopped and started again (`trawl search-engine stop`, `start`) while a crawl runs: on the
+    // same port, the crawl's index stage reaches it again and its failed batches go through on
+    // their retries. On a new port they failed every retry into the dead-letter queue.
+    const engine = await startSearchEngine(engineDir(cwd), { detached: true, port: lastPort(cwd) });
     state = { pid: engine.pid, endpoint: engine.endpoint, startedAt: new Date().toISOString() };
+    mkdirSync(stateDir(cwd), { recursive: true });
     writeFileSync(engineFile(cwd), `${JSON.stringify(state)}\n`);
+    writeFileSync(portFile(cwd), `${new URL(engine.endpoint).port}\n`);
   }
   process.env.TRAWL_SEARCH_ENDPOINT = state.endpoint;
   return state;
