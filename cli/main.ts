@@ -139,6 +139,8 @@ function program(): Command {
   onCrawl(p, 'search', "search the crawl's index: one JSON line per hit {url, title, score, snippet}")
     .option('--limit <n>', 'hits', '10')
     .argument('<query>')
+    // A query may start with an exclusion (`-draft`, `-"a phrase"`): not an option of the command.
+    .allowUnknownOption()
     .action(async (q: string, o) => (await search()).searchCommand(q, o));
   onCrawl(p, 'reindex', 'rebuild the search index from the stored documents').action(async (o) =>
     (await search()).reindexCommand(o),

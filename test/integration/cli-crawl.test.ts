@@ -101,6 +101,10 @@ describe('trawl CLI on the embedded emulator', () => {
     const found = trawl(cwd, 'search', '-c', demo, 'page', '--limit', '1');
     assert.equal(found.code, 0, found.err);
     assert.equal(found.out.trim().split('\n').length, 1);
+    // A query that starts with an exclusion is a query, not an unknown option of the command.
+    const excluding = trawl(cwd, 'search', '-c', demo, '-nosuchwordanywhere', '--limit', '2');
+    assert.equal(excluding.code, 0, excluding.err);
+    assert.equal(excluding.out.trim().split('\n').length, 2, 'every page but those with the word');
     assert.match(
       found.err,
       /warning: .*trawl\.json has index\.sink "feed": only --demo runs update index trawl-demo/,
