@@ -125,8 +125,23 @@ export async function foldDuplicates(
     // Not indexed now (a rule's noIndex, an error, ignored): folded into no URL; a duplicate
     // again is one below. The URL it named kept the document while it was folded, not now.
     if (prev?.duplicateOf && o.state !== 'indexed') plan.set.duplicateOf = null;
-    // The content the URL has now: a 304 keeps the old, any state but indexed has none.
-    const digest = o.state !== 'indexed' ? null : o.notModified ? prev?.digest : o.dup?.digest;
+    // The content the URL has now: a 304 keeps the old, and so does an error whose plan keeps the
+    // document (a temporary one, seed 001: the page is kept through the outage); any other state
+    // but indexed has none. Until 2026-11-28 a keeper's 503 handed its content to a duplicate,
+    // and the same content was in the index twice for the outage.
+    const keepsDoc =
+      o.state === 'error' &&
+      Boolean(prev?.docBulk) &&
+      !plan.forget &&
+      !plan.deleteReason &&
+      !plan.remove.includes('docBulk');
+    const digest = keepsDoc
+      ? prev?.digest
+      : o.state !== 'indexed'
+        ? null
+        : o.notModified
+          ? prev?.digest
+          : o.dup?.digest;
     // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.
     if (prev?.digest && prev.digest !== digest) {
       const successor = await release(deps, prev.digest, o.url);

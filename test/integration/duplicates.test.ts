@@ -151,6 +151,31 @@ describe('duplicate content', () => {
     assert.deepEqual(docs.sort(), ['/', '/articles/a-long-copy', '/b', '/p-canonical-page']);
   });
 
+  it("a keeper's temporary error keeps its document and its content: no duplicate takes it over meanwhile", async () => {
+    // Until 2026-11-28 the 503 handed the content to the duplicate, fetched again and indexed: the
+    // same content was in the index twice while the keeper's outage lasted.
+    const input = { ...inputFor('dups-outage'), refresh: { maxAge: '48h', maxTemporaryErrors: 2 } };
+    await crawl(await openSession(parseConfig(input)));
+    site.route('/b', { status: 503, headers: { 'Retry-After': '1' }, body: 'busy' });
+    try {
+      const later = await openSession(parseConfig(input), { now: new Date(Date.now() + 3 * DAY) });
+      await refresh(later);
+      const docs: string[] = [];
+      for await (const d of documents(later)) docs.push(String(d.url).slice(site.url.length));
+      assert.ok(docs.includes('/b'), `the keeper keeps its document through the outage: ${docs.join(' ')}`);
+      assert.ok(!docs.includes('/b?ref=mail'), `its duplicate is no second document: ${docs.join(' ')}`);
+      const states = new Map<string, Record<string, unknown>>();
+      for await (const u of urlStates(later)) states.set(String(u.url).slice(site.url.length), u);
+      assert.deepEqual([states.get('/b')?.state, states.get('/b')?.errorKind], ['error', 'temporary']);
+      assert.deepEqual(
+        [states.get('/b?ref=mail')?.state, states.get('/b?ref=mail')?.duplicateOf],
+        ['duplicate', `${site.url}/b`],
+      );
+    } finally {
+      site.route('/b', page('Beta', 'The beta article.'));
+    }
+  });
+
   it('a duplicate that is no longer indexed (a noIndex rule, an error) keeps no duplicateOf', async () => {
     const input = inputFor('dups-followed');
     await crawl(await openSession(parseConfig(input)));

@@ -155,7 +155,8 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
       etag: o.etag ?? prev?.etag ?? null,
       lastModified: o.lastModified ?? prev?.lastModified ?? null,
       // What the page was found to be stays true of it (an archive's "archive with N element(s)").
-      note: o.note ?? prev?.note ?? null,
+      // Not an error's: a 304 after a 503 kept "HTTP 503 Service Unavailable" as the note.
+      note: o.note ?? (prev?.state === 'error' ? null : (prev?.note ?? null)),
     };
     if (!hadDoc) plan.set.state = prev?.state ?? 'followed';
     plan.stat = 'not-modified';

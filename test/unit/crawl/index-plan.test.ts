@@ -127,6 +127,22 @@ describe('planOutcome: states, documents and deletions (seeds 001, 002, 003, 004
     assert.equal(p.set.note, 'archive with 2 element(s)');
   });
 
+  it("304 after a temporary error: indexed again, without the error's note", () => {
+    const failed = {
+      ...indexedItem,
+      state: 'error' as const,
+      errorKind: 'temporary' as const,
+      errorCode: 'http-503',
+      note: 'HTTP 503 Service Unavailable',
+    };
+    const p = planOutcome(
+      outcome({ task: refreshTask, notModified: true, doc: undefined, httpStatus: 304 }),
+      ctx([failed]),
+    );
+    assert.equal(p.set.state, 'indexed');
+    assert.equal(p.set.note, null);
+  });
+
   it('a refresh fetched twice (its first run killed after writing) stays on the grid of the due time it carried', () => {
     // The second fetch found the state already moved a maxAge on, and put the URL a whole maxAge
     // further: two maxAges after its last refresh.
