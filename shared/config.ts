@@ -359,7 +359,8 @@ export const RefreshSchema = z
      * null: never. While set, a page whose links are followed is refreshed without
      * If-Modified-Since once its links were last read a quarter of the grace ago (a 304 carries
      * no links), and each link found stamps its target at most every quarter of the grace (one
-     * write unit)
+     * write unit). A cycle long after the last one (more than half the grace) does not count the
+     * time no cycle ran: it deletes only pages whose stamp is half a grace older than that last cycle
      */
     orphanGrace: z
       .union([duration, z.number().int().min(3)])

@@ -100,6 +100,36 @@ describe('orphans: pages nothing links to any more are deleted after the grace p
     assert.equal(gone.length, 0, 'an orphan is deleted without being fetched');
   });
 
+  it('a cycle long after the last one (more than the grace) deletes no linked page: the time no cycle ran is not counted', async () => {
+    // Until 2026-11-28 such a cycle deleted every linked page as an orphan before it read the page
+    // linking to them, and indexed them again as new in the same cycle.
+    mkdirSync(join(dir, 'gap'), { recursive: true });
+    writeFileSync(join(dir, 'gap', 'index.html'), page('Gap home', ['/gap/x.html', '/gap/y.html']));
+    for (const p of ['x', 'y']) writeFileSync(join(dir, 'gap', `${p}.html`), page(`Gap ${p}`));
+    const config = parseConfig({
+      name: uniqueCrawlName('orphans-gap'),
+      startUrls: [`${site.url}/gap/`],
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1d', orphanGrace: '3d' },
+    });
+    const t0 = Date.now();
+    await crawl(await openSession(config));
+    await refresh(await openSession(config, { now: new Date(t0 + DAY + 60_000) }));
+    // Five days on: more than the grace since the last cycle, the site unchanged.
+    const late = await openSession(config, { now: new Date(t0 + 6 * DAY) });
+    const plan = await planRefresh(late);
+    assert.deepEqual(
+      plan.filter((p) => p.action === 'delete').map((p) => p.url),
+      [],
+      'nothing planned for deletion',
+    );
+    await refresh(late);
+    const docs = (await collect(documents(late))).map((d) => new URL(d.url as string).pathname);
+    assert.deepEqual(docs, ['/gap/', '/gap/x.html', '/gap/y.html']);
+    const deletes = (await readChanges(late)).filter((c) => c.type === 'delete');
+    assert.deepEqual(deletes, [], 'no delete record');
+  });
+
   it('keeps a page that had an error while the page linking to it is read whole (its stamp is never moved back)', async () => {
     // The audit's repro: p.html answers 503 once, so its state is kept in the table from then on;
     // each refresh of it rewrote its item with the reach stamp its task carried (read at the start
