@@ -96,6 +96,11 @@ export interface UrlTask {
   /** a message on the way here was delivered more than once: the index stage checks the URL's state */
   redelivered?: boolean;
   /**
+   * a keeper of duplicate content whose document another URL took over (duplicates.ts): fetched
+   * again to record what it is now; its delete is recorded already
+   */
+  demoted?: true;
+  /**
    * the scope version (crawl/rules/scope-version.ts) of the config the task was decided under: the
    * fetch stage decides a task again, before any request, only when it is not the current config's
    * (absent: an older task, or one the CLI queued from a stored state, is decided again)

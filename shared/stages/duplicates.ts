@@ -59,7 +59,10 @@ async function update<T>(
  * links, at the old keeper's depth). Each may have been fetched since (its own refresh in the same
  * cycle): the index stage checks its state first (`redelivered`), so one change is one record.
  */
-async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: number }[]): Promise<UrlTask[]> {
+async function refetchTasks(
+  deps: StageDeps,
+  wanted: { url: string; depth: number; demoted?: true }[],
+): Promise<UrlTask[]> {
   if (wanted.length === 0) return [];
   const [{ createUrlDecider }, config, items] = await Promise.all([
     import('../crawl/rules/decide.ts'),
@@ -67,10 +70,12 @@ async function refetchTasks(deps: StageDeps, wanted: { url: string; depth: numbe
     deps.urls.getMany(wanted.map((w) => w.url)),
   ]);
   const decider = createUrlDecider(config);
-  const tasks = wanted.flatMap(({ url, depth: fallback }) => {
+  const tasks = wanted.flatMap(({ url, depth: fallback, demoted }) => {
     const depth = items.get(url)?.depth ?? fallback;
     const d = decider.decide(url, { depth, isStart: depth === 0 });
-    return d.accepted ? [{ ...taskFrom(d, depth), url, redelivered: true }] : [];
+    if (!d.accepted) return [];
+    const task: UrlTask = { ...taskFrom(d, depth), url, redelivered: true };
+    return [demoted ? { ...task, demoted } : task];
   });
   return decidedUnder(config, tasks);
 }
@@ -115,7 +120,7 @@ export async function foldDuplicates(
   at: string,
 ): Promise<ChangeRecord[]> {
   const changes: ChangeRecord[] = [];
-  const again: { url: string; depth: number }[] = [];
+  const again: { url: string; depth: number; demoted?: true }[] = [];
   const demotions: { url: string; of: string; depth: number }[] = [];
   // The batch's digests at once, not one after another (a batch holds up to 100 new documents).
   await mapLimit(plans, CONCURRENCY, async (plan) => {
@@ -177,8 +182,12 @@ export async function foldDuplicates(
       continue;
     }
     changes.push({ type: 'delete', url, at, reason: `duplicate: of ${of}`, version: Date.parse(at) });
-    again.push({ url, depth });
+    again.push({ url, depth, demoted: true });
   }
+  // A demoted keeper fetched again (the task that records it): the delete above removed its
+  // document already, so whatever it is now (a duplicate, a 404) it deletes nothing more. It made
+  // a second delete record, with the fetch time as version, which the feed's folding kept.
+  for (const plan of plans) if (plan.outcome.task.demoted && plan.deleteReason) delete plan.deleteReason;
   const tasks = await refetchTasks(deps, again);
   if (tasks.length > 0) await sendTasks(deps, tasks);
   return changes;

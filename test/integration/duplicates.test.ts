@@ -176,6 +176,42 @@ describe('duplicate content', () => {
     }
   });
 
+  it('a keeper demoted by a URL that names itself canonical: one delete record, one document', async () => {
+    // Until 2026-11-28 the demoted keeper got two delete records (the demotion's, and its own
+    // when it was fetched again to record it), with different versions: the feed kept both.
+    site.route('/m', page('Mu', 'The mu article.'));
+    site.route('/m-long-copy', page('Mu', 'The mu article.'));
+    const home = site.url;
+    site.route('/', {
+      body: `<html><head><title>Home</title></head><body><a href="/m">m</a> <a href="/m-long-copy">m</a></body></html>`,
+    });
+    try {
+      const input = { ...inputFor('dups-demoted'), refresh: { maxAge: '1h' } };
+      const first = await openSession(parseConfig(input));
+      await crawl(first);
+      const kept = (await collectDocs(first)).map((d) => String(d.url).slice(home.length));
+      assert.deepEqual(kept.sort(), ['/', '/m']);
+      site.route(
+        '/m-long-copy',
+        page('Mu', 'The mu article.', `<link rel="canonical" href="${home}/m-long-copy">`),
+      );
+      const later = await openSession(parseConfig(input), { now: new Date(Date.now() + 2 * 3_600_000) });
+      await refresh(later);
+      const docs = (await collectDocs(later)).map((d) => String(d.url).slice(home.length));
+      assert.deepEqual(docs.sort(), ['/', '/m-long-copy']);
+      const deletes = (await readChanges(later)).filter((c) => c.type === 'delete');
+      assert.deepEqual(
+        deletes.map((c) => [c.url.slice(home.length), c.reason]),
+        [['/m', `duplicate: of ${home}/m-long-copy`]],
+      );
+    } finally {
+      const links = ['/a', '/articles/a-long-copy', '/b', '/b?ref=mail', '/p?session=1', '/p-canonical-page']
+        .map((l) => `<a href="${l}">x</a>`)
+        .join(' ');
+      site.route('/', { body: `<html><head><title>Home</title></head><body>${links}</body></html>` });
+    }
+  });
+
   it('a duplicate that is no longer indexed (a noIndex rule, an error) keeps no duplicateOf', async () => {
     const input = inputFor('dups-followed');
     await crawl(await openSession(parseConfig(input)));
