@@ -177,8 +177,15 @@ export async function foldDuplicates(
   const inBatch = new Map(plans.map((p) => [p.outcome.url, p]));
   for (const { url, of, depth } of demotions) {
     const plan = inBatch.get(url);
-    if (plan && !plan.outcome.element && plan.writeDoc) {
-      markDuplicate(plan, of, Boolean(existing.get(url)?.docBulk));
+    // Its own outcome in this batch says what it is now: indexed (a new document, or one found
+    // unchanged), it is recorded a duplicate here, its plan's delete the one record; not indexed,
+    // its plan deletes its document itself. Either way no record more and no fetch again (an
+    // unchanged one made a second delete record when it was fetched again).
+    const prev = existing.get(url);
+    // (An outcome older than the URL's state, or a copy of it, is not recorded: planWrites.)
+    const recorded = !(prev?.lastFetched && plan && prev.lastFetched >= plan.outcome.fetchedAt);
+    if (plan && !plan.outcome.element && recorded) {
+      if (plan.outcome.state === 'indexed') markDuplicate(plan, of, Boolean(prev?.docBulk));
       continue;
     }
     changes.push({ type: 'delete', url, at, reason: `duplicate: of ${of}`, version: Date.parse(at) });
