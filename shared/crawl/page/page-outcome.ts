@@ -146,12 +146,7 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (page.task.follow && isSitemapOrFeed(mimeType, bytes)) return sitemap(page, bytes, ctx, result);
   // A rule's noIndex, or an `X-Robots-Tag: noindex` (how a PDF or a text file says it), holds for
   // every kind of document, an archive's elements included: until 2026-11-28 only HTML heeded them.
-  const robots = headerRobots(
-    page.headers,
-    ctx.config.extract,
-    !ctx.config.fetch.respectRobotsTxt,
-    agentToken(ctx.config.fetch.userAgent),
-  );
+  const robots = responseRobots(page, ctx);
   if (!page.task.index || !robots.index) {
     const why = !robots.index ? `noindex (${robots.source.join(', ')})` : 'rule: noIndex';
     const state = page.task.follow && robots.follow ? 'followed' : 'ignored';
@@ -244,16 +239,21 @@ const inThread: PdfReader = (bytes, limits) =>
  * 2026-11-28 a 304's X-Robots-Tag was not read.
  */
 function notModified(page: FetchedPage, ctx: PageContext, result: PageResult): void {
-  const robots = headerRobots(
-    page.headers,
-    ctx.config.extract,
-    !ctx.config.fetch.respectRobotsTxt,
-    agentToken(ctx.config.fetch.userAgent),
-  );
+  const robots = responseRobots(page, ctx);
   if (robots.index) return void result.outcomes.push(base(page, 'indexed', { notModified: true }));
   const state = page.task.follow && robots.follow ? 'followed' : 'ignored';
   result.outcomes.push(base(page, state, { note: `noindex (${robots.source.join(', ')}) on a 304` }));
 }
+
+/** What the response's `X-Robots-Tag` headers say of the page, as the config and Rogue mode read them. */
+function responseRobots(page: FetchedPage, ctx: PageContext): ReturnType<typeof headerRobots> {
+  const { extract, fetch } = ctx.config;
+  return headerRobots(page.headers, extract, !fetch.respectRobotsTxt, agentToken(fetch.userAgent));
+}
+
+/** XHTML served as XML is read as XML: its `<?xml encoding?>` declaration gives the charset, not a `<meta>`. */
+const charsetDeclaredBy = (mimeType: string | null) =>
+  mimeType === 'application/xhtml+xml' ? 'xml' : 'html';
 
 /**
  * A body sent without a media type is HTML when it names `<html` or a doctype early on, or when it
@@ -297,9 +297,8 @@ function html(
   result: PageResult,
   note?: string,
 ): void {
-  // XHTML served as XML is read as XML: its `<?xml encoding?>` declaration, not a `<meta>`.
-  const xml = parseContentType(contentType).mimeType === 'application/xhtml+xml';
-  const { text, charset } = decodeBody(bytes, contentType, xml ? 'xml' : 'html');
+  const declared = charsetDeclaredBy(parseContentType(contentType).mimeType);
+  const { text, charset } = decodeBody(bytes, contentType, declared);
   const rogue = !ctx.config.fetch.respectRobotsTxt;
   const ex = extractHtml({
     url: page.url,
@@ -481,11 +480,7 @@ async function elementDocument(
   result: PageResult,
 ): Promise<(DocInput & { note?: string }) | null> {
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
-    const { text: html, charset } = decodeBody(
-      bytes,
-      null,
-      mimeType === 'application/xhtml+xml' ? 'xml' : 'html',
-    );
+    const { text: html, charset } = decodeBody(bytes, null, charsetDeclaredBy(mimeType));
     // Links inside an archive are not followed: they are relative to where the files came from.
     const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true, charset });
     return { extraction, size: bytes.length, charset };
