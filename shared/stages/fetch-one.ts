@@ -121,10 +121,10 @@ export async function fetchOne(ctx: FetchContext, task: UrlTask): Promise<TaskRe
   const silence = ctx.turns.silentHost(host, section);
   if (silence && silence !== 'probe')
     return onError(ctx, task, host, unsent(ctx, silence), new Date(ctx.deps.now()).toISOString());
-  if (silence !== 'probe') return fetchTask(ctx, task, host, false);
+  if (silence !== 'probe') return fetchTask(ctx, task, host, section, false);
   // The request that tries a silent host after its hold: whatever it comes to, the next may be one.
   try {
-    return await fetchTask(ctx, task, host, true);
+    return await fetchTask(ctx, task, host, section, true);
   } finally {
     ctx.turns.probeDone(host, section);
   }
@@ -134,6 +134,8 @@ async function fetchTask(
   ctx: FetchContext,
   task: UrlTask,
   host: string,
+  /** the part of the host whose silence the task's request counts in (`sectionOf`) */
+  section: string,
   probe: boolean,
 ): Promise<TaskResult> {
   const { config, deps } = ctx;
@@ -172,13 +174,13 @@ async function fetchTask(
   if (typeof res === 'number') {
     // Held meanwhile for its silence (another of its requests timed out while this one waited);
     // not the probe, which goes back as it would.
-    const silence = probe ? null : ctx.turns.silentHost(host, sectionOf(task.url), false);
+    const silence = probe ? null : ctx.turns.silentHost(host, section, false);
     if (silence && silence !== 'probe') return onError(ctx, task, host, unsent(ctx, silence), fetchedAt());
     ctx.turns.defer(host, deps.now() + res * 1000);
     return { type: 'requeue', task, delaySeconds: res, reason: 'politeness' };
   }
-  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, sectionOf(task.url), sent.at);
-  else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host, sectionOf(task.url));
+  if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, section, sent.at);
+  else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host, section);
   const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
   if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped: [capped] } };
   return result;
