@@ -276,23 +276,24 @@ export async function persistEmbeddedState(
 export async function commandRunning(crawl: string, cwd?: string): Promise<boolean | null> {
   const state = await emulatorStatus(cwd);
   if (!state || process.env.AWS_ENDPOINT_URL !== state.endpoint) return null;
-  if (!existsSync(unsavedDir(cwd))) return false;
-  const prefix = `${encodeURIComponent(crawl)}.`;
-  return readdirSync(unsavedDir(cwd)).some((f) => {
-    if (!f.startsWith(prefix)) return false;
-    const pid = Number(f.slice(prefix.length));
-    return Number.isInteger(pid) && pid !== process.pid && alive(pid);
-  });
+  return otherMarkers(crawl, cwd).some((m) => alive(m.pid));
 }
 
 /** `crawl`'s markers whose commands are no longer running. */
 function deadMarkers(crawl: string, cwd?: string): string[] {
+  return otherMarkers(crawl, cwd)
+    .filter((m) => !alive(m.pid))
+    .map((m) => m.file);
+}
+
+/** `crawl`'s markers (see unsavedDir) of other commands than this one: each file and its command's pid. */
+function otherMarkers(crawl: string, cwd?: string): { file: string; pid: number }[] {
   if (!existsSync(unsavedDir(cwd))) return [];
   const prefix = `${encodeURIComponent(crawl)}.`;
-  return readdirSync(unsavedDir(cwd)).filter((f) => {
-    if (!f.startsWith(prefix)) return false;
-    const pid = Number(f.slice(prefix.length));
-    return Number.isInteger(pid) && pid !== process.pid && !alive(pid);
+  return readdirSync(unsavedDir(cwd)).flatMap((file) => {
+    if (!file.startsWith(prefix)) return [];
+    const pid = Number(file.slice(prefix.length));
+    return Number.isInteger(pid) && pid !== process.pid ? [{ file, pid }] : [];
   });
 }
 
