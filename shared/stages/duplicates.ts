@@ -59,10 +59,10 @@ async function update<T>(
  * links, at the old keeper's depth). Each may have been fetched since (its own refresh in the same
  * cycle): the index stage checks its state first (`redelivered`), so one change is one record.
  */
-async function refetchTasks(
-  deps: StageDeps,
-  wanted: { url: string; depth: number; demoted?: true }[],
-): Promise<UrlTask[]> {
+/** A URL to fetch again: at the depth it had, and whether it is a demoted keeper (`UrlTask.demoted`). */
+type Refetch = { url: string; depth: number; demoted?: true };
+
+async function refetchTasks(deps: StageDeps, wanted: Refetch[]): Promise<UrlTask[]> {
   if (wanted.length === 0) return [];
   const [{ createUrlDecider }, config, items] = await Promise.all([
     import('../crawl/rules/decide.ts'),
@@ -120,7 +120,7 @@ export async function foldDuplicates(
   at: string,
 ): Promise<ChangeRecord[]> {
   const changes: ChangeRecord[] = [];
-  const again: { url: string; depth: number; demoted?: true }[] = [];
+  const again: Refetch[] = [];
   const demotions: { url: string; of: string; depth: number }[] = [];
   // The batch's digests at once, not one after another (a batch holds up to 100 new documents).
   await mapLimit(plans, CONCURRENCY, async (plan) => {
@@ -140,13 +140,8 @@ export async function foldDuplicates(
       !plan.forget &&
       !plan.deleteReason &&
       !plan.remove.includes('docBulk');
-    const digest = keepsDoc
-      ? prev?.digest
-      : o.state !== 'indexed'
-        ? null
-        : o.notModified
-          ? prev?.digest
-          : o.dup?.digest;
+    const keepsContent = keepsDoc || (o.state === 'indexed' && o.notModified);
+    const digest = keepsContent ? prev?.digest : o.state === 'indexed' ? o.dup?.digest : null;
     // The URL's old content is gone (changed, failed, ignored): a duplicate may take its place.
     if (prev?.digest && prev.digest !== digest) {
       const successor = await release(deps, prev.digest, o.url);

@@ -142,9 +142,9 @@ async function findDue(deps: StageDeps) {
   // not count the time no cycle ran: no page was read then, so no link could stamp its target.
   // A linked page's stamp is at most half the grace older than the last cycle (its linker is read
   // whole once a quarter of the grace, and stamps it if its stamp is a quarter old), so only a
-  // stamp older than that is an orphan's. Until
-  // 2026-11-28 a cycle more than the grace after the last deleted every linked page as an
-  // orphan before it read the pages that link to them (and indexed them again as new).
+  // stamp older than that is an orphan's. Until 2026-11-28 a cycle more than the grace after the
+  // last deleted every linked page as an orphan before it read the pages that link to them (and
+  // indexed them again as new).
   const last = cursor === null ? Number.NaN : Date.parse(cursor);
   const orphanBefore =
     grace === null
