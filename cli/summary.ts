@@ -70,6 +70,10 @@ export function printSummary({
     out(`  queued under another config, out of scope now, not fetched: ${stats['skipped:out-of-scope']}`);
   if (stats['skipped:fetched-since-queued'])
     out(`  redelivered URLs already fetched, not fetched again: ${stats['skipped:fetched-since-queued']}`);
+  if (stats['sitemap-changed'])
+    out(
+      `  known pages sitemaps list as changed since their last read (fetched again by the next refresh cycle): ${stats['sitemap-changed']}`,
+    );
   if (stats['search:refused'])
     out(
       `  refused by the search engine (a value its mapping cannot take; in trawl docs and the feed, logged): ${stats['search:refused']}`,

@@ -11,6 +11,7 @@ export const PREFIXES = {
   changes: 'changes/',
   refresh: 'refresh/',
   compound: 'compound/',
+  hints: 'hints/',
 } as const;
 export type BucketPrefix = (typeof PREFIXES)[keyof typeof PREFIXES];
 
@@ -38,6 +39,8 @@ export const KEYS = {
   refreshDay: (dueDay: string) => `${PREFIXES.refresh}${dueDay}/`,
   refreshLines: (dueDay: string, stamp: string, id: string) =>
     `${PREFIXES.refresh}${dueDay}/${stamp}-${id}.jsonl.gz`,
+  /** known pages a sitemap or feed listed as changed since its last read (`stamp`: manifestStamp) */
+  changeHints: (stamp: string, id: string) => `${PREFIXES.hints}${stamp}-${id}.jsonl.gz`,
   /** the element URLs an archive gave when it was last read (`id`: a digest of its URL) */
   compoundElements: (id: string) => `${PREFIXES.compound}${id}.json`,
 };

@@ -65,6 +65,18 @@ export interface UrlItem {
   redirectChain?: string[];
 }
 
+/**
+ * A known URL that a sitemap or feed lists as changed (its `<lastmod>`, a feed entry's date) after
+ * the sitemap's previous read: the refresh cycle fetches it again unless it was fetched since.
+ */
+export interface ChangeHint {
+  url: string;
+  /** the entry's date, ISO */
+  changedAt: string;
+  /** the sitemap or feed that listed it */
+  sitemap: string;
+}
+
 /** One URL to fetch: the unit of work carried (in bulks) by frontier messages. */
 export interface UrlTask {
   /** normalized absolute URL */

@@ -10,6 +10,8 @@ export { PREFIXES };
 
 /** Fetched page bundles are consumed by extract within minutes; a week covers DLQ redrives. */
 const PAGE_BUNDLE_DAYS = 7;
+/** Change hints older than this are past any refresh cycle's window (refresh-stage.ts HINT_LOOKBACK_MS). */
+const HINT_DAYS = 14;
 
 /** The URL-state table (the truth), the per-host politeness table and the crawl bucket. */
 export class CrawlStorage extends Construct {
@@ -51,6 +53,8 @@ export class CrawlStorage extends Construct {
       versioned: false,
       lifecycleRules: [
         { id: 'expire-page-bundles', prefix: PREFIXES.pages, expiration: Duration.days(PAGE_BUNDLE_DAYS) },
+        // Read by the next refresh cycle (refresh-stage.ts changeHints); kept a while for a stalled schedule.
+        { id: 'expire-change-hints', prefix: PREFIXES.hints, expiration: Duration.days(HINT_DAYS) },
         { id: 'abort-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
     });

@@ -81,6 +81,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'objects:pages/': ['s3:GetObject'],
     // Document bulks and spilled outcomes (docs/spill/).
     'objects:docs/': ['s3:PutObject'],
+    // Known pages a sitemap lists as changed, for the refresh cycle (change-hints.ts).
+    'objects:hints/': ['s3:PutObject'],
     'function:fetch': ['lambda:InvokeFunction'],
   },
   index: {
@@ -112,6 +114,9 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
     'objects:refresh/': ['s3:GetObject', 's3:PutObject'],
     'list:refresh/': ['s3:ListBucket'],
+    // The pages sitemaps list as changed since their last read (change-hints.ts).
+    'objects:hints/': ['s3:GetObject'],
+    'list:hints/': ['s3:ListBucket'],
     // A gone archive's elements go with it (compound-elements.ts).
     'objects:compound/': ['s3:GetObject', 's3:PutObject'],
     // The refresh cursor and the schedule-run time are key/value items of the hosts table; the usage

@@ -16,6 +16,7 @@ import { KEYS, PREFIXES } from '../layout.ts';
 import { FUNCTIONS } from '../topology.ts';
 import type {
   BatchResult,
+  ChangeHint,
   CrawlDocument,
   ExtractMessage,
   FetchedPage,
@@ -23,6 +24,7 @@ import type {
   PageOutcome,
   StageRecord,
 } from '../types.ts';
+import { writeChangeHints } from './change-hints.ts';
 import type { StageDeps } from './deps.ts';
 import { kickFor } from './fetch-presence.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
@@ -101,10 +103,12 @@ async function extractRecord(
   const now = new Date(deps.now()).toISOString();
   const outcomes: PageOutcome[] = [];
   const tasks = [];
+  const changed: ChangeHint[] = [];
   for (const page of pages) {
     const r = await processPage(await withBody(deps, page), { config, decider, now, readPdf });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
+    changed.push(...(r.changed ?? []));
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
   }
@@ -120,6 +124,7 @@ async function extractRecord(
   const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
   for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
   await sendTasks(deps, decidedUnder(config, fresh));
+  await writeChangeHints(deps, changed, fresh, now, stats);
   deps.urls.markKnown(fresh.map((t) => t.url));
   if (fresh.length > 0) await kickFor(deps, config, fresh);
   stats.discovered = (stats.discovered ?? 0) + fresh.length;

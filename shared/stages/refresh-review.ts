@@ -22,8 +22,11 @@
  * URLs whose state is kept in the table (errors, start URLs, sitemaps) move by a conditional
  * update of their item (a write unit each; they are few).
  *
+ * The same review serves the dates sitemaps give known pages (change-hints.ts): a line of a
+ * hinted URL fetched before its date is due now, under an unchanged policy too.
+ *
  * Cost: a review reads every manifest of the future days once (S3 GETs, ½ read unit per
- * candidate URL), and only when the policy changed.
+ * candidate URL), and only when the policy changed or a sitemap dated a known page.
  */
 import { createHash } from 'node:crypto';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
@@ -43,7 +46,7 @@ import { type PlanContext, planContext } from '../crawl/state/index-plan.ts';
 import { refreshBucket, refreshCycleMs } from '../crawl/state/scheduling.ts';
 import { isNewerLine, keepNewest } from '../crawl/state/url-state.ts';
 import { KEYS, PREFIXES } from '../layout.ts';
-import type { UrlItem } from '../types.ts';
+import type { ChangeHint, UrlItem } from '../types.ts';
 import { madeDocuments } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 
@@ -201,6 +204,10 @@ export interface ReviewContext {
   cycleMs: number;
   /** what the changed policy asks of the pages besides scope and times */
   changes: PolicyChanges;
+  /** whether the policy changed: without a change only the hints are judged */
+  policy: boolean;
+  /** known pages sitemaps list as changed (change-hints.ts), by URL */
+  hints: Map<string, ChangeHint>;
 }
 
 /** The context a review judges lines in, compiled once. */
@@ -210,7 +217,8 @@ export function reviewContext(
   starts: Set<string>,
   now: number,
   untilMs: number,
-  changes: PolicyChanges = NO_CHANGES,
+  changes: PolicyChanges | null = NO_CHANGES,
+  hints: Map<string, ChangeHint> = new Map(),
 ): ReviewContext {
   return {
     decider,
@@ -219,17 +227,31 @@ export function reviewContext(
     untilMs,
     plan: planContext(config, new Map(), now),
     cycleMs: refreshCycleMs(config),
-    changes,
+    changes: changes ?? NO_CHANGES,
+    policy: changes !== null,
+    hints,
   };
+}
+
+/**
+ * Judges one future line: under the current config when the policy changed, and against the
+ * date a sitemap gives its page (a line fetched before it is due now).
+ */
+export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
+  const stored = Date.parse(line.nextRefreshAt ?? '');
+  if (Number.isNaN(stored) || stored <= ctx.untilMs) return null;
+  const verdict = ctx.policy ? judgePolicy(line, ctx, stored) : null;
+  if (verdict && 'due' in verdict) return verdict;
+  const hint = ctx.hints.get(line.url);
+  if (hint && (line.lastFetched ?? '') < hint.changedAt) return { due: new Date(ctx.now).toISOString() };
+  return verdict;
 }
 
 /**
  * Judges one line under the current config. A move must bring the time forward by more than
  * one refresh cycle: a few minutes' difference is not worth a marker.
  */
-export function judgeLine(line: UrlItem, ctx: ReviewContext): LineVerdict {
-  const stored = Date.parse(line.nextRefreshAt ?? '');
-  if (Number.isNaN(stored) || stored <= ctx.untilMs) return null;
+function judgePolicy(line: UrlItem, ctx: ReviewContext, stored: number): LineVerdict {
   const now = new Date(ctx.now).toISOString();
   const isStart = ctx.starts.has(line.url) || line.kind === 'sitemap';
   const d = ctx.decider.decide(line.url, { depth: line.depth ?? 0, isStart });

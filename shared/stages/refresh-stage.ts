@@ -18,8 +18,9 @@ import { nextRefreshAt, refreshBuckets } from '../crawl/state/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/state/url-state.ts';
 import { KEYS } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
-import type { UrlItem, UrlTask } from '../types.ts';
+import type { ChangeHint, UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
+import { readChangeHints } from './change-hints.ts';
 import { elementsOfGone, madeDocuments, putElementList, wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { releaseForgotten } from './duplicates.ts';
@@ -67,10 +68,10 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore, review, changes, config } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review, policy, changes, config, hints } = await findDue(deps);
   const early = new Set(review?.due.map((r) => r.url));
   const unknown: PlannedAction[] = [];
-  if (review) {
+  if (policy) {
     const tasks = startTasks(config, decider);
     const known = await deps.urls.getMany(tasks.map((t) => t.url));
     for (const t of tasks)
@@ -101,7 +102,13 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
       ...(retried ? [`${retried}; skipped URL tried again`] : []),
     ];
     if (whys.length === 0 && changes.described) whys.push(changes.described);
-    const why = whys.length > 0 ? `refresh policy changed: ${whys.join('; ')}` : 'refresh policy changed';
+    const hint = hints.get(item.url);
+    const why =
+      whys.length > 0
+        ? `refresh policy changed: ${whys.join('; ')}`
+        : policy
+          ? 'refresh policy changed'
+          : `listed as changed at ${hint?.changedAt ?? '?'} by ${hint?.sitemap ?? 'a sitemap'}`;
     return {
       url: item.url,
       action: 'refresh',
@@ -128,12 +135,16 @@ async function findDue(deps: StageDeps) {
   const due = dueStates(lines, items);
   const starts = new Set(startUrlsOf(config, decider));
   // A changed scope or refresh time reaches the pages due later now (refresh-review.ts).
-  // A widened one has every followed page fetched whole, for the links it now admits.
+  // A widened one has every followed page fetched whole, for the links it now admits. So do the
+  // dates sitemaps give known pages (change-hints.ts): one fetched before its date is due now.
   let review: PolicyReview | null = null;
   let changes = NO_CHANGES;
-  if (from <= until && (await policyChanged(deps, config))) {
-    changes = await policyChanges(deps, config);
-    review = await reviewLines(deps, reviewContext(config, decider, starts, now, now, changes), dueStates);
+  const hints = from <= until ? await readChangeHints(deps, from, until) : new Map<string, ChangeHint>();
+  const policy = from <= until && (await policyChanged(deps, config));
+  if (policy || hints.size > 0) {
+    if (policy) changes = await policyChanges(deps, config);
+    const ctx = reviewContext(config, decider, starts, now, now, policy ? changes : null, hints);
+    review = await reviewLines(deps, ctx, dueStates);
     const inWindow = new Set(due.map((d) => d.url));
     due.push(...review.due.filter((r) => !inWindow.has(r.url)));
   }
@@ -155,7 +166,21 @@ async function findDue(deps: StageDeps) {
     : grace === null
       ? null
       : new Date(now - grace / 4).toISOString();
-  return { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review, changes };
+  return {
+    due,
+    decider,
+    starts,
+    until,
+    buckets,
+    config,
+    orphanBefore,
+    linksBefore,
+    from,
+    review,
+    policy,
+    changes,
+    hints,
+  };
 }
 
 /**
@@ -174,7 +199,8 @@ function windowStart(cursor: string | null, now: number): string {
 /** Runs one refresh cycle. */
 export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> {
   const found = await findDue(deps);
-  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review } = found;
+  const { due, decider, starts, until, buckets, config, orphanBefore, linksBefore, from, review, policy } =
+    found;
   const changes: ChangeRecord[] = [];
   const docRemoved: UrlItem[] = [];
   const deferred: (() => Promise<unknown>)[] = [];
@@ -197,7 +223,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   tasks.push(...out.again);
   // The cycle that applies a changed config seeds the start URLs the crawl does not know yet
   // (added to the config, or in the form a changed URL identity gives), as `trawl crawl` would.
-  if (review) tasks.push(...(await deps.urls.claim(startTasks(config, decider), `refresh:${until}`, until)));
+  if (policy) tasks.push(...(await deps.urls.claim(startTasks(config, decider), `refresh:${until}`, until)));
   await sendTasks(deps, decidedUnder(config, tasks));
   if (changes.length > 0) {
     // The same feed as the index stage's: the S3 log, and the change event when a bus is configured.
@@ -222,10 +248,8 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   if (keep.length > 0) await writeStateLines(deps.store, keep, until);
   await mapLimit(deferred, QUERY_CONCURRENCY, (write) => write());
   // The pages a changed policy made due are queued: their old lines can be superseded now.
-  if (review) {
-    await writeReview(deps, review, until);
-    await storeRefreshPolicy(deps, config);
-  }
+  if (review) await writeReview(deps, review, until);
+  if (policy) await storeRefreshPolicy(deps, config);
   // A resumed cycle leaves the cursor where it is: the window's end never moves back.
   await deps.hosts.putValue(CURSOR_KEY, from > until ? from : until);
   if (tasks.length > 0) await deps.kickFetch();

@@ -112,9 +112,16 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     let slowMs = 0;
     site.route('/slow.html', { handler: (_req, res) => setTimeout(() => res.end(page('Slow')), slowMs) });
     site.route('/robots.txt', { body: `User-agent: *\nAllow: /\nSitemap: ${site.url}/sitemap.xml\n` });
+    // c's lastmod moves after the first read: the discovery cycle leaves a hint for the refresh
+    // cycle (the extract stage's PutObject, the refresh stage's List and Get of hints/).
+    let lastmod = '2026-01-01';
     site.route('/sitemap.xml', {
-      headers: { 'Content-Type': 'application/xml' },
-      body: `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/c.html</loc></url></urlset>`,
+      handler: (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'application/xml' });
+        res.end(
+          `<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>${site.url}/c.html</loc><lastmod>${lastmod}</lastmod></url></urlset>`,
+        );
+      },
     });
     site.route('/moved', { status: 302, headers: { Location: '/b.html' }, body: '' });
     site.route('/files/bundle.tar', {
@@ -133,6 +140,7 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     asDeployed(crawlName);
     recorder = recordStageCalls(first.resources, resourceNames(crawlName));
     await crawl(first);
+    lastmod = new Date().toISOString();
     // The three EventBridge rules of the stack: discovery (seed), the fetch tick and refresh.
     await first.runner.invoke('seed', scheduledEvent());
     await first.runner.invoke('fetch', scheduledEvent());

@@ -3,7 +3,7 @@
  * build outcomes, tasks, notes and the summary's counters.
  */
 import type { CrawlConfig } from '../../config.ts';
-import type { FetchedPage, PageOutcome, UrlTask } from '../../types.ts';
+import type { ChangeHint, FetchedPage, PageOutcome, UrlTask } from '../../types.ts';
 import type { PdfReader } from '../extract/pdf-text.ts';
 import type { UrlDecider } from '../rules/decide.ts';
 
@@ -12,6 +12,8 @@ export interface PageResult {
   tasks: UrlTask[];
   /** links rejected by scope or rules, counted by reason for the crawl summary */
   rejected: Record<string, number>;
+  /** entries a sitemap or feed says changed since it was last read (page-sitemap.ts) */
+  changed?: ChangeHint[];
 }
 
 export interface PageContext {

@@ -3,8 +3,8 @@
  * sitemapUrls and sitemapsPerSite (each hit counted and noted).
  */
 
-import type { FetchedPage, UrlTask } from '../../types.ts';
-import { parseSitemap } from '../sitemaps/sitemaps.ts';
+import type { ChangeHint, FetchedPage, UrlTask } from '../../types.ts';
+import { parseSitemap, type SitemapUrl } from '../sitemaps/sitemaps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
 
 export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
@@ -17,22 +17,69 @@ export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, 
   }
   const cuts: string[] = [];
   const children = capped(parsed.sitemaps, sitemapsPerSite, 'sitemapsPerSite', result, cuts);
-  for (const loc of children) {
-    const task = childSitemap(loc, page, ctx);
-    if (task) result.tasks.push(task);
+  const entries = capped(parsed.urls, sitemapUrls, 'sitemapUrls', result, cuts);
+  const dates = changeDates(page, [...children, ...entries], ctx.now);
+  const changed: ChangeHint[] = [];
+  const listed = (task: UrlTask, entry: SitemapUrl) => {
+    result.tasks.push(task);
+    const changedAt = dates.changedAt(entry);
+    if (changedAt) changed.push({ url: task.url, changedAt, sitemap: page.url });
+  };
+  for (const entry of children) {
+    const task = childSitemap(entry.loc, page, ctx);
+    if (task) listed(task, entry);
     else count(result.rejected, 'sitemap-out-of-scope');
   }
-  for (const { loc } of capped(parsed.urls, sitemapUrls, 'sitemapUrls', result, cuts)) {
-    const d = ctx.decider.decide(loc, { depth: page.task.depth + 1, base: page.url });
+  for (const entry of entries) {
+    const d = ctx.decider.decide(entry.loc, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
       count(result.rejected, d.reason);
       continue;
     }
-    result.tasks.push({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true });
+    listed({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true }, entry);
   }
-  const listed =
+  if (changed.length > 0) result.changed = [...(result.changed ?? []), ...changed];
+  const size =
     parsed.kind === 'sitemapindex' ? `${parsed.sitemaps.length} sitemaps` : `${parsed.urls.length} URLs`;
-  result.outcomes.push(base(page, 'followed', { note: joinNotes(`${parsed.kind}: ${listed}`, ...cuts) }));
+  const note = joinNotes(`${parsed.kind}: ${size}`, ...cuts, dates.note);
+  result.outcomes.push(base(page, 'followed', { note }));
+}
+
+/** A sitemap whose entries this many or more say they changed since its last read… */
+const UNTRUSTED_MIN = 10;
+/** …more than half of them, dates its entries when it is written, not when its pages change. */
+const UNTRUSTED_SHARE = 0.5;
+/** A date this far past the clock is a wrong one (a server's zone), not a change: not used. */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+/**
+ * The entries' dates (`<lastmod>`, a feed entry's date) that say a page changed after the
+ * sitemap's previous read (the time its task carries, `prev.lastFetched`): those pages, if known,
+ * are fetched again by the next refresh cycle rather than at their refresh time (refresh-stage.ts).
+ * A first read has nothing to compare with (every page it lists is new, or was fetched since it
+ * was found). A sitemap most of whose entries say they changed since its last read is one that
+ * stamps them with the time it is generated: its dates are left unused, noted on its URL.
+ */
+export function changeDates(
+  page: FetchedPage,
+  entries: SitemapUrl[],
+  now: string,
+): { changedAt: (entry: SitemapUrl) => string | undefined; note?: string } {
+  const since = page.task.prev?.lastFetched;
+  if (!since) return { changedAt: () => undefined };
+  const latest = Date.parse(now) + FUTURE_SKEW_MS;
+  const changedAt = (entry: SitemapUrl): string | undefined => {
+    const at = entry.lastmod === undefined ? Number.NaN : Date.parse(entry.lastmod);
+    if (Number.isNaN(at) || at > latest) return undefined;
+    const iso = new Date(at).toISOString();
+    return iso > since ? iso : undefined;
+  };
+  const changed = entries.filter((e) => changedAt(e) !== undefined).length;
+  if (changed < UNTRUSTED_MIN || changed <= entries.length * UNTRUSTED_SHARE) return { changedAt };
+  return {
+    changedAt: () => undefined,
+    note: `lastmod not used: ${changed} of ${entries.length} entries say they changed since the last read (${since})`,
+  };
 }
 /** The first `max` items; the rest counted as `limit-<key>` and named in `cuts` for the URL's note. */
 function capped<T>(items: T[], max: number, key: string, result: PageResult, cuts: string[]): T[] {

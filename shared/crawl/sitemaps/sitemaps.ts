@@ -25,8 +25,8 @@ export interface SitemapUrl {
 export interface ParsedSitemap {
   kind: SitemapKind;
   urls: SitemapUrl[];
-  /** child sitemaps of a sitemap index */
-  sitemaps: string[];
+  /** child sitemaps of a sitemap index, each with the `<lastmod>` the index gives it */
+  sitemaps: SitemapUrl[];
   /** over the byte limit (after gunzip): not read */
   tooLarge?: boolean;
 }
@@ -179,13 +179,13 @@ function readUrlset(root: XmlNode, base: string): SitemapUrl[] {
 }
 
 /** `<sitemap><loc>`, or (crawler-commons lenient) the URL as the `<sitemap>` element's own text. */
-function readIndex(root: XmlNode, base: string): string[] {
+function readIndex(root: XmlNode, base: string): SitemapUrl[] {
   const urls = new Urls();
   for (const entry of childrenOf(root, 'sitemap')) {
     const loc = childrenOf(entry, 'loc')[0];
-    urls.add(resolveUrl(textOf(loc ?? entry), base));
+    urls.add(resolveUrl(textOf(loc ?? entry), base), w3cDate(childText(entry, 'lastmod')));
   }
-  return urls.list.map((u) => u.loc);
+  return urls.list;
 }
 
 /** RSS 2.0 items sit in `<channel>`, RSS 1.0 (`<rdf:RDF>`) items next to it. */

@@ -54,7 +54,7 @@ describe('parseSitemap: crawler-commons corpus (expected.json)', () => {
 
       const result = parseSitemap(content, fixture.test_base_url);
 
-      const found = result.kind === 'sitemapindex' ? result.sitemaps : result.urls.map((u) => u.loc);
+      const found = (result.kind === 'sitemapindex' ? result.sitemaps : result.urls).map((u) => u.loc);
       assert.equal(found.length, fixture.expected_url_count);
       assert.deepEqual(found, fixture.urls);
       assert.equal(result.kind, KINDS[fixture.file] ?? 'urlset');
@@ -68,6 +68,19 @@ describe('parseSitemap: details', () => {
 
     assert.deepEqual(result.urls[0], { loc: 'http://www.example.com/', lastmod: '2005-01-01' });
     assert.deepEqual(result.urls[1], { loc: 'http://www.example.com/catalog?item=12&desc=vacation_hawaii' });
+  });
+
+  it("reads a sitemap index's lastmod of each child sitemap", () => {
+    const xml =
+      '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
+      '<sitemap><loc>/s1.xml</loc><lastmod>2026-11-28T10:00:00+01:00</lastmod></sitemap>' +
+      '<sitemap><loc>/s2.xml</loc></sitemap><sitemap><loc>/s3.xml</loc><lastmod>yesterday</lastmod></sitemap></sitemapindex>';
+
+    assert.deepEqual(parseSitemap(xml, 'https://a.example/index.xml').sitemaps, [
+      { loc: 'https://a.example/s1.xml', lastmod: '2026-11-28T10:00:00+01:00' },
+      { loc: 'https://a.example/s2.xml' },
+      { loc: 'https://a.example/s3.xml' },
+    ]);
   });
 
   it('resolves relative locs against the sitemap URL and drops invalid ones', () => {

@@ -156,3 +156,37 @@ describe('a changed refresh policy (refresh-review.ts)', () => {
     });
   });
 });
+
+describe('sitemap dates (change-hints.ts) in a review', () => {
+  const config = parseConfig({ ...base, refresh: { maxAge: '30d' } });
+  const decider = createUrlDecider(config);
+  const line: UrlItem = {
+    url: 'https://example.com/docs/a',
+    state: 'indexed',
+    depth: 1,
+    queue: 'index_follow',
+    lastFetched: new Date(T0).toISOString(),
+    nextRefreshAt: new Date(T0 + 30 * DAY).toISOString(),
+  };
+  const hinted = (changedAt: number) =>
+    new Map([[line.url, { url: line.url, changedAt: new Date(changedAt).toISOString(), sitemap: 's' }]]);
+  const ctx = (hints: ReturnType<typeof hinted>, policy = false) =>
+    reviewContext(config, decider, new Set(), T0 + 2 * DAY, T0 + 2 * DAY, policy ? NO_CHANGES : null, hints);
+
+  it('makes a line fetched before the date due now, whatever the policy', () => {
+    const due = { due: new Date(T0 + 2 * DAY).toISOString() };
+    assert.deepEqual(judgeLine(line, ctx(hinted(T0 + DAY))), due);
+    assert.deepEqual(judgeLine(line, ctx(hinted(T0 + DAY), true)), due);
+  });
+
+  it('leaves a line fetched at or after the date, and a line of another URL', () => {
+    assert.equal(judgeLine(line, ctx(hinted(T0))), null);
+    assert.equal(judgeLine({ ...line, url: 'https://example.com/docs/b' }, ctx(hinted(T0 + DAY))), null);
+  });
+
+  it('without a changed policy, judges nothing but the dates (a line the rules would move stays)', () => {
+    const lowered = parseConfig({ ...base, refresh: { maxAge: '2d' } });
+    const c = reviewContext(lowered, createUrlDecider(lowered), new Set(), T0 + 3 * DAY, T0 + 3 * DAY, null);
+    assert.equal(judgeLine(line, c), null);
+  });
+});

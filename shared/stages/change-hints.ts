@@ -1,0 +1,63 @@
+/**
+ * Sitemap dates: a known page that a sitemap or feed lists as changed (`<lastmod>`, a feed
+ * entry's date) after the sitemap's previous read is fetched again by the next refresh cycle,
+ * not at its own refresh time (`refresh.maxAge` later).
+ *
+ * The extract stage cannot do it itself: a page's state is most often a line in a refresh
+ * manifest (url-state.ts), filed under its due day, which only the URL's last fetch time names.
+ * So it leaves a hint (one S3 object per record that has any: `hints/`), and the refresh cycle,
+ * which reads manifests anyway, reviews the future lines of the hinted URLs (refresh-review.ts):
+ * a line fetched before the date is due now, its old line superseded by a marker, and its
+ * refetch is conditional on the validators it kept (a 304 when the date was wrong).
+ *
+ * Cost: one PUT per extract record with changed entries; a cycle that finds hints lists and reads
+ * them, then reads the manifests of the future days once (as a changed policy's review does).
+ */
+import { randomUUID } from 'node:crypto';
+import { manifestStamp } from '../aws/refresh-manifest.ts';
+import { KEYS, PREFIXES } from '../layout.ts';
+import type { ChangeHint, UrlTask } from '../types.ts';
+import type { StageDeps } from './deps.ts';
+
+/**
+ * Hints are read from this long before the cycle's window: one written as the last cycle listed
+ * them (its key names the time its extract began) is read by this one. One read twice asks for
+ * nothing a fetch since (its line is newer than the date) or a marker (its old line superseded) has not answered.
+ */
+const HINT_LAG_MS = 10 * 60_000;
+/** At most this many hinted URLs a cycle: the rest wait for their refresh time (a bound on memory). */
+const HINTS_MAX = 200_000;
+
+/** Writes the hints of one extract record; a URL claimed just now is new and on its way already. */
+export async function writeChangeHints(
+  deps: StageDeps,
+  changed: ChangeHint[],
+  fresh: UrlTask[],
+  now: string,
+  stats: Record<string, number>,
+): Promise<void> {
+  const claimed = new Set(fresh.map((t) => t.url));
+  const hints = changed.filter((h) => !claimed.has(h.url));
+  if (hints.length === 0) return;
+  await deps.store.putLines(KEYS.changeHints(manifestStamp(now), randomUUID()), hints);
+  stats['sitemap-changed'] = (stats['sitemap-changed'] ?? 0) + hints.length;
+}
+
+/** The hints written from a little before `from` until `until`: the latest date per URL. */
+export async function readChangeHints(
+  deps: StageDeps,
+  from: string,
+  until: string,
+): Promise<Map<string, ChangeHint>> {
+  const hints = new Map<string, ChangeHint>();
+  const start = new Date(Date.parse(from) - HINT_LAG_MS).toISOString();
+  const end = `${PREFIXES.hints}${manifestStamp(until)}`;
+  for await (const key of deps.store.list(PREFIXES.hints, `${PREFIXES.hints}${manifestStamp(start)}`)) {
+    if (key > end) break;
+    for (const hint of await deps.store.getLines<ChangeHint>(key)) {
+      const seen = hints.get(hint.url);
+      if (seen ? hint.changedAt > seen.changedAt : hints.size < HINTS_MAX) hints.set(hint.url, hint);
+    }
+  }
+  return hints;
+}
