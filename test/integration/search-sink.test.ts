@@ -134,6 +134,8 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
       'markup.html': page('Markup', 'Type &lt;img src=x onerror=alert(1)&gt; to see a kiwifruit; 3 &lt; 5'),
       // A word found only folded: its passage is still the snippet, highlighted.
       'city.html': page('Stadt', 'Willkommen in München, der Stadt an der Isar'),
+      // Written decomposed (NFD: a + U+0308), as some editors and macOS file names are.
+      'nfd.html': page('Zu\u0308rich', 'Die Ba\u0308ckerei am See'),
       // A word only its meta description has; and its declared language.
       'summary.html':
         '<html lang="en-gb"><head><title>Summary</title><meta name="description" content="All about the wombat burrow"></head><body><p>Nothing else here</p></body></html>',
@@ -157,6 +159,9 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
     await crawl(await openSession(parseConfig(input)));
     assert.deepEqual(await paths('hauptstrasse', index), ['/intl/de.html']);
     assert.deepEqual(await paths('cafe', index), ['/intl/fr.html']);
+    // Indexed composed (NFC): found by the folded word and by the composed one a user types.
+    assert.deepEqual(await paths('backerei', index), ['/intl/nfd.html']);
+    assert.deepEqual(await paths('B\u00e4ckerei', index), ['/intl/nfd.html']);
     assert.deepEqual(await paths('redirect', index), ['/intl/en.html'], 'English stems still match');
     // A phrase in quotes: its words in that order (folded too); a minus leaves pages out.
     assert.deepEqual(await paths('"liegt am fluss"', index), ['/intl/de.html']);

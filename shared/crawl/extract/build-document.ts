@@ -45,6 +45,14 @@ function isoDate(value: string | null): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
+/**
+ * Text in Unicode's composed form (NFC, as the W3C character model asks of the web): a page or a
+ * macOS file name written decomposed ("Cafe" + U+0301) is otherwise never found by "café" or
+ * "cafe", since the search engine's folding keeps the lone combining mark in the term.
+ */
+const nfc = (text: string): string => (/[\u0300-\uffff]/.test(text) ? text.normalize('NFC') : text);
+const nullableNfc = (text: string | null): string | null => (text === null ? null : nfc(text));
+
 /** Merges rule `addMeta` values into the mapped metadata; repeated names accumulate into arrays (seed 004). */
 function mergeMeta(
   base: Record<string, string | string[]>,
@@ -52,7 +60,7 @@ function mergeMeta(
 ): Record<string, string | string[]> {
   const merged = new Map<string, string[]>();
   for (const [name, value] of Object.entries(base))
-    merged.set(name, Array.isArray(value) ? [...value] : [value]);
+    merged.set(name, (Array.isArray(value) ? value : [value]).map(nfc));
   for (const { name, value } of extra) {
     const list = merged.get(name);
     if (list) list.push(value);
@@ -70,8 +78,8 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
   const charset = input.charset !== undefined ? input.charset : declared.charset;
   const doc: CrawlDocument = {
     url: input.url,
-    title: input.title ?? input.extraction?.title ?? '',
-    content: input.text ?? input.extraction?.content ?? '',
+    title: nfc(input.title ?? input.extraction?.title ?? ''),
+    content: nfc(input.text ?? input.extraction?.content ?? ''),
     contentType,
     mimeType,
     charset,
@@ -82,7 +90,7 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
     source: input.source,
     meta: mergeMeta(input.extraction?.meta ?? {}, input.addMeta),
     indexedAt: input.indexedAt,
-    description: input.extraction?.description ?? null,
+    description: nullableNfc(input.extraction?.description ?? null),
     language: input.extraction ? input.extraction.language : headerLanguage(input.headers),
   };
   if (input.extraction) doc.canonical = input.extraction.canonical;

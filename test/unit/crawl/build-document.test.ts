@@ -111,6 +111,27 @@ describe('buildDocument', () => {
       ['Report', 'pdf text', null, null, null, null, {}, ['https://example.com/a.zip'], false],
     );
   });
+  it('text written decomposed (NFD: a macOS file name, some editors) is indexed composed (NFC)', () => {
+    const nfd = 'Cafe\u0301 Mu\u0308ller'; // "Café Müller" as e + U+0301, u + U+0308
+    const doc = buildDocument(
+      input({
+        extraction: {
+          ...extraction,
+          title: nfd,
+          content: `${nfd} text`,
+          description: nfd,
+          meta: { by: nfd },
+        },
+      }),
+    );
+    const composed = 'Caf\u00e9 M\u00fcller';
+    assert.deepEqual(
+      [doc.title, doc.content, doc.description, doc.meta.by],
+      [composed, `${composed} text`, composed, composed],
+    );
+    assert.equal(buildDocument(input({ extraction: null, text: nfd, title: nfd })).title, composed);
+  });
+
   it('an unparsable Last-Modified becomes null', () => {
     assert.equal(buildDocument(input({ headers: { 'Last-Modified': 'yesterday-ish' } })).lastModified, null);
   });
