@@ -142,6 +142,45 @@ describe('compound files and PDFs through the pipeline (issue #5 items 9 and 11)
       `archive with 1 element(s), truncated by limits: ${bombUrl}: zeros.bin: declares 209715200 bytes, over the 104857600 left of limits.archiveBytes (maxTotalBytes)`,
     );
   });
+  it('a macOS zip with a password-protected entry: the open files indexed, AppleDouble files left out, the rest said', async () => {
+    const zip = Buffer.from(
+      zipSync({
+        'Report/notes.txt': strToU8('open notes'),
+        '__MACOSX/Report/._notes.txt': new Uint8Array([0, 5, 0x16, 7, 0, 2, 0, 0]),
+        'Report/secret.txt': strToU8('s'.repeat(300)),
+      }),
+    );
+    // ZipCrypto stands in: the encryption flag (bit 0) in both headers, the entry's data garbled.
+    const local = zip.indexOf('Report/secret.txt') - 30;
+    zip.writeUInt16LE(zip.readUInt16LE(local + 6) | 1, local + 6);
+    const central = zip.lastIndexOf('Report/secret.txt') - 46;
+    zip.writeUInt16LE(zip.readUInt16LE(central + 8) | 1, central + 8);
+    zip.fill(0xff, local + 30 + 17, local + 30 + 21);
+    site.route('/mac/', { body: '<html><body><a href="/mac/files.zip">zip</a></body></html>' });
+    site.route('/mac/files.zip', { headers: { 'Content-Type': 'application/zip' }, body: zip });
+    const config = parseConfig({
+      name: uniqueCrawlName('compoundmac'),
+      startUrls: [`${site.url}/mac/`],
+      scope: { ignoredExtensions: DEFAULT_IGNORED_EXTENSIONS.filter((e) => e !== 'zip') },
+      fetch: { allowPrivateNetworks: true },
+    });
+    const session = await openSession(config);
+
+    await crawl(session);
+
+    const url = `${site.url}/mac/files.zip`;
+    const docs = await collect(documents(session));
+    assert.deepEqual(
+      docs.filter((d) => String(d.url).startsWith(url)).map((d) => [d.url, d.content]),
+      [[`${url}/Report/notes.txt`, 'open notes']],
+    );
+    const states = new Map((await collect(urlStates(session))).map((u) => [u.url as string, u]));
+    assert.equal(
+      states.get(url)?.note,
+      `archive with 1 element(s), not read: ${url}: Report/secret.txt: encrypted (password-protected), not read`,
+    );
+  });
+
   it('retires the elements an archive no longer gives, and a gone archive’s, through the change feed', async () => {
     const config = parseConfig({
       name: uniqueCrawlName('compoundgone'),

@@ -6,7 +6,7 @@
 import { crc32 } from 'node:zlib';
 import { Gunzip, unzipSync } from 'fflate';
 import { looksLikeTar, readTar, type TarEntry } from './tar.ts';
-import { centralDirectoryCrcs } from './zip-directory.ts';
+import { zipDirectory } from './zip-directory.ts';
 
 /** Bounds on one extraction, shared by all nesting levels (zip-bomb safety). */
 export interface CompoundLimits {
@@ -155,26 +155,32 @@ function extractLevel(state: Extraction, bytes: Uint8Array, level: Level): void 
 }
 
 function extractZip(state: Extraction, bytes: Uint8Array, level: Level): void {
+  const directory = zipDirectory(bytes);
   const files = unzipSync(bytes, {
     // Runs on the central directory's declared sizes BEFORE anything is inflated. fflate inflates
     // into a buffer of the declared size, so an entry lying about its size cannot exceed it either.
     filter: (file) => {
-      if (!acceptName(state, file.name, level)) return false;
-      if (file.compression !== 0 && file.compression !== 8) {
-        state.warnings.push(
-          `${level.url}: ${file.name}: compression method ${file.compression} not supported`,
-        );
+      const entry = directory.get(file.name);
+      const name = entry?.name ?? file.name;
+      if (!acceptName(state, name, level)) return false;
+      // Ciphertext is no text, and inflating it throws: the whole archive was lost to one entry.
+      if (entry?.encrypted) {
+        state.warnings.push(`${level.url}: ${name}: encrypted (password-protected), not read`);
         return false;
       }
-      return charge(state, file.name, file.compression === 0 ? file.size : file.originalSize, level);
+      if (file.compression !== 0 && file.compression !== 8) {
+        state.warnings.push(`${level.url}: ${name}: compression method ${file.compression} not supported`);
+        return false;
+      }
+      return charge(state, name, file.compression === 0 ? file.size : file.originalSize, level);
     },
   });
-  const crcs = centralDirectoryCrcs(bytes);
-  for (const [name, data] of Object.entries(files)) {
+  for (const [key, data] of Object.entries(files)) {
+    const entry = directory.get(key);
+    const name = entry?.name ?? key;
     // fflate stops at the declared size: an entry whose data is longer lies about its size, and
     // what came out is a prefix; its CRC-32 no longer matches. Kept (what fits), but counted as cut.
-    const crc = crcs.get(name);
-    if (crc !== undefined && crc32(data) !== crc) {
+    if (entry !== undefined && crc32(data) !== entry.crc) {
       state.warnings.push(
         `${level.url}: ${name}: data does not match its declared size/CRC (lying size or corrupt), kept as cut`,
       );
@@ -246,12 +252,17 @@ function urlBaseName(url: string): string {
   }
 }
 
-/** Directories and unsafe names (absolute, `..` segments, control characters) are skipped with a warning. */
+/**
+ * Directories and unsafe names (absolute, `..` segments, control characters) are skipped with a
+ * warning; macOS's AppleDouble files (`__MACOSX/…`, `._name`: a file's resource fork and Finder
+ * data, binary) without one: they are no documents, and read as text they were junk hits.
+ */
 function acceptName(state: Extraction, name: string, level: Level): boolean {
   if (/[\\/]$/.test(name)) {
     state.warnings.push(`${level.url}: ${name}: directory entry skipped`);
     return false;
   }
+  if (/(^|[\\/])(__MACOSX[\\/]|\._[^\\/]*$)/.test(name)) return false;
   if (normalizeEntryPath(name) === null) {
     state.warnings.push(`${level.url}: ${name}: unsafe entry name (path traversal) skipped`);
     return false;

@@ -469,6 +469,13 @@ async function compound(
         .join('; ')}`,
     );
   }
+  // What else was not read (an encrypted entry, a corrupt archive, a compression method), said:
+  // "archive with 0 element(s)" alone left a user guessing.
+  const others = warnings.filter((w) => !/limits\.|lying|directory entry skipped/.test(w));
+  if (others.length > 0)
+    notes.push(
+      `not read: ${others.slice(0, 3).join('; ')}${others.length > 3 ? ` (and ${others.length - 3} more)` : ''}`,
+    );
   result.outcomes.push({ ...base(page, 'followed', { note: notes.join(', ') }), elements: given });
 }
 

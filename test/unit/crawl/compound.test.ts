@@ -247,6 +247,61 @@ describe('extractCompound: zip', () => {
     assert.ok((result.elements[0]?.bytes.length ?? 0) <= 100);
   });
 
+  it('skips an encrypted entry with a warning and reads the others (the archive is not lost to it)', () => {
+    // Random bytes deflated stand in for ZipCrypto ciphertext: inflated as if plain, they throw.
+    const zip = Buffer.from(
+      zipSync({ 'public.txt': strToU8('open text'), 'secret.txt': strToU8('x'.repeat(200)) }, { level: 6 }),
+    );
+    const secret = zip.indexOf('secret.txt');
+    const central = zip.lastIndexOf('PK\x01\x02');
+    // The encryption flag (general purpose bit 0) in both headers, and the entry's data garbled.
+    zip.writeUInt16LE(zip.readUInt16LE(secret - 30 + 6) | 1, secret - 30 + 6);
+    zip.writeUInt16LE(zip.readUInt16LE(central + 8) | 1, central + 8);
+    zip.fill(0xff, secret + 10, secret + 14);
+
+    const result = extractCompound(zip, ARCHIVE, LIMITS);
+
+    assert.deepEqual(
+      result.elements.map((e) => [e.name, text(e.bytes)]),
+      [['public.txt', 'open text']],
+    );
+    assert.deepEqual(result.warnings, [`${ARCHIVE}: secret.txt: encrypted (password-protected), not read`]);
+  });
+
+  it("leaves out macOS's AppleDouble files (__MACOSX/, ._name) without a warning", () => {
+    const zip = zipSync({
+      'Report/notes.txt': strToU8('notes'),
+      '__MACOSX/Report/._notes.txt': new Uint8Array([0, 5, 0x16, 7, 0, 2]),
+      'Report/._index.html': new Uint8Array([0, 5, 0x16, 7]),
+    });
+
+    const result = extractCompound(zip, ARCHIVE, LIMITS);
+
+    assert.deepEqual(
+      result.elements.map((e) => e.name),
+      ['Report/notes.txt'],
+    );
+    assert.deepEqual(result.warnings, []);
+  });
+
+  it('reads a name without the UTF-8 flag as UTF-8 when it is, else as code page 437 (APPNOTE D)', () => {
+    const zip = Buffer.from(zipSync({ 'Bxcher.txt': strToU8('cp437'), 'Caf__.txt': strToU8('utf-8') }));
+    // fflate flags no ASCII name: write the legacy bytes in place, in both headers.
+    for (let at = zip.indexOf('Bxcher'); at >= 0; at = zip.indexOf('Bxcher', at + 1)) zip[at + 1] = 0x81;
+    for (let at = zip.indexOf('Caf__'); at >= 0; at = zip.indexOf('Caf__', at + 1))
+      Buffer.from('\u00e9').copy(zip, at + 3);
+
+    const result = extractCompound(zip, ARCHIVE, LIMITS);
+
+    assert.deepEqual(
+      result.elements.map((e) => [e.name, e.url, text(e.bytes)]),
+      [
+        ['B\u00fccher.txt', `${ARCHIVE}/B%C3%BCcher.txt`, 'cp437'],
+        ['Caf\u00e9.txt', `${ARCHIVE}/Caf%C3%A9.txt`, 'utf-8'],
+      ],
+    );
+  });
+
   it('warns about a corrupt zip instead of throwing', () => {
     const zip = zipSync({ 'a.txt': strToU8('a') }).subarray(0, 40);
 
