@@ -138,6 +138,7 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const note = page.truncated
     ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)`
     : undefined;
+  if (page.truncated) count(result.rejected, 'limit-fetch-max-bytes');
   // A sitemap task is parsed as one whatever it looks like: a .xml.gz sitemap is no compound.
   if (page.task.kind === 'sitemap') return sitemap(page, bytes, ctx, result);
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
@@ -162,9 +163,11 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (elsewhere && !('code' in elsewhere.hop))
     return canonicalInstead(elsewhere, page, result, page.task.follow && robots.follow, note);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
-    return compound(page, bytes, ctx, result);
+    return compound(page, bytes, ctx, result, note);
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
-  if (typeof doc === 'string') return void result.outcomes.push(base(page, 'ignored', { note: doc }));
+  // A PDF cut short has lost its cross-reference table (at the end): unreadable for that reason.
+  if (typeof doc === 'string')
+    return void result.outcomes.push(base(page, 'ignored', { note: note ? `${doc}: ${note}` : doc }));
   const notes = joinNotes(note, doc.note);
   const input = { ...doc, size: bytes.length, ...(sniffed ? { sniffedMimeType: sniffed } : {}) };
   result.outcomes.push(documentOutcome(page, ctx, result, input, notes));
@@ -433,6 +436,8 @@ async function compound(
   bytes: Uint8Array,
   ctx: PageContext,
   result: PageResult,
+  /** how the body was cut at fetch.maxBytes, if it was */
+  cut?: string,
 ): Promise<void> {
   const { archiveEntries, archiveBytes, archiveDepth } = ctx.config.limits;
   const limits = { maxEntries: archiveEntries, maxTotalBytes: archiveBytes, maxDepth: archiveDepth };
@@ -459,6 +464,8 @@ async function compound(
   }
   const notes = [`archive with ${elements.length} element(s)`];
   if (skipped) notes.push(`${skipped} not indexable`);
+  // A zip's directory is at its end: one cut short gives nothing, and this says why.
+  if (cut) notes.push(cut);
   if (truncated) {
     count(result.rejected, 'limit-archive');
     // the first warnings say which limit cut it (limits.archiveEntries/archiveBytes/archiveDepth)

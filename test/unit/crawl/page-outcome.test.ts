@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { strToU8, zipSync } from 'fflate';
 import iconv from 'iconv-lite';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
 import { processPage } from '../../../shared/crawl/page/page-outcome.ts';
@@ -394,6 +395,31 @@ const ROWS: Row[] = [
     page: { body: HTML('<p>Half a page</p>'), truncated: true },
     states: ['indexed'],
     note: /truncated at fetch\.maxBytes/,
+  },
+  {
+    kind: 'a PDF cut at fetch.maxBytes: not read, and the note says why (its table is at its end)',
+    page: {
+      url: '/report.pdf',
+      type: 'application/pdf',
+      body: minimalPdf('Quarterly report').subarray(0, 200),
+      truncated: true,
+    },
+    states: ['ignored'],
+    note: /^unreadable PDF: truncated at fetch\.maxBytes \(10485760 bytes\)$/,
+    rejected: { 'limit-fetch-max-bytes': 1 },
+  },
+  {
+    kind: 'a zip cut at fetch.maxBytes: no element, and the note says why (its directory is at its end)',
+    page: {
+      url: '/files/docs.zip',
+      type: 'application/zip',
+      body: zipSync({ 'a.txt': strToU8('a'.repeat(500)) }).subarray(0, 100),
+      truncated: true,
+    },
+    config: { scope: { ignoredExtensions: [] } },
+    states: ['followed'],
+    note: /^archive with 0 element\(s\), truncated at fetch\.maxBytes \(10485760 bytes\), not read: .*corrupt zip archive/,
+    rejected: { 'limit-fetch-max-bytes': 1 },
   },
   {
     kind: 'HTML over limits.linksPerPage: the first links, the rest counted',
