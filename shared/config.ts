@@ -320,7 +320,10 @@ export const ExtractSchema = z
      * (the `canonical` field) and only decides which URL keeps a duplicate's content (Elastic's way)
      */
     honorCanonical: z.boolean().default(false),
-    /** @default {} — "<meta name or property>": "<document field>" */
+    /**
+     * @default {} — "<meta name or property>": "<document field>"; a PDF's Author, Subject and
+     * Keywords are mapped under the names `author`, `subject` and `keywords`
+     */
     metadataMapping: z.record(z.string(), z.string()).default({}),
   })
   .prefault({});

@@ -74,7 +74,7 @@ export function lyingZip(declared: number): Uint8Array {
 }
 
 /** A minimal PDF 1.4 with one page showing `text` in Helvetica; xref offsets computed, not guessed. */
-export function minimalPdf(text: string, title?: string): Uint8Array {
+export function minimalPdf(text: string, title?: string, info: Record<string, string> = {}): Uint8Array {
   const stream = `BT /F1 24 Tf 72 700 Td (${text}) Tj ET`;
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
@@ -82,7 +82,9 @@ export function minimalPdf(text: string, title?: string): Uint8Array {
     '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
     `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
     '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
-    `<< /Title (${title ?? ''}) /Producer (trawl test) >>`,
+    `<< /Title (${title ?? ''}) /Producer (trawl test)${Object.entries(info)
+      .map(([k, v]) => ` /${k} (${v})`)
+      .join('')} >>`,
   ];
   let pdf = '%PDF-1.4\n';
   const offsets: number[] = [];

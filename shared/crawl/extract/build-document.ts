@@ -27,6 +27,9 @@ export interface BuildDocumentInput {
   compoundPath?: string[];
   /** the media type the bytes showed when the header's says nothing (octet-stream): its `mimeType` */
   sniffedMimeType?: string;
+  /** a document without an extraction (a PDF): its mapped metadata and its description */
+  meta?: Record<string, string | string[]>;
+  description?: string | null;
 }
 
 /** Reads a header case-insensitively (HTTP field names are case-insensitive, RFC 9110 §5.1). */
@@ -88,9 +91,9 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
     hash: input.hash,
     depth: input.depth,
     source: input.source,
-    meta: mergeMeta(input.extraction?.meta ?? {}, input.addMeta),
+    meta: mergeMeta(input.extraction?.meta ?? input.meta ?? {}, input.addMeta),
     indexedAt: input.indexedAt,
-    description: nullableNfc(input.extraction?.description ?? null),
+    description: nullableNfc(input.extraction ? input.extraction.description : (input.description ?? null)),
     language: input.extraction ? input.extraction.language : headerLanguage(input.headers),
   };
   if (input.extraction) doc.canonical = input.extraction.canonical;

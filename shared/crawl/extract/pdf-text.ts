@@ -14,10 +14,19 @@ export interface PdfText {
   text: string;
   /** the document information dictionary's Title, else the XMP dc:title, else null */
   title: string | null;
+  /**
+   * the information dictionary's Author, Subject and Keywords (PDF 32000 §14.3.3), under the
+   * lower-case names an HTML page's `<meta>` gives them (`extract.metadataMapping` maps both)
+   */
+  info?: Partial<Record<PdfInfoName, string>>;
   pages: number;
   /** set when a limit stopped the extraction early: which (summary key) and why (the URL's note) */
   cut?: { limit: PdfLimitKey; reason: string };
 }
+
+/** The information dictionary entries a document gets, by the name they are mapped under. */
+const INFO: Record<string, PdfInfoName> = { Author: 'author', Subject: 'subject', Keywords: 'keywords' };
+export type PdfInfoName = 'author' | 'subject' | 'keywords';
 
 /** The summary keys of the limits that can cut a PDF's text. */
 export type PdfLimitKey = 'limit-pdf-pages' | 'limit-pdf-time' | 'limit-pdf-memory';
@@ -72,7 +81,14 @@ export async function pdfToText(
   try {
     progress?.opened(pdf.numPages);
     const { text, cut } = await pagesText(pdf, limits, progress);
-    return { text: collapse(text), title: await titleOf(pdf), pages: pdf.numPages, ...(cut ? { cut } : {}) };
+    const { title, info } = await documentInfo(pdf);
+    return {
+      text: collapse(text),
+      title,
+      ...(Object.keys(info).length > 0 ? { info } : {}),
+      pages: pdf.numPages,
+      ...(cut ? { cut } : {}),
+    };
   } catch (error) {
     throw new CrawlError(`PDF text extraction failed: ${(error as Error).message}`, { cause: error });
   } finally {
@@ -113,11 +129,19 @@ async function pagesText(
   return { text: parts.join(' '), cut: { limit: 'limit-pdf-pages', reason } };
 }
 
-async function titleOf(pdf: Awaited<ReturnType<typeof getDocumentProxy>>): Promise<string | null> {
+async function documentInfo(
+  pdf: PdfDocument,
+): Promise<{ title: string | null; info: NonNullable<PdfText['info']> }> {
   const { info, metadata } = await getMeta(pdf);
-  const fromInfo = typeof info['Title'] === 'string' ? collapse(info['Title']) : '';
-  if (fromInfo !== '') return fromInfo;
+  const text = (value: unknown) => (typeof value === 'string' ? collapse(value) : '');
+  const found: NonNullable<PdfText['info']> = {};
+  for (const [key, name] of Object.entries(INFO)) {
+    const value = text(info[key]);
+    if (value !== '') found[name] = value;
+  }
+  const fromInfo = text(info['Title']);
+  if (fromInfo !== '') return { title: fromInfo, info: found };
   // unpdf hands an empty object when the PDF has no XMP metadata stream.
-  const fromXmp = typeof metadata?.get === 'function' ? metadata.get('dc:title') : null;
-  return typeof fromXmp === 'string' && collapse(fromXmp) !== '' ? collapse(fromXmp) : null;
+  const fromXmp = text(typeof metadata?.get === 'function' ? metadata.get('dc:title') : null);
+  return { title: fromXmp !== '' ? fromXmp : null, info: found };
 }

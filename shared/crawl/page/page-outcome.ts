@@ -18,7 +18,7 @@ import {
   headerRobots,
   titleFromUrl,
 } from '../extract/extract-html.ts';
-import { collapse, type PdfReader, pdfToText } from '../extract/pdf-text.ts';
+import { collapse, type PdfReader, type PdfText, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
 import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
@@ -184,7 +184,9 @@ async function plainDocument(
   contentType: string | null,
   ctx: PageContext,
   result: PageResult,
-): Promise<{ text: string; title?: string; note?: string; charset?: string | null } | string> {
+): Promise<
+  { text: string; title?: string; note?: string; charset?: string | null; info?: PdfText['info'] } | string
+> {
   if (mimeType === 'application/pdf') {
     const pdf = await pdfDocument(bytes, ctx, result);
     return typeof pdf === 'string' ? pdf : { ...pdf, charset: null };
@@ -228,7 +230,12 @@ async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResu
   if (!pdf) return 'unreadable PDF';
   if (pdf.cut) count(result.rejected, pdf.cut.limit);
   const note = pdf.cut ? `PDF text cut: ${pdf.cut.reason}` : undefined;
-  return { text: pdf.text, ...(pdf.title ? { title: pdf.title } : {}), ...(note ? { note } : {}) };
+  return {
+    text: pdf.text,
+    ...(pdf.title ? { title: pdf.title } : {}),
+    ...(note ? { note } : {}),
+    ...(pdf.info ? { info: pdf.info } : {}),
+  };
 }
 
 /** PDF text in this thread: the time limit on the process clock, checked between pages only. */
@@ -513,6 +520,8 @@ interface DocInput {
   charset?: string | null;
   compoundPath?: string[];
   sniffedMimeType?: string;
+  /** a PDF's Author, Subject and Keywords */
+  info?: PdfText['info'];
 }
 
 /** Media types that say nothing of the bytes ("download this"). */
@@ -530,6 +539,22 @@ const UNDECLARED = new Set([
 function sniffPdf(mimeType: string | null, bytes: Uint8Array): string | undefined {
   if (mimeType !== null && !UNDECLARED.has(mimeType)) return undefined;
   return Buffer.from(bytes.subarray(0, 5)).toString('latin1') === '%PDF-' ? 'application/pdf' : undefined;
+}
+
+/** A PDF's information entries under the document fields `extract.metadataMapping` names for them. */
+function mappedInfo(
+  info: NonNullable<PdfText['info']>,
+  mapping: Record<string, string>,
+): Record<string, string | string[]> {
+  const fields = new Map(Object.entries(mapping).map(([k, v]) => [k.trim().toLowerCase(), v]));
+  const meta: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(info)) {
+    const field = fields.get(name);
+    if (field === undefined || value === undefined) continue;
+    const had = meta[field];
+    meta[field] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+  }
+  return meta;
 }
 
 function documentOutcome(
@@ -556,6 +581,14 @@ function documentOutcome(
     hash: '',
     compoundPath: input.compoundPath,
     ...(input.sniffedMimeType ? { sniffedMimeType: input.sniffedMimeType } : {}),
+    // A PDF's information dictionary, as a page's <meta> tags: its Subject is its description,
+    // and extract.metadataMapping maps `author`, `subject` and `keywords` (Tika's dc:creator…).
+    ...(!extraction && input.info
+      ? {
+          meta: mappedInfo(input.info, ctx.config.extract.metadataMapping),
+          description: input.info.subject ?? null,
+        }
+      : {}),
   });
   // A PDF or text document names its canonical in a Link header (an archive's elements have none).
   if (!extraction && input.compoundPath === undefined) {

@@ -397,6 +397,25 @@ const ROWS: Row[] = [
     note: /truncated at fetch\.maxBytes/,
   },
   {
+    kind: "a PDF's Author, Subject and Keywords: mapped as a page's <meta> tags, its Subject the description",
+    page: {
+      url: '/paper.pdf',
+      type: 'application/pdf',
+      body: minimalPdf('Findings', 'Paper', {
+        Author: 'Ada Lovelace',
+        Subject: 'On engines',
+        Keywords: 'math, engines',
+      }),
+    },
+    config: { extract: { metadataMapping: { Author: 'author', keywords: 'tags' } } },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.deepEqual(o?.doc?.meta, { author: 'Ada Lovelace', tags: 'math, engines' });
+      assert.equal(o?.doc?.description, 'On engines');
+      assert.equal(o?.doc?.title, 'Paper');
+    },
+  },
+  {
     kind: 'a PDF cut at fetch.maxBytes: not read, and the note says why (its table is at its end)',
     page: {
       url: '/report.pdf',
