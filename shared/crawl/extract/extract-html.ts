@@ -45,13 +45,30 @@ export interface ExtractHtmlInput {
   charset?: string | null;
 }
 
-/** Text of these never counts as content (title is collected on its own). */
-const HIDDEN = new Set(['script', 'style', 'noscript', 'template', 'title']);
+/**
+ * Text of these never counts as content (title is collected on its own): besides code, media
+ * elements' fallback ("your browser does not support video") and ruby annotations (`<rt>`, `<rp>`:
+ * 漢<rt>kan</rt>字<rt>ji</rt> read "漢kan字ji", and 漢字 was no longer one term).
+ */
+const HIDDEN = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'title',
+  'video',
+  'audio',
+  'canvas',
+  'rt',
+  'rp',
+]);
+/** Inside SVG and MathML: text never shown (a description for assistive technology, metadata). */
+const FOREIGN_HIDDEN = new Set(['desc', 'metadata', 'annotation-xml']);
 /** Elements that separate words, so "<p>a</p><p>b</p>" reads "a b". */
 const BLOCK = new Set(
   `address article aside blockquote body br button caption center dd details dialog dir div dl dt fieldset
   figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img input legend
-  li main menu nav ol optgroup option p pre section select summary table tbody td textarea tfoot th thead tr ul`.split(
+  li main menu nav ol optgroup option p pre search section select summary table tbody td textarea tfoot th thead tr ul`.split(
     /\s+/,
   ),
 );
@@ -119,6 +136,7 @@ class Collector implements Partial<Handler> {
     let f = 0;
     // Seed 004: removed elements (by name or class) are skipped with their nested content.
     if (HIDDEN.has(name) || this.removeTags.has(name) || this.hasRemovedClass(attribs.class)) f |= F_SKIP;
+    if (this.svg > 0 && FOREIGN_HIDDEN.has(name)) f |= F_SKIP;
     if (name === 'template') f |= F_INERT;
     if (name === 'svg' || name === 'math') f |= F_SVG; // foreign content: its <title> is not the page's
     if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
@@ -194,17 +212,22 @@ class Collector implements Partial<Handler> {
       this.addHref(target ?? undefined);
       if (target && !this.refresh) this.refresh = { seconds: Number.parseFloat(a.content), target };
     }
-    const value = a.content.trim();
-    if (a['http-equiv']?.trim().toLowerCase() === 'content-language') this.metaLang ??= value;
+    // Whitespace collapsed, as the description's and the text's (a value spread over lines of markup).
+    const value = a.content.replace(/\s+/g, ' ').trim();
+    const equiv = a['http-equiv']?.trim().toLowerCase();
+    if (equiv === 'content-language') this.metaLang ??= value;
     const name = a.name?.trim().toLowerCase();
-    const property = a.property?.trim().toLowerCase();
     if (name === 'robots' || (name !== undefined && name === this.agent))
       this.robotsMeta.push({ name, content: value });
-    // A meta whose name and property map to one field counts once.
+    // name, property and (microdata) itemprop are the page's metadata; an http-equiv is a header
+    // the page states (`last-modified`), mapped when the config names it. A meta whose names map
+    // to one field counts once.
+    const keys = new Set([name, a.property?.trim().toLowerCase(), a.itemprop?.trim().toLowerCase()]);
+    const equivOnly = equiv !== undefined && !keys.has(equiv) ? equiv : undefined;
     let mappedTo: string | undefined;
-    for (const key of property !== name ? [name, property] : [name]) {
+    for (const key of [...keys, equivOnly]) {
       if (!key) continue;
-      push(this.rawMeta, key, value);
+      if (key !== equivOnly) push(this.rawMeta, key, value);
       const field = this.mapping.get(key);
       if (field !== undefined && field !== mappedTo) push(this.mapped, field, value);
       mappedTo = field ?? mappedTo;

@@ -201,6 +201,15 @@ describe('extractHtml text: what a reader sees', () => {
     assert.equal(r.description, 'Café & thé desc');
     assert.equal(r.content, 'hyphenated pq [1mbold isolated emoji');
   });
+  it('leaves out media fallback, ruby annotations and SVG descriptions; <search> separates words', () => {
+    const r = extract(
+      '<p>Intro</p><video src="v.mp4">Your browser does not support video</video><audio>no audio</audio>' +
+        '<canvas>no canvas</canvas><p><ruby>漢<rp>(</rp><rt>kan</rt><rp>)</rp>字<rt>ji</rt></ruby></p>' +
+        '<svg><title>chart</title><desc>a bar chart</desc><metadata>m</metadata><text>Sales</text></svg>' +
+        '<search>searchA</search><search>searchB</search>',
+    );
+    assert.equal(r.content, 'Intro 漢字 Sales searchA searchB');
+  });
   it("a textarea's character references are decoded, as a browser shows them (htmlparser2 leaves them raw)", () => {
     const r = extract(
       '<p>A &amp; B</p><textarea>x &lt;b&gt; &amp;amp; &eacute;&#233;</textarea>' +
@@ -362,6 +371,16 @@ describe('extractHtml metadata (seed 004 metadata mapping)', () => {
     });
     assert.deepEqual(meta, { headline: 'X' });
     assert.deepEqual(rawMeta, { title: ['X'], 'og:title': ['X'] });
+  });
+  it('itemprop is metadata too; an http-equiv is mapped when named; values have their whitespace collapsed', () => {
+    const metadataMapping = { datepublished: 'published', 'last-modified': 'stated', generator: 'generator' };
+    const { meta, rawMeta } = extract(
+      '<meta itemprop="datePublished" content="2026-01-02"><meta http-equiv="Last-Modified" content="Fri, 02 Jan 2026">' +
+        '<meta name="generator" content=" Hugo \n  0.1 ">',
+      { options: { ...OPTIONS, metadataMapping } },
+    );
+    assert.deepEqual(meta, { published: '2026-01-02', stated: 'Fri, 02 Jan 2026', generator: 'Hugo 0.1' });
+    assert.deepEqual(rawMeta, { datepublished: ['2026-01-02'], generator: ['Hugo 0.1'] });
   });
   it('a hostile meta name is plain data', () => {
     assert.deepEqual(
