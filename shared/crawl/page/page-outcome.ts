@@ -226,8 +226,14 @@ async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResu
   }
   const limits = { maxPages: pdfPages, maxMs: pdfTimeMs, maxHeapMb: pdfMemoryMb };
   const read = ctx.readPdf ?? inThread;
-  const pdf = await read(bytes, limits).catch(() => null);
-  if (!pdf) return 'unreadable PDF';
+  let failure = '';
+  const pdf = await read(bytes, limits).catch((error: Error) => {
+    failure = String(error?.message ?? '');
+    return null;
+  });
+  // pdf.js says "No password given" (PasswordException) of a PDF that needs one to be opened.
+  if (!pdf)
+    return /password/i.test(failure) ? 'encrypted PDF: a password is needed to open it' : 'unreadable PDF';
   if (pdf.cut) count(result.rejected, pdf.cut.limit);
   const note = pdf.cut ? `PDF text cut: ${pdf.cut.reason}` : undefined;
   return {

@@ -5,6 +5,8 @@
  * archive, unsupported type) and the limits that cut one.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
@@ -414,6 +416,16 @@ const ROWS: Row[] = [
       assert.equal(o?.doc?.description, 'On engines');
       assert.equal(o?.doc?.title, 'Paper');
     },
+  },
+  {
+    kind: 'a PDF that needs a password: not read, and the note says so',
+    page: {
+      url: '/locked.pdf',
+      type: 'application/pdf',
+      body: readFileSync(join(import.meta.dirname, '../../fixtures/pdf/user-password.pdf')),
+    },
+    states: ['ignored'],
+    note: /^encrypted PDF: a password is needed to open it$/,
   },
   {
     kind: 'a PDF cut at fetch.maxBytes: not read, and the note says why (its table is at its end)',
