@@ -47,16 +47,36 @@ const ZIP_DOC_FIRST_ENTRY = new Set(['[Content_Types].xml', 'mimetype', 'META-IN
 // biome-ignore format: a lookup table
 const ELEMENT_MIME: Record<string, string> = {
   html: 'text/html', htm: 'text/html', xhtml: 'application/xhtml+xml', txt: 'text/plain', text: 'text/plain',
-  md: 'text/markdown', csv: 'text/csv', xml: 'text/xml', pdf: 'application/pdf',
+  md: 'text/markdown', markdown: 'text/markdown', csv: 'text/csv', tsv: 'text/tab-separated-values',
+  xml: 'text/xml', pdf: 'application/pdf', rst: 'text/plain', adoc: 'text/plain', asciidoc: 'text/plain',
+  org: 'text/plain', tex: 'text/plain', log: 'text/plain', json: 'text/plain', yaml: 'text/plain',
+  yml: 'text/plain', ini: 'text/plain', cfg: 'text/plain', conf: 'text/plain', properties: 'text/plain',
 };
 
 /**
  * The mime type of an archive element from its name (SMILA's WebExtractor sets none; a search
- * index wants one), or null for anything else (binaries are not indexed as text).
+ * index wants one), or null for anything else (binaries are not indexed as text). A name without
+ * an extension (`README`, `LICENSE`, `CHANGELOG`) is text when its start is: UTF-8 without
+ * control characters but tabs and line ends (Tika detects text by its content too).
  */
-export function elementMimeType(name: string): string | null {
-  const ext = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase();
-  return ext === undefined ? null : (ELEMENT_MIME[ext] ?? null);
+export function elementMimeType(name: string, bytes?: Uint8Array): string | null {
+  const base = name.split('/').pop() ?? name;
+  const ext = /\.([a-z0-9]+)$/i.exec(base)?.[1]?.toLowerCase();
+  if (ext !== undefined) return ELEMENT_MIME[ext] ?? null;
+  return bytes !== undefined && looksLikeText(bytes.subarray(0, 4096)) ? 'text/plain' : null;
+}
+
+function looksLikeText(head: Uint8Array): boolean {
+  if (head.length === 0) return false;
+  let text: string;
+  try {
+    // stream: a multi-byte character cut at the end of the sample is held back, not an error.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+  } catch {
+    return false;
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what binary data shows
+  return !/[\u0000-\u0008\u000e-\u001f\u007f]/.test(text);
 }
 
 /** The archive format named by the magic bytes (`PK\x03\x04`, `\x1f\x8b`, `ustar` at 257), or null. */

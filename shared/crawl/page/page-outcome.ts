@@ -458,7 +458,7 @@ async function compound(
   let skipped = 0;
   const given: string[] = [];
   for (const el of elements) {
-    const mimeType = elementMimeType(el.name);
+    const mimeType = elementMimeType(el.name, el.bytes);
     // An element has no headers of its own: its type comes from its name, its date from the archive's.
     const headers: Record<string, string> = mimeType ? { 'content-type': mimeType } : {};
     if (page.headers['last-modified']) headers['last-modified'] = page.headers['last-modified'];

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { constants, crc32, deflateRawSync, gzipSync as zlibGzip } from 'node:zlib';
 import { gzipSync, strToU8, zipSync } from 'fflate';
-import { extractCompound, gunzipCapped, isCompound } from '../../../shared/crawl/archives/compound.ts';
+import {
+  elementMimeType,
+  extractCompound,
+  gunzipCapped,
+  isCompound,
+} from '../../../shared/crawl/archives/compound.ts';
 
 // Tar and tar.gz extraction are tested in tar.test.ts, next to the tar reader.
 const LIMITS = { maxEntries: 100, maxTotalBytes: 10 * 1024 * 1024, maxDepth: 3 };
@@ -343,5 +348,28 @@ describe('extractCompound: gzip', () => {
 
     assert.deepEqual([capped.truncated, capped.bytes.length], [true, 1_000_000]);
     assert.deepEqual([whole.truncated, whole.bytes.length], [false, 5 << 20]);
+  });
+});
+
+describe('elementMimeType: what an archive element is, with no Content-Type of its own', () => {
+  it('by its extension: documents and the usual text formats; binaries none', () => {
+    assert.deepEqual(
+      ['a/page.HTM', 'notes.rst', 'app.log', 'data.json', 'conf/app.yaml', 'logo.png', 'x.exe'].map((n) =>
+        elementMimeType(n),
+      ),
+      ['text/html', 'text/plain', 'text/plain', 'text/plain', 'text/plain', null, null],
+    );
+  });
+
+  it('without an extension (README, LICENSE): text when its bytes are, else none', () => {
+    assert.equal(
+      elementMimeType('docs/README', strToU8('# Project\n\tIndented, caf\u00e9 \u2014 ok\r\n')),
+      'text/plain',
+    );
+    assert.equal(elementMimeType('bin/tool', new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0])), null);
+    assert.equal(elementMimeType('blob', new Uint8Array([0xff, 0xfe, 0x41, 0xc3])), null, 'not UTF-8');
+    assert.equal(elementMimeType('empty', new Uint8Array()), null);
+    // A character cut at the end of the 4 KB sample is not taken for binary data.
+    assert.equal(elementMimeType('long', strToU8(`${'a'.repeat(4095)}\u00e9 more`)), 'text/plain');
   });
 });
