@@ -11,6 +11,8 @@ export interface TarItem {
   data?: string | Uint8Array;
   type?: string;
   prefix?: string;
+  /** the header's mtime, seconds since 1970 (0 when absent) */
+  mtime?: number;
 }
 
 /** A POSIX ustar archive: a 512-byte header per entry, data padded to 512, two zero blocks at the end. */
@@ -32,7 +34,7 @@ function tarHeader(item: TarItem, size: number): Uint8Array {
     ['0000000\0', 108],
     ['0000000\0', 116],
     [`${size.toString(8).padStart(11, '0')}\0`, 124],
-    ['00000000000\0', 136],
+    [`${(item.mtime ?? 0).toString(8).padStart(11, '0')}\0`, 136],
     ['        ', 148], // the checksum is computed with its own field as spaces
     [item.type ?? '0', 156],
     ['ustar\x0000', 257],
@@ -56,12 +58,22 @@ export function tarFiles(files: Record<string, string>): Uint8Array {
   return tar(Object.entries(files).map(([name, data]) => ({ name, data })));
 }
 
+/** The entries' time in the zips the tests build (fflate's default is the time of the build). */
+export const ZIP_MTIME = new Date('2024-05-01T10:00:00Z');
+/** What a zip's MS-DOS time keeps of ZIP_MTIME: the archiver's local time, read back as UTC. */
+export const ZIP_MTIME_READ = new Date(
+  ZIP_MTIME.getTime() - ZIP_MTIME.getTimezoneOffset() * 60_000,
+).toISOString();
+
 /**
  * A zip whose `zeros.bin` claims `declared` bytes in the central directory (APPNOTE 4.3.12: the
  * uncompressed size at offset 24 of the entry), next to an honest `small.txt`.
  */
 export function lyingZip(declared: number): Uint8Array {
-  const zip = zipSync({ 'zeros.bin': new Uint8Array(64 * 1024), 'small.txt': strToU8('small and honest') });
+  const zip = zipSync(
+    { 'zeros.bin': new Uint8Array(64 * 1024), 'small.txt': strToU8('small and honest') },
+    { mtime: ZIP_MTIME },
+  );
   const view = new DataView(zip.buffer, zip.byteOffset, zip.byteLength);
   for (let at = 0; at + 46 < zip.length; at++) {
     if (view.getUint32(at, true) !== 0x02014b50) continue;

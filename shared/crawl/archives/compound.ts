@@ -25,6 +25,8 @@ export interface CompoundElement {
   bytes: Uint8Array;
   /** the entry's path inside the archive that holds it */
   name: string;
+  /** when the archive says the entry was last modified, ISO (the element's `lastModified`) */
+  modified?: string;
 }
 
 /** The elements, whether a limit cut the extraction short, and why entries were skipped. */
@@ -206,7 +208,7 @@ function extractZip(state: Extraction, bytes: Uint8Array, level: Level): void {
       );
       state.truncated = true;
     }
-    emit(state, normalizeEntryPath(name) ?? name, data, level);
+    emit(state, normalizeEntryPath(name) ?? name, data, level, entry?.modified);
   }
 }
 
@@ -217,7 +219,7 @@ function extractTar(state: Extraction, bytes: Uint8Array, level: Level): void {
       if (state.entriesLeft <= 0) return;
       continue;
     }
-    emit(state, normalizeEntryPath(entry.path) ?? entry.path, entry.data, level);
+    emit(state, normalizeEntryPath(entry.path) ?? entry.path, entry.data, level, entry.modified);
   }
 }
 
@@ -325,11 +327,17 @@ function charge(state: Extraction, name: string, size: number, level: Level): bo
 }
 
 /** An element, or a nested archive to open one level deeper (its elements keep the path to it). */
-function emit(state: Extraction, path: string, bytes: Uint8Array, level: Level): void {
+function emit(state: Extraction, path: string, bytes: Uint8Array, level: Level, modified?: string): void {
   const url = `${level.url}/${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}`;
   const nested = archiveFormat(bytes) !== null && !isZipDocument(path, null, bytes);
   if (!nested) {
-    state.elements.push({ url, compoundPath: level.compoundPath, bytes, name: path });
+    state.elements.push({
+      url,
+      compoundPath: level.compoundPath,
+      bytes,
+      name: path,
+      ...(modified ? { modified } : {}),
+    });
     return;
   }
   if (level.depth >= state.limits.maxDepth) {

@@ -15,6 +15,8 @@ export interface TarEntry {
   /** 'file', 'directory', or the type flag of anything else (links, devices, FIFOs) */
   type: string;
   data: Uint8Array;
+  /** the entry's modification time (header field mtime, seconds since 1970), ISO; undefined when unset */
+  modified?: string;
 }
 
 const TAR_TYPES: Record<string, string> = { '0': 'file', '\0': 'file', '7': 'file', '5': 'directory' };
@@ -42,10 +44,12 @@ export function* readTar(bytes: Uint8Array, warnings: string[]): Generator<TarEn
     const magic = cString(header.subarray(257, 263));
     const prefix = magic.startsWith('ustar') ? cString(header.subarray(345, 500)) : '';
     const name = cString(header.subarray(0, 100));
+    const mtime = tarNumber(header.subarray(136, 148));
     yield {
       path: longName ?? (prefix ? `${prefix}/${name}` : name),
       type: TAR_TYPES[flag] ?? `type ${JSON.stringify(flag)}`,
       data,
+      ...(mtime > 0 && mtime < 253_402_300_800 ? { modified: new Date(mtime * 1000).toISOString() } : {}),
     };
     longName = null;
   }

@@ -459,9 +459,11 @@ async function compound(
   const given: string[] = [];
   for (const el of elements) {
     const mimeType = elementMimeType(el.name, el.bytes);
-    // An element has no headers of its own: its type comes from its name, its date from the archive's.
+    // An element has no headers of its own: its type comes from its name, its date from its entry
+    // (a tar header's mtime, a zip's timestamp), else from the archive's Last-Modified.
     const headers: Record<string, string> = mimeType ? { 'content-type': mimeType } : {};
-    if (page.headers['last-modified']) headers['last-modified'] = page.headers['last-modified'];
+    const modified = el.modified ? new Date(el.modified).toUTCString() : page.headers['last-modified'];
+    if (modified) headers['last-modified'] = modified;
     // The archive's previous state is not the element's: the index stage reads the element's own.
     const { prev: _archive, ...task } = page.task;
     const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...task, url: el.url } };

@@ -8,6 +8,7 @@ import {
   gunzipCapped,
   isCompound,
 } from '../../../shared/crawl/archives/compound.ts';
+import { ZIP_MTIME, ZIP_MTIME_READ } from '../../helpers/archive-builders.ts';
 
 // Tar and tar.gz extraction are tested in tar.test.ts, next to the tar reader.
 const LIMITS = { maxEntries: 100, maxTotalBytes: 10 * 1024 * 1024, maxDepth: 3 };
@@ -371,5 +372,44 @@ describe('elementMimeType: what an archive element is, with no Content-Type of i
     assert.equal(elementMimeType('empty', new Uint8Array()), null);
     // A character cut at the end of the 4 KB sample is not taken for binary data.
     assert.equal(elementMimeType('long', strToU8(`${'a'.repeat(4095)}\u00e9 more`)), 'text/plain');
+  });
+});
+
+describe("extractCompound: an element's date (its lastModified)", () => {
+  it("a zip entry's MS-DOS time, or its extended timestamp (UTC) when it has one", () => {
+    const utc = Date.parse('2023-03-04T05:06:08Z') / 1000;
+    const stamp = new Uint8Array([1, utc & 255, (utc >> 8) & 255, (utc >> 16) & 255, (utc >>> 24) & 255]);
+    const zip = zipSync({
+      'dos.txt': [strToU8('a'), { mtime: ZIP_MTIME }],
+      'unix.txt': [strToU8('b'), { mtime: ZIP_MTIME, extra: { 21589: stamp } }],
+    });
+
+    const result = extractCompound(zip, ARCHIVE, LIMITS);
+
+    assert.deepEqual(
+      result.elements.map((e) => [e.name, e.modified]),
+      [
+        ['dos.txt', ZIP_MTIME_READ],
+        ['unix.txt', '2023-03-04T05:06:08.000Z'],
+      ],
+    );
+  });
+
+  it("a tar entry's mtime; none when the header leaves it 0", async () => {
+    const { tar } = await import('../../helpers/archive-builders.ts');
+    const bytes = tar([
+      { name: 'dated.txt', data: 'x', mtime: 1_700_000_000 },
+      { name: 'undated.txt', data: 'y' },
+    ]);
+
+    const result = extractCompound(bytes, ARCHIVE, LIMITS);
+
+    assert.deepEqual(
+      result.elements.map((e) => [e.name, e.modified]),
+      [
+        ['dated.txt', '2023-11-14T22:13:20.000Z'],
+        ['undated.txt', undefined],
+      ],
+    );
   });
 });
