@@ -103,6 +103,8 @@ export interface UrlTask {
   kind?: 'page' | 'sitemap';
   /** true when the URL came from a sitemap or feed (discovery: false still fetches it) */
   fromSitemap?: boolean;
+  /** a sitemap an index lists: the `<lastmod>` the index gives it, ISO (change-hints.ts) */
+  lastmod?: string;
   /** the URL's state when it was queued again (refresh, seed): the index stage's delta check reads it */
   prev?: UrlItem;
   /** a message on the way here was delivered more than once: the index stage checks the URL's state */

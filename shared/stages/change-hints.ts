@@ -15,6 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { manifestStamp } from '../aws/refresh-manifest.ts';
+import type { CrawlConfig } from '../config.ts';
+import { parseDuration } from '../crawl/state/duration.ts';
+import { isTableKept } from '../crawl/state/url-state.ts';
 import { KEYS, PREFIXES } from '../layout.ts';
 import type { ChangeHint, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -60,4 +63,45 @@ export async function readChangeHints(
     }
   }
   return hints;
+}
+
+/**
+ * Known sitemaps a sitemap names again (an index's children, a moved sitemap's new place), read
+ * again now: one the index dates later than its last read, or one it gives no date and that was
+ * last read more than half a discovery interval ago. Claimed once, they were read only at their
+ * refresh time (`refresh.maxAge`): a page added to a child of an index waited days, though the
+ * discovery cycle read the index every hour. A sitemap's state is its table item (url-state.ts),
+ * so the item says all: its last read, and the state its refetch carries (`prev`).
+ */
+export async function sitemapsAgain(
+  deps: StageDeps,
+  config: CrawlConfig,
+  tasks: UrlTask[],
+  fresh: UrlTask[],
+  now: string,
+): Promise<UrlTask[]> {
+  const claimed = new Set(fresh.map((t) => t.url));
+  const named = new Map<string, UrlTask>();
+  for (const t of tasks) if (t.kind === 'sitemap' && !claimed.has(t.url)) named.set(t.url, t);
+  if (named.size === 0) return [];
+  const items = await deps.urls.getMany([...named.keys()]);
+  const readBefore = new Date(
+    Date.parse(now) - parseDuration(config.refresh.discoveryInterval) / 2,
+  ).toISOString();
+  const again: UrlTask[] = [];
+  for (const [url, task] of named) {
+    const item = items.get(url);
+    // Not read yet (claimed, on its way) or forgotten: nothing to read again.
+    if (!item || !isTableKept(item) || !item.lastFetched) continue;
+    const due = task.lastmod ? task.lastmod > item.lastFetched : item.lastFetched < readBefore;
+    if (!due) continue;
+    const { lastmod: _date, ...rest } = task;
+    again.push({
+      ...rest,
+      depth: item.depth ?? task.depth,
+      queue: 'refresh',
+      prev: { ...item, stored: 'table' },
+    });
+  }
+  return again;
 }

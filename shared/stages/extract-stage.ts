@@ -24,7 +24,7 @@ import type {
   PageOutcome,
   StageRecord,
 } from '../types.ts';
-import { writeChangeHints } from './change-hints.ts';
+import { sitemapsAgain, writeChangeHints } from './change-hints.ts';
 import type { StageDeps } from './deps.ts';
 import { kickFor } from './fetch-presence.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
@@ -123,10 +123,12 @@ async function extractRecord(
   // (a crash before the delete, a message sent twice), so its outcomes may be copies.
   const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
   for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
-  await sendTasks(deps, decidedUnder(config, fresh));
+  const reread = await sitemapsAgain(deps, config, tasks, fresh, now);
+  await sendTasks(deps, decidedUnder(config, [...fresh, ...reread]));
+  if (reread.length > 0) stats['sitemap-reread'] = (stats['sitemap-reread'] ?? 0) + reread.length;
   await writeChangeHints(deps, changed, fresh, now, stats);
   deps.urls.markKnown(fresh.map((t) => t.url));
-  if (fresh.length > 0) await kickFor(deps, config, fresh);
+  if (fresh.length + reread.length > 0) await kickFor(deps, config, [...fresh, ...reread]);
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
 }

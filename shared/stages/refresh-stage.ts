@@ -161,9 +161,11 @@ async function findDue(deps: StageDeps) {
     grace === null
       ? null
       : new Date(Number.isFinite(last) ? Math.min(now - grace, last - grace / 2) : now - grace).toISOString();
+  // With discovery off no page's links are read (a whole fetch would buy nothing): conditional
+  // GETs throughout. Until 2026-11-28 every page was fetched whole every cycle then.
   const linksBefore = changes.widened
     ? until
-    : grace === null
+    : grace === null || !config.discovery
       ? null
       : new Date(now - grace / 4).toISOString();
   return {

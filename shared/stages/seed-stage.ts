@@ -72,7 +72,10 @@ async function sitemapUrls(
   decider: UrlDecider,
   summary: SeedSummary,
 ): Promise<string[]> {
-  const urls = new Set(config.sitemaps);
+  // In the form every other URL is kept in (`HTTP://Host/./s.xml#x` and `http://host/s.xml` are one sitemap).
+  const urls = new Set(
+    config.sitemaps.map((s) => decider.decide(s, { depth: 0, isStart: true }).normalized ?? s),
+  );
   // The start sites' robots.txt requests take their hosts' turns, as the fetch stage's do.
   const turns = new HostTurns(deps, config, Number.POSITIVE_INFINITY);
   // robots.txt goes through fetch.proxy as the pages do, with its login.
@@ -110,7 +113,8 @@ export function robotsSitemapsInScope(
   for (const line of lines) {
     const d = decider.decide(line, { depth: 0, isStart: true });
     const own = d.accepted && d.normalized !== null && new URL(d.normalized).origin === origin;
-    if (!own && !(d.accepted && decider.decide(line, { depth: 0, base: `${origin}/` }).accepted)) {
+    const inScope = () => decider.decide(line, { depth: 0, base: `${origin}/`, sitemap: true }).accepted;
+    if (!own && !(d.accepted && inScope())) {
       summary.rejected.push(`${maskUserInfo(line)}: robots.txt Sitemap: out of scope (${d.reason})`);
     } else if (kept.length >= max) {
       summary.rejected.push(

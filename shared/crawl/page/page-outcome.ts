@@ -25,7 +25,7 @@ import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
-import { sitemap } from './page-sitemap.ts';
+import { namedSitemap, sitemap } from './page-sitemap.ts';
 
 export type { PageContext, PageResult } from './page-kit.ts';
 
@@ -96,6 +96,13 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   if (!d.normalized) return void fail('malformed-redirect', `redirect to an unusable URL: ${target}`);
   const hop = nextHop(page, d.normalized, ctx);
   if ('code' in hop) return void fail(hop.code, hop.message);
+  // A sitemap that moved (http to https, a new path) is read where it went, as an index's child
+  // would be: judged as a link, its `.xml` made every moved sitemap's entries lost.
+  const moved = page.task.kind === 'sitemap' ? namedSitemap(d.normalized, page, ctx) : null;
+  if (moved) {
+    result.outcomes.push(base(page, 'ignored', { note: `redirected to ${moved.url}` }));
+    return void result.tasks.push({ ...moved, queue: 'redir', redirectChain: hop.chain });
+  }
   if (!d.accepted) {
     count(result.rejected, d.reason);
     result.outcomes.push(

@@ -16,18 +16,27 @@ export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, 
     return void result.outcomes.push(base(page, 'ignored', { note }));
   }
   const cuts: string[] = [];
+  // Read up to fetch.maxBytes (a gzip sitemap up to limits.sitemapBytes once inflated): said, since
+  // the entries after the cut are never seen.
+  if (page.truncated)
+    cuts.push(
+      `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes): the entries after it not read`,
+    );
   const children = capped(parsed.sitemaps, sitemapsPerSite, 'sitemapsPerSite', result, cuts);
   const entries = capped(parsed.urls, sitemapUrls, 'sitemapUrls', result, cuts);
-  const dates = changeDates(page, [...children, ...entries], ctx.now);
+  const dates = changeDates(page, entries, ctx.now);
   const changed: ChangeHint[] = [];
   const listed = (task: UrlTask, entry: SitemapUrl) => {
     result.tasks.push(task);
     const changedAt = dates.changedAt(entry);
     if (changedAt) changed.push({ url: task.url, changedAt, sitemap: page.url });
   };
+  // A child sitemap carries its date: the extract stage reads a known one again when the date is
+  // past its last read, or when it has none (change-hints.ts sitemapsAgain).
   for (const entry of children) {
-    const task = childSitemap(entry.loc, page, ctx);
-    if (task) listed(task, entry);
+    const task = namedSitemap(entry.loc, page, ctx);
+    const at = entry.lastmod === undefined ? Number.NaN : Date.parse(entry.lastmod);
+    if (task) result.tasks.push(Number.isNaN(at) ? task : { ...task, lastmod: new Date(at).toISOString() });
     else count(result.rejected, 'sitemap-out-of-scope');
   }
   for (const entry of entries) {
@@ -90,14 +99,20 @@ function capped<T>(items: T[], max: number, key: string, result: PageResult, cut
   return items.slice(0, max);
 }
 /**
- * A sitemap index's child: a sitemap of the index's own site is read even though `.xml` is an
- * ignored extension (sitemaps.org: an index lists the site's sitemaps); one elsewhere must be in
- * scope like any link, so an index cannot send the crawler off to arbitrary hosts.
+ * A sitemap named by another (an index's child, a sitemap's redirect target): one of the naming
+ * sitemap's own site is read even though `.xml` is an ignored extension (sitemaps.org: an index
+ * lists the site's sitemaps); one elsewhere must be in scope like any link, its extension aside
+ * (sitemaps.org "cross submits": until 2026-11-28 its `.xml` kept every such sitemap out), so an
+ * index cannot send the crawler off to arbitrary hosts.
  */
-function childSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask | null {
-  const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true });
+export function namedSitemap(loc: string, page: FetchedPage, ctx: PageContext): UrlTask | null {
+  const d = ctx.decider.decide(loc, { depth: page.task.depth, isStart: true, base: page.url });
   if (!d.accepted || !d.normalized) return null;
   const sameSite = new URL(d.normalized).origin === new URL(page.url).origin;
-  if (!sameSite && !ctx.decider.decide(loc, { depth: page.task.depth, base: page.url }).accepted) return null;
+  if (
+    !sameSite &&
+    !ctx.decider.decide(loc, { depth: page.task.depth, base: page.url, sitemap: true }).accepted
+  )
+    return null;
   return { ...taskFrom(d, page.task.depth), queue: 'user', index: false, follow: true, kind: 'sitemap' };
 }

@@ -51,6 +51,11 @@ export interface DecideContext {
   isStart?: boolean;
   /** base URL for relative links (the page URL, or its `<base href>`) */
   base?: string;
+  /**
+   * a sitemap or feed named by a sitemap index, a robots.txt `Sitemap:` line or a sitemap's
+   * redirect: judged by the scope as a link is, but not by its extension (`.xml`, `.gz`)
+   */
+  sitemap?: boolean;
 }
 
 export interface UrlDecider {
@@ -151,7 +156,7 @@ function decide(
   if (ctx.isStart) return { ...base, reason: 'start-url', queue: 'user' };
   const chain = rule?.actions.accept
     ? [filters.depth, filters.traps]
-    : [filters.depth, filters.traps, ...filters.scope];
+    : [filters.depth, filters.traps, ...(ctx.sitemap ? filters.sitemapScope : filters.scope)];
   const scopeReason = runFilters(chain, candidate);
   if (scopeReason) return rejected(normalized, domain, scopeReason);
   const queue = shiftQueue(queueFor(base.index, base.follow), base.priorityShift);

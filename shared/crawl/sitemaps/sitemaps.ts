@@ -93,8 +93,14 @@ export function parseSitemap(
   if (text === 'too-large') return { ...empty('unknown'), tooLarge: true };
   if (text === null) return empty('unknown');
   const body = text.replace(/^\uFEFF/, '').trimStart();
-  if (body.startsWith('<')) return parseXml(body, url);
-  return parseText(body);
+  if (!body.startsWith('<')) return parseText(body);
+  const parsed = parseXml(body, url);
+  // A sitemap cut short (fetch.maxBytes, a dropped connection) inside a tag (`…</url><ur`) parses
+  // as nothing at all; up to its last whole tag, it gives the entries read so far, as
+  // crawler-commons' lenient parser does. (Cut between tags, the parser takes it as it is.)
+  const end = body.trimEnd().lastIndexOf('>') + 1;
+  if (parsed.kind !== 'unknown' || end <= 0 || end === body.trimEnd().length) return parsed;
+  return parseXml(body.slice(0, end), url);
 }
 
 function empty(kind: SitemapKind): ParsedSitemap {

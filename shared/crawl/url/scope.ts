@@ -42,6 +42,8 @@ export type ScopeConfig = CrawlConfig['scope'];
 export interface ScopeFilters {
   hardLimits: UrlFilter[];
   scope: UrlFilter[];
+  /** `scope` without the ignored extensions: a sitemap's `.xml` or `.gz` is no reason to leave it out */
+  sitemapScope: UrlFilter[];
   depth: UrlFilter;
   /** crawler traps decided from the URL alone (scope.traps): even a rule's `accept` does not lift them */
   traps: UrlFilter;
@@ -63,10 +65,12 @@ export function createScopeFilters(scope: ScopeConfig, startUrls: string[]): Sco
     chain.push(includeFilter(compilePatterns(scope.include, 'scope.include'), scope.include));
   if (scope.exclude.length)
     chain.push(excludeFilter(compilePatterns(scope.exclude, 'scope.exclude'), scope.exclude));
+  const sitemapScope = [...chain];
   if (scope.ignoredExtensions.length) chain.push(ignoredExtensionFilter(scope.ignoredExtensions));
   return {
     hardLimits: [schemeFilter(scope.schemes), maxUrlLengthFilter(scope.maxUrlLength)],
     scope: chain,
+    sitemapScope,
     depth: maxDepthFilter(scope.maxDepth),
     traps: ({ parsed }) => pathTrap(parsed.pathname, scope.traps),
   };
