@@ -9,7 +9,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { dueLines, writeStateLines } from '../aws/refresh-manifest.ts';
-import { createUrlDecider, startTasks, startUrlsOf, type UrlDecider } from '../crawl/rules/decide.ts';
+import {
+  createUrlDecider,
+  sitemapsOf,
+  startTasks,
+  startUrlsOf,
+  type UrlDecider,
+} from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { parseDuration } from '../crawl/state/duration.ts';
 import { boundsOf, DOC_FIELDS } from '../crawl/state/index-plan.ts';
@@ -68,7 +74,8 @@ export interface PlannedAction {
  * (a refresh can still end in a deletion when the server answers 404 or keeps failing).
  */
 export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]> {
-  const { due, decider, starts, orphanBefore, review, policy, changes, config, hints } = await findDue(deps);
+  const { due, decider, starts, orphanBefore, review, policy, changes, config, hints, seeded } =
+    await findDue(deps);
   const early = new Set(review?.due.map((r) => r.url));
   const unknown: PlannedAction[] = [];
   if (policy) {
@@ -89,7 +96,7 @@ export async function planRefreshCycle(deps: StageDeps): Promise<PlannedAction[]
     if (!d.accepted) return { url: item.url, action, reason: `out-of-scope: ${d.reason}` };
     const renamed = renormalizedReason(item, d.normalized, changes.renormalized);
     if (renamed) return { url: item.url, action, reason: renamed };
-    const orphan = orphanReason(item, isStart, orphanBefore);
+    const orphan = orphanReason(item, seeded.has(item.url), orphanBefore);
     if (orphan) return { url: item.url, action, reason: orphan };
     // The cycle deletes the document and fetches the page again (its links, its next state).
     if (item.docBulk && !d.index)
@@ -134,6 +141,9 @@ async function findDue(deps: StageDeps) {
   const items = await deps.urls.getMany(lines.map((l) => l.url));
   const due = dueStates(lines, items);
   const starts = new Set(startUrlsOf(config, decider));
+  // What the config names is never an orphan; a sitemap it does not (an index's child, a robots.txt
+  // line) is one once nothing lists it, as a page is: a retired sitemap kept its pages for good.
+  const seeded = new Set([...starts, ...sitemapsOf(config, decider)]);
   // A changed scope or refresh time reaches the pages due later now (refresh-review.ts).
   // A widened one has every followed page fetched whole, for the links it now admits. So do the
   // dates sitemaps give known pages (change-hints.ts): one fetched before its date is due now.
@@ -182,6 +192,7 @@ async function findDue(deps: StageDeps) {
     policy,
     changes,
     hints,
+    seeded,
   };
 }
 
@@ -212,6 +223,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
     deferred,
     at: until,
     orphanBefore,
+    seeded: found.seeded,
     linksBefore,
     wholeDocs: found.changes.redocument !== null,
     renormalized: found.changes.renormalized,
@@ -316,6 +328,8 @@ interface RefreshOutput {
   at: string;
   /** now − refresh.orphanGrace; null when orphans are kept */
   orphanBefore: string | null;
+  /** the start URLs and sitemaps the config names: never orphans */
+  seeded: Set<string>;
   /** now − a quarter of the grace: a page whose links were read before then is fetched whole */
   linksBefore: string | null;
   /** the document policy changed: documents are made again from whole fetches */
@@ -348,7 +362,7 @@ async function refreshOne(
   // is one that no page links to and no sitemap lists any more (its "removed pages").
   const gone = d.accepted
     ? (renormalizedReason(item, d.normalized, out.renormalized) ??
-      orphanReason(item, isStart, out.orphanBefore))
+      orphanReason(item, out.seeded.has(item.url), out.orphanBefore))
     : `out-of-scope: ${d.reason}`;
   if (gone) {
     out.deferred.push(() => deps.urls.forget(item.url));

@@ -5,7 +5,7 @@
  */
 import type { CrawlConfig } from '../config.ts';
 import { robotsSitemaps } from '../crawl/robots/robots.ts';
-import { createUrlDecider, startTasks, type UrlDecider } from '../crawl/rules/decide.ts';
+import { createUrlDecider, sitemapsOf, startTasks, type UrlDecider } from '../crawl/rules/decide.ts';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
@@ -73,9 +73,7 @@ async function sitemapUrls(
   summary: SeedSummary,
 ): Promise<string[]> {
   // In the form every other URL is kept in (`HTTP://Host/./s.xml#x` and `http://host/s.xml` are one sitemap).
-  const urls = new Set(
-    config.sitemaps.map((s) => decider.decide(s, { depth: 0, isStart: true }).normalized ?? s),
-  );
+  const urls = new Set(sitemapsOf(config, decider));
   // The start sites' robots.txt requests take their hosts' turns, as the fetch stage's do.
   const turns = new HostTurns(deps, config, Number.POSITIVE_INFINITY);
   // robots.txt goes through fetch.proxy as the pages do, with its login.

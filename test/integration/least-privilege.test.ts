@@ -148,10 +148,6 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
 
     // The site changes: a page goes, rules drop one page and stop indexing two (one kept in the table).
     rmSync(join(dir, 'a.html'));
-    // A shorter URL of the twin's content appears: it takes the document over, and the twin,
-    // indexed in an earlier batch, is fetched again to record it (the index stage's frontier send).
-    writeFileSync(join(dir, 'index.html'), page('Home', [...home, '/t.html']));
-    writeFileSync(join(dir, 't.html'), page('Twins'));
     writeFileSync(join(dir, 'new-start.html'), page('New start'));
     const changed = parseConfig({
       ...input,
@@ -239,6 +235,14 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
           VisibilityTimeout: 0,
         }),
       );
+    await second.runner.drain();
+    // A shorter URL of the twin's content appears: it takes the document over, and the twin,
+    // indexed in an earlier batch, is fetched again to record it (the index stage's frontier send).
+    // Found by the discovery cycle after the refresh, so the twin is not refreshed in the same
+    // batches (then the takeover needed no refetch, and 1 run in 5 failed on a loaded machine).
+    writeFileSync(join(dir, 'index.html'), page('Home', [...home, '/t.html']));
+    writeFileSync(join(dir, 't.html'), page('Twins'));
+    await second.runner.invoke('seed', scheduledEvent());
     await second.runner.drain();
     await indexSpill(second);
     recorder.stop();

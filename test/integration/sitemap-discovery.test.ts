@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
-import { crawl, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
 import { useEmulatorAndSite } from '../helpers/crawl-env.ts';
@@ -263,6 +263,54 @@ describe('sitemaps in discovery: moved, known children, other hosts, cut, anothe
       urls.filter((x) => x.includes('s.xml')),
       [u('/s.xml')],
     );
+  });
+
+  it('with orphanGrace, a sitemap its index no longer lists is forgotten, then its pages; a child that keeps failing is forgotten', async () => {
+    const { site } = env;
+    const u = (p: string) => `${site.url}/ret${p}`;
+    let children = ['/a.xml', '/b.xml', '/gone.xml'];
+    site.route(
+      '/ret/index.xml',
+      xml(
+        () =>
+          `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${children
+            .map((c) => `<sitemap><loc>${u(c)}</loc></sitemap>`)
+            .join('')}</sitemapindex>`,
+      ),
+    );
+    site.route(
+      '/ret/a.xml',
+      xml(() => urlset([u('/pa')])),
+    );
+    site.route(
+      '/ret/b.xml',
+      xml(() => urlset([u('/pb')])),
+    );
+    site.route('/ret/gone.xml', { status: 404, body: 'gone' });
+    for (const p of ['/', '/pa', '/pb']) site.route(`/ret${p}`, { body: page(p) });
+    const config = parseConfig({
+      name: uniqueCrawlName('sm-retired'),
+      startUrls: [u('/')],
+      sitemaps: [u('/index.xml')],
+      discovery: false,
+      fetch: { allowPrivateNetworks: true },
+      refresh: { maxAge: '1d', orphanGrace: '3d' },
+    });
+    const start = Date.now();
+    await crawl(await openSession(config));
+    children = ['/a.xml'];
+    let last = await openSession(config);
+    for (let day = 1; day <= 9; day++) {
+      last = await openSession(config, { now: new Date(start + day * 24 * HOUR) });
+      await refresh(last);
+    }
+    const states = new Map((await collect(urlStates(last))).map((s) => [s.url as string, s]));
+    assert.equal(states.has(u('/b.xml')), false, 'the retired child is an orphan, forgotten');
+    assert.equal(states.has(u('/gone.xml')), false, 'the 404 child is forgotten after failing again');
+    assert.equal(states.get(u('/index.xml'))?.note, 'sitemapindex: 1 sitemaps', 'the configured index stays');
+    assert.equal(states.get(u('/a.xml'))?.note, 'urlset: 1 URLs');
+    const docs = (await collect(documents(last))).map((d) => d.url);
+    assert.deepEqual(docs.sort(), [u('/'), u('/pa')], "the retired child's page leaves the index");
   });
 
   it('with discovery off, orphanGrace does not make every refresh a whole fetch (no links are read)', async () => {

@@ -78,6 +78,11 @@ export function startUrlsOf(config: CrawlConfig, decider: UrlDecider): string[] 
     .filter((u): u is string => u !== null);
 }
 
+/** The config's `sitemaps` as the crawl keys them (normalized; written as given when unusable). */
+export function sitemapsOf(config: CrawlConfig, decider: UrlDecider): string[] {
+  return config.sitemaps.map((s) => decider.decide(s, { depth: 0, isStart: true }).normalized ?? s);
+}
+
 /** The config's start URLs as tasks of the user source; those the config rejects go to `rejected`. */
 export function startTasks(config: CrawlConfig, decider: UrlDecider, rejected: string[] = []): UrlTask[] {
   const tasks: UrlTask[] = [];

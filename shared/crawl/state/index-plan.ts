@@ -5,6 +5,7 @@
 import type { CrawlConfig } from '../../config.ts';
 import type { PageOutcome, UrlItem } from '../../types.ts';
 import { compileRules, firstMatchingRule, type RefreshBounds, urlParts } from '../rules/rules.ts';
+import { normalizeUrl } from '../url/normalize-url.ts';
 import { parseDuration } from './duration.ts';
 import { adaptInterval, nextRefreshAt, type RefetchChange } from './scheduling.ts';
 
@@ -29,6 +30,17 @@ export interface PlanContext {
 }
 
 const boundsCache = new WeakMap<CrawlConfig, (url: string) => RefreshBounds | null>();
+const sitemapsCache = new WeakMap<CrawlConfig, Set<string>>();
+
+/** Whether the config's `sitemaps` name the URL (normalized as the seed keys them). */
+function configuredSitemap(config: CrawlConfig, url: string): boolean {
+  let named = sitemapsCache.get(config);
+  if (!named) {
+    named = new Set(config.sitemaps.map((s) => normalizeUrl(s, undefined, config.scope) ?? s));
+    sitemapsCache.set(config, named);
+  }
+  return named.has(url);
+}
 
 /** A config's bound lookup, compiled once per config object (its rules are compiled anyway). */
 export function boundsOf(config: CrawlConfig): (url: string) => RefreshBounds | null {
@@ -210,7 +222,12 @@ function planError(
   // error deletes the document at once but keeps the URL, tried again after maxAge: forgotten at
   // once, a page behind one 502 of a load balancer never came back while the page linking to it
   // answered 304 (its links not read again). A start URL is never forgotten: the config names it.
-  const start = o.task.depth === 0 && (prev?.queue ?? o.task.queue) === 'user';
+  // A sitemap the config does not name (an index's child, a robots.txt line) is none: one that
+  // fails for good is forgotten as a page is (a 404 child used to be fetched every cycle for ever).
+  const start =
+    o.task.depth === 0 &&
+    (prev?.queue ?? o.task.queue) === 'user' &&
+    (o.task.kind !== 'sitemap' || configuredSitemap(ctx.config, o.url));
   // An element of a compound file has no URL of its own to try again: it goes with its archive.
   const failedAgain =
     refresh && error.kind === 'permanent' && (prev?.state === 'error' || o.element === true);
