@@ -171,10 +171,17 @@ async function clearClockTravel(hosts: HostTable, config: CrawlConfig, now: numb
   if (offset === 0) await hosts.putValue(CLEARED_KEY, new Date(now).toISOString());
 }
 
-/** Seeds and drains: one crawl (or discovery cycle). */
-export async function crawl(session: CrawlSession): Promise<void> {
-  await session.runner.invoke('seed', scheduledEvent('Start Crawl'));
+/**
+ * Seeds and drains: one crawl (or discovery cycle). Returns what the seed left out (start URLs
+ * the config rejects, robots.txt `Sitemap:` lines out of scope or over limits.sitemapsPerSite).
+ */
+export async function crawl(session: CrawlSession): Promise<{ rejected: string[] }> {
+  const seeded = (await session.runner.invoke('seed', scheduledEvent('Start Crawl'))) as
+    | { rejected?: unknown }
+    | undefined;
   await session.runner.drain();
+  const rejected = Array.isArray(seeded?.rejected) ? seeded.rejected.map(String) : [];
+  return { rejected };
 }
 
 /** One refresh cycle as the schedule runs it, then drains. */

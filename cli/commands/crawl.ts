@@ -88,8 +88,14 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     if (kind === 'crawl') await reportResume(session);
     let watching = false;
     const work = (async () => {
-      if (kind === 'crawl') await crawl(session);
-      else await refresh(session);
+      if (kind === 'crawl') {
+        // What the seed left out was logged only, below the CLI's log level: said, as the start
+        // URLs that led nowhere are (a robots.txt Sitemap: line on a host out of scope, …).
+        // (A start URL the config rejects is said with those that led nowhere, at the end.)
+        const { rejected } = await crawl(session);
+        for (const line of rejected.filter((l) => l.includes(': robots.txt Sitemap: ')))
+          process.stderr.write(`trawl: warning: not seeded: ${line}\n`);
+      } else await refresh(session);
       if (opts.watch && !session.runner.halted) {
         // As the deployed stack does: discovery and refresh cycles on their schedules, until Ctrl-C.
         process.stderr.write('trawl: watching (discovery and refresh schedules running); Ctrl-C to stop\n');

@@ -111,9 +111,11 @@ export function robotsSitemapsInScope(
   for (const line of lines) {
     const d = decider.decide(line, { depth: 0, isStart: true });
     const own = d.accepted && d.normalized !== null && new URL(d.normalized).origin === origin;
-    const inScope = () => decider.decide(line, { depth: 0, base: `${origin}/`, sitemap: true }).accepted;
-    if (!own && !(d.accepted && inScope())) {
-      summary.rejected.push(`${maskUserInfo(line)}: robots.txt Sitemap: out of scope (${d.reason})`);
+    // Another host's: in scope as a link to it is, its extension aside (the reason said is that judgement's).
+    const linked =
+      own || !d.accepted ? d : decider.decide(line, { depth: 0, base: `${origin}/`, sitemap: true });
+    if (!own && !linked.accepted) {
+      summary.rejected.push(`${maskUserInfo(line)}: robots.txt Sitemap: out of scope (${linked.reason})`);
     } else if (kept.length >= max) {
       summary.rejected.push(
         `${maskUserInfo(line)}: robots.txt Sitemap: over limits.sitemapsPerSite (${max})`,

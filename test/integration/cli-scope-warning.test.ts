@@ -50,6 +50,20 @@ describe('a crawl that follows no link', () => {
     );
   });
 
+  it('names a robots.txt Sitemap: line the seed left out (out of scope), which only a log line said', async () => {
+    site.route('/robots.txt', { body: 'User-agent: *\nAllow: /\nSitemap: http://elsewhere.example/s.xml\n' });
+    try {
+      const r = await trawl(cwd, 'crawl', '-c', config('robots-sitemap'), '--no-progress');
+      assert.equal(r.code, 0, r.err);
+      assert.match(
+        r.err,
+        /trawl: warning: not seeded: http:\/\/elsewhere\.example\/s\.xml: robots\.txt Sitemap: out of scope \(offsite\)/,
+      );
+    } finally {
+      site.route('/robots.txt', { status: 404, body: '' });
+    }
+  });
+
   it('says nothing of a crawl that found pages, nor when it is run again and claims nothing new', async () => {
     // One link rejected (an exclude), the others followed: the run again claims nothing new and
     // rejects that link again, and must still say nothing.

@@ -95,7 +95,7 @@ describe('a URL queued before a config change that now rejects it is not fetched
 
     const narrowed = parseConfig(input(name, { scope: { exclude: ['/private/'] } }));
     const session = await openSession(narrowed);
-    const stats = await counted(() => crawl(session));
+    const stats = await counted(async () => void (await crawl(session)));
 
     const after = served(mark);
     assert.deepEqual(
@@ -189,7 +189,7 @@ describe('a URL queued before a config change that now rejects it is not fetched
     const mark = env.site.requests.length;
     const fetchedBefore = new Set(served(0, mark));
     const session = await openSession(parseConfig(input(name)));
-    const stats = await counted(() => crawl(session));
+    const stats = await counted(async () => void (await crawl(session)));
 
     assert.equal(stats['scope:rechecked'], undefined, `nothing decided again: ${JSON.stringify(stats)}`);
     assert.equal(stats['skipped:out-of-scope'], undefined);
