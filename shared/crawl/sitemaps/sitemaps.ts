@@ -165,7 +165,7 @@ function readRoot(root: XmlNode, base: string): ParsedSitemap {
       return { kind: 'sitemapindex', urls: [], sitemaps: readIndex(root, base) };
     case 'rss':
     case 'rdf':
-      return feed('rss', readRss(rssItems(root), base));
+      return feed('rss', readRss(rssItems(root, base)));
     case 'feed':
       return feed('atom', readAtom(root, base));
     default:
@@ -194,15 +194,22 @@ function readIndex(root: XmlNode, base: string): SitemapUrl[] {
   return urls.list;
 }
 
-/** RSS 2.0 items sit in `<channel>`, RSS 1.0 (`<rdf:RDF>`) items next to it. */
-function rssItems(root: XmlNode): XmlNode[] {
-  return [root, ...childrenOf(root, 'channel')].flatMap((node) => childrenOf(node, 'item'));
+/**
+ * RSS 2.0 items sit in `<channel>`, RSS 1.0 (`<rdf:RDF>`) items next to it; each with the base
+ * its `xml:base` and its ancestors' make (XML Base, as for Atom: until 2026-11-28 ignored in RSS).
+ */
+function rssItems(root: XmlNode, base: string): [XmlNode, string][] {
+  const rootBase = xmlBase(root, base);
+  return [root, ...childrenOf(root, 'channel')].flatMap((node) => {
+    const at = node === root ? rootBase : xmlBase(node, rootBase);
+    return childrenOf(node, 'item').map((item): [XmlNode, string] => [item, xmlBase(item, at)]);
+  });
 }
 
 /** An item's `<link>` (text, or an atom:link href), else a `<guid>` that is an absolute URL. */
-function readRss(items: XmlNode[], base: string): SitemapUrl[] {
+function readRss(items: [XmlNode, string][]): SitemapUrl[] {
   const urls = new Urls();
-  for (const item of items) {
+  for (const [item, base] of items) {
     const links = childrenOf(item, 'link').map((l) => textOf(l).trim() || attrOf(l, 'href') || '');
     const link = links.find((l) => l !== '');
     const loc = link ? resolveUrl(link, base) : absoluteUrl(childText(item, 'guid'));

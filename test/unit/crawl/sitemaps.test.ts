@@ -70,6 +70,15 @@ describe('parseSitemap: details', () => {
     assert.deepEqual(result.urls[1], { loc: 'http://www.example.com/catalog?item=12&desc=vacation_hawaii' });
   });
 
+  it('a sitemap cut inside a tag gives the entries before the cut (crawler-commons lenient)', () => {
+    const xml = urlset('<url><loc>http://a.test/1</loc></url><url><loc>http://a.test/2</loc></url>');
+    const cut = xml.slice(0, xml.lastIndexOf('<url>') + 3);
+    assert.deepEqual(
+      parseSitemap(cut, 'http://a.test/s.xml').urls.map((u) => u.loc),
+      ['http://a.test/1'],
+    );
+  });
+
   it("reads a sitemap index's lastmod of each child sitemap", () => {
     const xml =
       '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">' +
@@ -225,6 +234,16 @@ describe('parseSitemap: feeds', () => {
       // A base that makes no http(s) URL is not one: the enclosing base holds.
       { loc: 'https://a.test/blog/z.html' },
     ]);
+  });
+
+  it("RSS: a relative link resolves against xml:base — the feed's, the channel's, the item's", () => {
+    const rss =
+      '<rss version="2.0" xml:base="http://a.test/news/"><channel><item><link>story1</link></item>' +
+      '<item xml:base="2024/"><link>story2</link></item></channel></rss>';
+    assert.deepEqual(
+      parseSitemap(rss, 'http://a.test/feed.rss').urls.map((u) => u.loc),
+      ['http://a.test/news/story1', 'http://a.test/news/2024/story2'],
+    );
   });
 
   it('Atom: rel="alternate" wins over an earlier rel="edit", hrefs resolve against the feed URL', () => {
