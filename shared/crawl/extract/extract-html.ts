@@ -4,9 +4,10 @@
  * No DOM is built: a stack of per-element flags and depth counters decide what is collected.
  */
 import { decodeHTML } from 'entities';
-import { type Handler, Parser } from 'htmlparser2';
+import type { Handler } from 'htmlparser2';
 import type { CrawlConfig } from '../../config.ts';
 import { queryEncoder } from '../url/query-encoding.ts';
+import { boundedParser } from './bounded-parser.ts';
 import { headerLanguage, headerValue, languageTag } from './build-document.ts';
 import { collapse } from './visible-text.ts';
 
@@ -445,7 +446,7 @@ export function headerRobots(
 export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   const agent = ownAgent(input.agent);
   const c = createCollector(input.options, input.rogue === true, agent);
-  const parser = new Parser(c, { decodeEntities: true });
+  const parser = boundedParser(c, { decodeEntities: true });
   parser.end(input.html);
   const encoder = queryEncoder(input.charset);
   const encode = encoder ?? ((href: string) => href);

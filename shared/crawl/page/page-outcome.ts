@@ -4,9 +4,9 @@
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
 import { randomUUID } from 'node:crypto';
-import { Parser } from 'htmlparser2';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
 import { elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
+import { boundedParser } from '../extract/bounded-parser.ts';
 import { buildDocument } from '../extract/build-document.ts';
 import { decodeBody, parseContentType } from '../extract/decode-body.ts';
 import { deltaHash } from '../extract/delta-hash.ts';
@@ -216,7 +216,7 @@ async function plainDocument(
  */
 function xmlText(xml: string): string {
   const parts: string[] = [];
-  const parser = new Parser(
+  const parser = boundedParser(
     { ontext: (t) => parts.push(t), onopentag: () => parts.push(' '), onclosetag: () => parts.push(' ') },
     { xmlMode: true },
   );
