@@ -531,7 +531,17 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
     maxHeaderSize,
     createConnection: () => socket,
   });
-  req.on('error', () => {}); // before the response once() reports it; after it, the body pipeline does
+  // Before the response once() reports an error; after it, the body pipeline does. A parse error
+  // in the body (a malformed chunk) reaches only the request, and the response as "aborted", a
+  // reset (temporary, tried again): the response fails with the parser's own error instead.
+  // (Taken as the event comes: a body in the same packet fails before an awaited once() resumes.)
+  let response: http.IncomingMessage | undefined;
+  req.on('response', (res: http.IncomingMessage) => {
+    response = res;
+  });
+  req.on('error', (err: Error & { code?: unknown }) => {
+    if (typeof err.code === 'string' && err.code.startsWith('HPE_')) response?.destroy(err);
+  });
   req.end(opts.body?.data);
   const [res] = (await once(req, 'response', { signal })) as [http.IncomingMessage];
   return res;

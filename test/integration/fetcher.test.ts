@@ -635,6 +635,23 @@ describe('fetchUrl: network failures (seed 001)', () => {
     );
   });
 
+  it('reports a malformed chunked body as the permanent protocol error it is, not a reset', async () => {
+    await withTcp(
+      (socket) =>
+        socket.once('data', () =>
+          socket.end(
+            'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n' +
+              '10\r\n<html><body>chu\r\nZZZZ\r\nbroken\r\n0\r\n\r\n',
+          ),
+        ),
+      async (port) => {
+        const err = expectKind(await fetchUrl(`http://127.0.0.1:${port}/`, options()), 'error');
+        assert.deepEqual([err.errorKind, err.code], ['permanent', 'protocol-error']);
+        assert.match(err.message, /Parse Error/);
+      },
+    );
+  });
+
   it('reports a refused connection as temporary', async () => {
     const probe = net.createServer().listen(0, '127.0.0.1');
     await once(probe, 'listening');
