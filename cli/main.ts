@@ -89,7 +89,7 @@ function program(): Command {
         throw new ConfigError(
           `explain: --depth must be a whole number ≥ 0, not ${JSON.stringify(opts.depth)}`,
         );
-      const answer = explainUrl(config, url, { depth });
+      let answer = explainUrl(config, url, { depth });
       // docs/commands.md: a malformed URL is bad input (exit 2). Opaque URLs (mailto:, javascript:) are
       // well-formed and get an answer: accepted false, reason opaque-url, as the crawl drops them.
       if (answer.reason === 'malformed-url') {
@@ -97,8 +97,12 @@ function program(): Command {
           `explain: not an absolute URL: ${JSON.stringify(url)} (e.g. "https://www.example.com/page")`,
         );
       }
-      if (opts.state && typeof answer.normalized === 'string')
-        answer.state = await (await listing()).recordedState(opts.config, answer.normalized);
+      if (opts.state && typeof answer.normalized === 'string') {
+        const state = await (await listing()).recordedState(opts.config, answer.normalized);
+        // A URL the crawl read as a sitemap is judged as one (`.xml` is an ignored extension for links).
+        if (state?.kind === 'sitemap') answer = explainUrl(config, url, { depth, sitemap: true });
+        answer.state = state;
+      }
       out(JSON.stringify(answer));
     });
   p.command('domain')

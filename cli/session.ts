@@ -286,6 +286,8 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
       temporaryErrors: i.temporaryErrors ?? 0,
       ...(i.errorCode ? { errorCode: i.errorCode } : {}),
       ...(i.note ? { note: i.note } : {}),
+      // A sitemap or feed (read for its entries, never indexed): named, as it is judged as one.
+      ...(i.kind === 'sitemap' ? { kind: 'sitemap' } : {}),
       ...(i.duplicateOf ? { duplicateOf: i.duplicateOf } : {}),
       ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
       // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.

@@ -66,6 +66,9 @@ describe('sitemaps in discovery: moved, known children, other hosts, cut, anothe
       const states = new Map((await collect(urlStates(session))).map((s) => [s.url as string, s]));
       assert.equal(states.get(u('/config-sm.xml'))?.note, `redirected to ${u('/real/config-sm.xml')}`);
       assert.equal(states.get(u('/real/config-sm.xml'))?.note, 'urlset: 1 URLs');
+      // `trawl urls` names what was read as a sitemap (`trawl explain --state` then judges it as one).
+      assert.equal(states.get(u('/real/config-sm.xml'))?.kind, 'sitemap');
+      assert.equal(states.get(u('/c1'))?.kind, undefined);
       assert.equal(states.get(u('/real/robots-sm.xml'))?.note, 'urlset: 1 URLs');
       assert.deepEqual([states.get(u('/c1'))?.state, states.get(u('/r1'))?.state], ['indexed', 'indexed']);
     } finally {

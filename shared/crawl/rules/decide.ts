@@ -229,8 +229,15 @@ export function shiftQueue(queue: SourceName, shift: number): SourceName {
 export function explainUrl(
   config: CrawlConfig,
   url: string,
-  /** the depth to judge the URL at (`trawl explain --depth`); by default 0 for a start URL, else 1 */
-  opts: { depth?: number } = {},
+  opts: {
+    /** the depth to judge the URL at (`trawl explain --depth`); by default 0 for a start URL, else 1 */
+    depth?: number;
+    /**
+     * the crawl read the URL as a sitemap (an index's child, a robots.txt line: its recorded
+     * state says so): judged as one, in scope as a link is but for its extension
+     */
+    sitemap?: boolean;
+  } = {},
 ): Record<string, unknown> {
   const keep = config.scope;
   const normalized = normalizeUrl(url, undefined, keep);
@@ -238,11 +245,19 @@ export function explainUrl(
     normalized !== null && list.some((s) => normalizeUrl(s, undefined, keep) === normalized);
   const isStartUrl = named(config.startUrls);
   // A sitemap the config names is seeded as start URLs are, whatever its extension (.xml is ignored).
-  const isSitemap = named(config.sitemaps);
+  const configured = named(config.sitemaps);
+  const isSitemap = configured || opts.sitemap === true;
   const depth = opts.depth ?? (isStartUrl || isSitemap ? 0 : 1);
-  const judged = createUrlDecider(config).decide(url, { depth, isStart: isStartUrl || isSitemap });
+  const judged = createUrlDecider(config).decide(url, {
+    depth,
+    isStart: isStartUrl || configured,
+    sitemap: isSitemap,
+  });
   // As the seed stage queues it: read for its entries, not indexed (seed-stage.ts).
-  const d = isSitemap && !isStartUrl ? { ...judged, reason: 'sitemap', index: false, follow: true } : judged;
+  const d =
+    isSitemap && !isStartUrl && judged.accepted
+      ? { ...judged, reason: 'sitemap', index: false, follow: true }
+      : judged;
   return {
     normalized: d.normalized,
     domain: d.domain,

@@ -196,6 +196,18 @@ describe('explainUrl (trawl explain)', () => {
       3,
     ]);
   });
+  it('a URL the crawl read as a sitemap (an index child: --state says so) is judged as one, not by its .xml', () => {
+    const child = 'https://www.example.com/sitemaps/news.xml';
+    assert.deepEqual(pick(explainUrl(config(), child)), [false, 'ignored-extension', 1]);
+    const asSitemap = explainUrl(config(), child, { sitemap: true });
+    assert.deepEqual(
+      [asSitemap.accepted, asSitemap.reason, asSitemap.index, asSitemap.follow],
+      [true, 'sitemap', false, true],
+    );
+    // Out of scope all the same (another host): the scope's reason, not "sitemap".
+    const offsite = explainUrl(config(), 'https://other.example.org/s.xml', { sitemap: true });
+    assert.deepEqual([offsite.accepted, offsite.reason], [false, 'offsite']);
+  });
   it('a sitemap the config names is read whatever its extension, and not indexed, as the seed stage queues it', () => {
     const c = config({ sitemaps: ['https://www.example.com/feeds/atom.xml'] });
     const out = explainUrl(c, 'https://www.example.com/feeds/atom.xml');
