@@ -2,12 +2,14 @@
  * Body decoding: the charset comes from the BOM, then the Content-Type header, then (HTML) a
  * `<meta charset>` / `<meta http-equiv=Content-Type>` in the first 64 KiB or (XML) the
  * `<?xml … encoding=…?>` declaration — the WHATWG "encoding sniffing" order — else UTF-8 when the
- * bytes are UTF-8 and windows-1252 when they are not (a browser's default in Western locales).
+ * bytes are UTF-8, a Japanese, Chinese, Korean or Cyrillic encoding a detector is sure of, and
+ * windows-1252 otherwise (a browser's default in Western locales).
  * Labels are read as browsers read them (the WHATWG Encoding standard's table, through Node's
  * `TextDecoder`): `iso-8859-1` and `ascii` are windows-1252, `gb2312` is GBK, `iso-8859-9`
  * windows-1254, `unicode` UTF-16LE; a label browsers do not know (`utf-7`, `utf-32`, `base64`)
  * is passed over. Never throws.
  */
+import chardet from 'chardet';
 
 /**
  * Bytes scanned for a meta charset declaration. The WHATWG prescan reads 1024; a browser also
@@ -102,7 +104,11 @@ function xmlCharset(bytes: Uint8Array): string | null {
   return charset ? asciiCompatible(charset) : null;
 }
 
-/** Undeclared: UTF-8 when the bytes are (a tail cut mid-character counts), windows-1252 when not. */
+/**
+ * Undeclared: UTF-8 when the bytes are (a tail cut mid-character counts); else the legacy encoding
+ * a detector is sure of among those that Western defaults garble completely (Japanese, Chinese,
+ * Korean, Cyrillic: browsers detect these too, Chrome with its CED); else windows-1252.
+ */
 function sniffed(body: Uint8Array): { text: string; charset: string } {
   try {
     return {
@@ -110,8 +116,41 @@ function sniffed(body: Uint8Array): { text: string; charset: string } {
       charset: 'utf-8',
     };
   } catch {
-    return { text: new TextDecoder('windows-1252').decode(body), charset: 'windows-1252' };
+    const charset = detectedLegacy(body) ?? 'windows-1252';
+    return { text: new TextDecoder(charset).decode(body), charset };
   }
+}
+
+/** chardet's names of the encodings taken from detection, as WHATWG labels. */
+const DETECTED: Record<string, string> = {
+  Shift_JIS: 'shift_jis',
+  'EUC-JP': 'euc-jp',
+  'ISO-2022-JP': 'iso-2022-jp',
+  GB18030: 'gb18030',
+  Big5: 'big5',
+  'EUC-KR': 'euc-kr',
+  'windows-1251': 'windows-1251',
+  'KOI8-R': 'koi8-r',
+};
+/** Bytes the detector reads, and the confidence (0–100) it must have. */
+const DETECT_BYTES = 64 * 1024;
+const DETECT_CONFIDENCE = 50;
+
+/**
+ * The encoding of undeclared non-UTF-8 bytes when a detector (chardet, ICU's algorithm) is sure
+ * it is one of DETECTED; null otherwise. Western single-byte text is left to windows-1252: the
+ * detector cannot tell ISO-8859-1 from -2 on a French sentence, and guessing wrong garbles it.
+ */
+function detectedLegacy(body: Uint8Array): string | null {
+  // The markup is ASCII and drowns a single-byte text's evidence (a Russian page scored 35, its
+  // text alone 50): tags are left out of the sample. No trail byte of the multi-byte encodings
+  // detected is `<` or `>`.
+  const sample = Buffer.from(body.buffer, body.byteOffset, Math.min(body.length, DETECT_BYTES))
+    .toString('latin1')
+    .replace(/<[^>]*>/g, ' ');
+  const [best] = chardet.analyse(Buffer.from(sample, 'latin1'));
+  const label = best ? DETECTED[best.name] : undefined;
+  return label !== undefined && best !== undefined && best.confidence >= DETECT_CONFIDENCE ? label : null;
 }
 
 /** What the bytes say of their own encoding besides a BOM: HTML's meta, XML's declaration. */

@@ -124,6 +124,31 @@ describe('decodeBody', () => {
     const cut = new Uint8Array(Buffer.from('日本語')).subarray(0, 7);
     assert.deepEqual(decodeBody(cut, null), { text: '日本', charset: 'utf-8' });
   });
+  it('undeclared Japanese, Chinese, Korean or Russian bytes: the encoding a detector is sure of, not windows-1252', () => {
+    const page = (text: string) =>
+      `<!doctype html><html><head><title>${text}</title></head><body><p>${text}</p></body></html>`;
+    const cases: [string, string, string][] = [
+      ['shift_jis', 'Shift_JIS', '東京駅の案内と日本語のページです。今日は晴れです。'],
+      ['euc-jp', 'EUC-JP', '東京駅の案内と日本語のページです。今日は晴れです。'],
+      ['gb18030', 'GB18030', '北京是中华人民共和国的首都，也是全国的政治中心和文化中心。'],
+      ['euc-kr', 'EUC-KR', '서울은 대한민국의 수도이며 가장 큰 도시입니다. 오늘 날씨가 좋습니다.'],
+      [
+        'windows-1251',
+        'win1251',
+        'Москва — столица России, крупнейший по численности населения город страны.',
+      ],
+    ];
+    for (const [charset, iconvName, text] of cases) {
+      const decoded = decodeBody(new Uint8Array(iconv.encode(page(text), iconvName)), 'text/html');
+      assert.deepEqual([decoded.charset, decoded.text.includes(text)], [charset, true], charset);
+    }
+    // Western text is left to windows-1252: a detector cannot tell ISO-8859-1 from -2 on it.
+    const french = iconv.encode(
+      page('Le café est très bon, où est la gare? Déjà vu, naïve façade.'),
+      'win1252',
+    );
+    assert.equal(decodeBody(new Uint8Array(french), 'text/html').charset, 'windows-1252');
+  });
   it("reads labels as browsers do (the WHATWG table), not by the names' letter", () => {
     const cases: [string, number[], string, string][] = [
       ['x-cp1251', [0xcf, 0xf0], 'windows-1251', 'Пр'],
