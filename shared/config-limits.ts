@@ -16,7 +16,7 @@ export const LimitsSchema = z
     sitemapUrls: count(50_000),
     /** @default 52428800 — bytes of one sitemap after gunzip (sitemaps.org: 50 MB); a larger one is not read */
     sitemapBytes: count(50 * MiB),
-    /** @default 1000 — sitemaps read per site over the whole crawl: robots.txt `Sitemap:` lines and every sitemap index's children */
+    /** @default 1000 — sitemaps a site has in the crawl at once: robots.txt `Sitemap:` lines and every sitemap index's children; a forgotten one (an index's retired child) gives its place to the next */
     sitemapsPerSite: count(1000),
     /** @default 1000 — PDF pages whose text is extracted; the rest are left out */
     pdfPages: count(1000),

@@ -24,6 +24,7 @@ import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import { putElementList, retireElements } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates, unfold } from './duplicates.ts';
+import { forgetSitemaps } from './trap-gate.ts';
 
 /** Processes a batch of index messages. */
 export async function runIndexStage(
@@ -190,6 +191,8 @@ interface PlannedWrites {
   changes: ChangeRecord[];
   puts: Map<string, UrlItem>;
   deletes: Set<string>;
+  /** sitemaps among the deletes that had a row (their sites' sitemap counts give their places back) */
+  forgottenSitemaps: Set<string>;
   at: string;
   /** each recorded URL's outcome (`indexed`, `reindexed`, `unchanged`, `error:…`): counted once its state is written */
   outcomes: Map<string, string>;
@@ -225,6 +228,7 @@ function planWrites(plans: OutcomePlan[], existing: Map<string, UrlItem>, now: n
     changes: [],
     puts: new Map(),
     deletes: new Set(),
+    forgottenSitemaps: new Set(),
     at,
     outcomes: new Map(),
     skipped: {},
@@ -245,6 +249,9 @@ function planWrites(plans: OutcomePlan[], existing: Map<string, UrlItem>, now: n
     if (plan.forget) {
       puts.delete(outcome.url);
       deletes.add(outcome.url);
+      // Its place in its site's sitemap count, given back once: a repeated delivery finds no row.
+      if (outcome.task.kind === 'sitemap' && existing.has(outcome.url))
+        writes.forgottenSitemaps.add(outcome.url);
     } else {
       deletes.delete(outcome.url);
       const next = nextItem(outcome.url, prev, plan, pointer);
@@ -294,6 +301,10 @@ async function persistStates(
   // that cycle stamps it meanwhile.
   await deps.urls.putStates(states.filter((s) => s.stored === 'table'));
   await deps.urls.writeMany([], [...writes.deletes]);
+  await forgetSitemaps(
+    deps,
+    [...writes.forgottenSitemaps].filter((url) => writes.deletes.has(url)),
+  );
 }
 
 function nextItem(

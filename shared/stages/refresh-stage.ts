@@ -43,6 +43,7 @@ import {
   writeReview,
 } from './refresh-review.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
+import { forgetSitemaps } from './trap-gate.ts';
 
 export interface RefreshSummary {
   due: number;
@@ -365,7 +366,11 @@ async function refreshOne(
       orphanReason(item, out.seeded.has(item.url), out.orphanBefore))
     : `out-of-scope: ${d.reason}`;
   if (gone) {
-    out.deferred.push(() => deps.urls.forget(item.url));
+    out.deferred.push(async () => {
+      await deps.urls.forget(item.url);
+      // An index's retired child gives its place in the site's limits.sitemapsPerSite back.
+      if (item.kind === 'sitemap') await forgetSitemaps(deps, [item.url]);
+    });
     // Its content's duplicate registry entry lets it go: a duplicate in line takes its place.
     const successor = await releaseForgotten(deps, item);
     if (successor) out.again.push(successor);

@@ -54,6 +54,15 @@ export function trapGate(
       const note = sitemapCapNote(sitemapsPerSite);
       stopped.push({ task, extra: { state: 'ignored', note, stored: 'table' } });
     }
+    // The sitemap counter counts the sitemaps read, not the ones it stopped: one forgotten (an
+    // index's retired child) gives its place back (forgetSitemaps), and a stopped one is judged
+    // again at its next sighting (reopenCapped). Counted for good, a site whose index lists this
+    // week's sitemaps reached the cap and no new sitemap of it was ever read again.
+    const overCounts = new Map<string, number>();
+    for (const t of sitemaps)
+      if (overSitemaps.has(t) || !trapped.admitted.includes(t))
+        overCounts.set(sitemapCapKey(t.url), (overCounts.get(sitemapCapKey(t.url)) ?? 0) - 1);
+    if (overCounts.size > 0) await deps.hosts.addCounts(overCounts);
     return { admitted: trapped.admitted.filter((t) => !overSitemaps.has(t)), stopped };
   };
 }
@@ -64,7 +73,8 @@ const CAP_NOTES = ['trap: host-cap (', 'trap: query-variants (', 'sitemap over l
 
 /**
  * Which known URLs a gate with these caps judges again (url-table.ts `reopen`): those a cap stopped
- * whose note the caps now write differently (raised, lowered, turned off). Until 2026-11-28 a URL
+ * whose note the caps now write differently (raised, lowered, turned off), and sitemaps stopped by
+ * limits.sitemapsPerSite at every sighting (their site's count falls as sitemaps are forgotten). Until 2026-11-28 a URL
  * stopped once stayed stopped whatever the config said later.
  */
 export function reopenCapped(traps: TrapsConfig, sitemapsPerSite: number): (item: UrlItem) => boolean {
@@ -73,11 +83,23 @@ export function reopenCapped(traps: TrapsConfig, sitemapsPerSite: number): (item
     capNote('query-variants', traps),
     sitemapCapNote(sitemapsPerSite),
   ]);
+  const sitemapNote = CAP_NOTES[2] as string;
   return (item) =>
     item.state === 'ignored' &&
     item.note != null &&
     CAP_NOTES.some((p) => item.note?.startsWith(p)) &&
-    !current.has(item.note);
+    (!current.has(item.note) || item.note.startsWith(sitemapNote));
+}
+
+/**
+ * Gives back the places of forgotten sitemaps in their sites' limits.sitemapsPerSite counts (the
+ * gate counts the sitemaps read). Called once the URL is gone from the table, and only for a URL
+ * that was there: a repeated delivery finds none and gives nothing back twice.
+ */
+export async function forgetSitemaps(deps: Pick<StageDeps, 'hosts'>, urls: string[]): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const url of urls) counts.set(sitemapCapKey(url), (counts.get(sitemapCapKey(url)) ?? 0) - 1);
+  if (counts.size > 0) await deps.hosts.addCounts(counts);
 }
 
 function bump(stats: Record<string, number>, key: string): void {

@@ -316,6 +316,60 @@ describe('sitemaps in discovery: moved, known children, other hosts, cut, anothe
     assert.deepEqual(docs.sort(), [u('/'), u('/pa')], "the retired child's page leaves the index");
   });
 
+  it("limits.sitemapsPerSite counts the sitemaps a site has now: a retired child's place goes to a new one", async () => {
+    const { site } = env;
+    const u = (p: string) => `${site.url}/rot${p}`;
+    let children = ['/w1.xml', '/w2.xml'];
+    site.route(
+      '/rot/index.xml',
+      xml(
+        () =>
+          `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">${children
+            .map((c) => `<sitemap><loc>${u(c)}</loc></sitemap>`)
+            .join('')}</sitemapindex>`,
+      ),
+    );
+    for (const w of ['w1', 'w2', 'w3']) {
+      site.route(
+        `/rot/${w}.xml`,
+        xml(() => urlset([u(`/${w}`)])),
+      );
+      site.route(`/rot/${w}`, { body: page(w) });
+    }
+    site.route('/rot/', { body: page('home') });
+    const config = parseConfig({
+      name: uniqueCrawlName('sm-rotating'),
+      startUrls: [u('/')],
+      sitemaps: [u('/index.xml')],
+      discovery: false,
+      fetch: { allowPrivateNetworks: true },
+      // The index and two weekly children: a site's three.
+      limits: { sitemapsPerSite: 3 },
+      refresh: { maxAge: '1d', orphanGrace: '3d' },
+    });
+    const start = Date.now();
+    await crawl(await openSession(config));
+    // Next week's sitemap replaces the oldest: over the cap while w1 is still known.
+    children = ['/w2.xml', '/w3.xml'];
+    let last = await openSession(config);
+    let capped = false;
+    for (let day = 1; day <= 9; day++) {
+      last = await openSession(config, { now: new Date(start + day * 24 * HOUR) });
+      await refresh(last);
+      const w3 = (await collect(urlStates(last))).find((s) => s.url === u('/w3.xml'));
+      capped ||= String(w3?.note).startsWith('sitemap over limits.sitemapsPerSite (3)');
+    }
+    assert.ok(capped, 'w3 waits while the retired w1 still holds its place');
+    const states = new Map((await collect(urlStates(last))).map((s) => [s.url as string, s]));
+    assert.equal(states.has(u('/w1.xml')), false, 'the retired child is forgotten');
+    assert.equal(
+      states.get(u('/w3.xml'))?.note,
+      'urlset: 1 URLs',
+      "the new child read in the retired one's place",
+    );
+    assert.equal(states.get(u('/w3'))?.state, 'indexed');
+  });
+
   it('with discovery off, orphanGrace does not make every refresh a whole fetch (no links are read)', async () => {
     const { site } = env;
     const u = (p: string) => `${site.url}/og${p}`;
