@@ -6,7 +6,7 @@ import { saveRunRecord } from '../../shared/aws/run-records.ts';
 import { createSecretResolver } from '../../shared/aws/secrets.ts';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
-import { cleartextAuthPaths, resolveAuth } from '../../shared/net/auth.ts';
+import { resolveAuth, unannouncedCleartext } from '../../shared/net/auth.ts';
 import { resolveProxy } from '../../shared/net/proxy.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
 import { stageStats } from '../../shared/stages/logger.ts';
@@ -264,7 +264,7 @@ async function dryRun(opts: RunOptions): Promise<void> {
  */
 async function checkSecrets(config: CrawlConfig, file: string): Promise<void> {
   if (config.fetch.auth.length === 0 && config.fetch.proxy?.password === undefined) return;
-  for (const entry of cleartextAuthPaths(config.fetch.auth))
+  for (const entry of unannouncedCleartext(config.fetch.auth))
     process.stderr.write(`trawl: warning: ${file}: ${entry} sends its credentials over plain http\n`);
   try {
     const resolver = createSecretResolver();

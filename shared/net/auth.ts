@@ -434,6 +434,19 @@ export function cleartextAuthPaths(entries: AuthEntry[]): string[] {
   return out;
 }
 
+const announcedCleartext = new Set<string>();
+
+/**
+ * The cleartext entries (cleartextAuthPaths) this process has not warned of yet, marked as warned
+ * of: `trawl crawl` prints its warning and the fetch stage it runs in the same process then says
+ * nothing more (it used to repeat it as a JSON log line); a deployed function warns once.
+ */
+export function unannouncedCleartext(entries: AuthEntry[]): string[] {
+  const fresh = cleartextAuthPaths(entries).filter((p) => !announcedCleartext.has(p));
+  for (const p of fresh) announcedCleartext.add(p);
+  return fresh;
+}
+
 /** Field paths of secrets read from the environment (`{"env": NAME}`): a deployed function has none. */
 export function envSecretPaths(fetch: FetchSecrets): string[] {
   return [...secretFields(fetch)]

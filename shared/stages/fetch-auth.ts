@@ -9,10 +9,10 @@ import { createSecretResolver } from '../aws/secrets.ts';
 import type { CrawlConfig } from '../config.ts';
 import {
   AuthSessions,
-  cleartextAuthPaths,
   isLoggedOut,
   plainSecretPaths,
   resolveAuth,
+  unannouncedCleartext,
   withoutQuery,
 } from '../net/auth.ts';
 import { type FetchOutcome, fetchUrl, type HeaderRecord } from '../net/fetcher.ts';
@@ -92,7 +92,7 @@ export function authSessionsFor(
           fields: plain,
         },
       );
-    const cleartext = cleartextAuthPaths(config.fetch.auth);
+    const cleartext = unannouncedCleartext(config.fetch.auth);
     if (cleartext.length > 0)
       deps.log.warn('fetch.auth: credentials sent over plain http', { entries: cleartext });
     return resolveAuth(config.fetch.auth, createSecretResolver()).then(

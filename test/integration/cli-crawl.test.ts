@@ -394,6 +394,42 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.match(status.err, /secret-check/);
   });
 
+  it('credentials sent over plain http: one warning, in words (the fetch stage repeated it as a JSON log line)', () => {
+    const config = join(cwd, 'cleartext.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        name: 'cleartext-warning',
+        startUrls: ['http://127.0.0.1:9/'],
+        fetch: {
+          allowPrivateNetworks: true,
+          auth: [
+            {
+              urlPrefix: 'http://127.0.0.1:9/',
+              basic: { username: 'u', password: { env: 'TRAWL_CLEARTEXT_PW' } },
+            },
+          ],
+        },
+      }),
+    );
+    const r = trawlWith(
+      { TRAWL_CLEARTEXT_PW: 'pw', POWERTOOLS_LOG_LEVEL: 'WARN' },
+      cwd,
+      'crawl',
+      '-c',
+      config,
+      '--no-progress',
+    );
+    assert.equal(r.code, 0, r.err);
+    assert.match(
+      r.err,
+      /trawl: warning: .*cleartext\.json: fetch\.auth\.0 \(http:\/\/127\.0\.0\.1:9\/\) sends its credentials over plain http/,
+    );
+    assert.equal(r.err.match(/plain http/g)?.length, 1, r.err);
+    // The fetch stage did set up its logins (an unresolved secret there fails the crawl).
+    assert.match(trawl(cwd, 'urls', '-c', config).out, /connection-refused|"error"/);
+  });
+
   it("fetch.proxy's password that does not resolve exits 2 before the crawl starts, naming the field", () => {
     const config = join(cwd, 'proxy-secret.json');
     const proxy = {
