@@ -59,6 +59,16 @@ export class RoundFlusher {
   /** flushes the tasks put back by the time the first of them is due */
   private requeueTimer: NodeJS.Timeout | null = null;
   private requeueAt = 0;
+  /** flushes what is pending FLUSH_MS after the first of it, whether or not anything follows */
+  private flushTimer: NodeJS.Timeout | null = null;
+  /** when a page, a task put back or a done message last came (epoch ms, the process clock) */
+  lastActivity = Date.now();
+  /**
+   * Set when the fetcher has stepped aside (a round held by slow requests: its next round is far
+   * off): tasks put back for their hosts' turns get a wake-up call too (wakeFor), not only
+   * retries, unless their host is one of these (the slow ones, left to this fetcher).
+   */
+  wakeExcept: Set<string> | null = null;
 
   constructor(
     private readonly deps: StageDeps,
@@ -115,6 +125,10 @@ export class RoundFlusher {
 
   /** Waits for the writes under way and starts none (the invocation is failing); never throws. */
   async settle(): Promise<void> {
+    // No timer starts a write behind the failing invocation.
+    for (const timer of [this.flushTimer, this.requeueTimer]) if (timer) clearTimeout(timer);
+    this.flushTimer = null;
+    this.requeueTimer = null;
     await this.chain;
   }
 
@@ -126,8 +140,18 @@ export class RoundFlusher {
   }
 
   private startClock(): void {
-    if (this.pendingPages.length === 0 && this.pendingDone.length === 0 && this.pendingRequeued.length === 0)
-      this.since = Date.now();
+    this.lastActivity = Date.now();
+    if (this.pendingPages.length > 0 || this.pendingDone.length > 0 || this.pendingRequeued.length > 0)
+      return;
+    this.since = Date.now();
+    // Written FLUSH_MS on even when nothing else comes: the pages fetched before a request that
+    // hangs waited for it (a host's start page's links fetched 20 s late, behind another host's
+    // 20 s page), and with them their links and the frontier messages they came from.
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      this.schedule();
+    }, FLUSH_MS).unref();
   }
 
   private maybeSchedule(): void {
@@ -140,6 +164,10 @@ export class RoundFlusher {
   }
 
   private schedule(): void {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+    }
     const pages = this.pendingPages;
     const requeued = this.pendingRequeued;
     const done = this.pendingDone;
@@ -170,7 +198,7 @@ export class RoundFlusher {
     await Promise.all([
       untouched.length > 0 ? this.leases.giveBack(untouched.map((m) => m.receiptHandle)) : null,
       writePages(this.deps, results),
-      wakeFor(this.deps, early),
+      wakeFor(this.deps, early, this.wakeExcept),
     ]);
     const byQueue = new Map<string, string[]>();
     for (const m of done) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m.receiptHandle]);
@@ -208,11 +236,15 @@ function delayLeft(deps: StageDeps, r: Requeued): number {
  * a kick for those due already, else one wake-up call for the earliest, whose event source mapping
  * starts a fetcher when it is due. Each task is marked, so the invocation's end leaves none for it.
  */
-async function wakeFor(deps: StageDeps, early: Requeued[]): Promise<void> {
+async function wakeFor(deps: StageDeps, early: Requeued[], except: Set<string> | null): Promise<void> {
   // Only the site's back-offs (Retry-After, temporary errors): a host not due goes back for a turn
   // its fetcher's next round takes with its other hosts; a fetcher started for it alone found few
   // hosts due and put them back again (64 polite hosts: 34 fetch invocations instead of 4-11).
-  const retries = early.filter((r) => r.reason === 'retry');
+  // All of them once the fetcher has stepped aside (its next round waits for slow requests), but
+  // the slow hosts' own.
+  const retries = early.filter(
+    (r) => r.reason === 'retry' || (except !== null && !except.has(hostOf(r.task.url))),
+  );
   if (retries.length === 0) return;
   const delayed = retries.filter((r) => delayLeft(deps, r) > 0);
   if (delayed.length < retries.length) await deps.kickFetch();
@@ -254,4 +286,12 @@ async function sendPages(deps: StageDeps, pages: FetchedPage[]): Promise<void> {
     body = { bundle: key, count: pages.length };
   }
   await deps.queues.send(deps.queueUrls.extract, [{ body }]);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }

@@ -68,6 +68,17 @@ export class FetchPresence {
     });
   }
 
+  /**
+   * Says it works `hosts` only (those its round still waits on): an extract batch of any other
+   * host starts a fetcher. Taken back when there are none.
+   */
+  async narrow(hosts: string[]): Promise<void> {
+    if (hosts.length === 0) return this.end();
+    this.previous = [];
+    this.hosts = [];
+    await this.renew(hosts);
+  }
+
   /** Takes it back (unless another fetcher said its own since): the next batch starts a fetcher. */
   async end(): Promise<void> {
     const said = this.said;

@@ -183,11 +183,28 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
-      await fetchMessages(ctx, requests, queueUrl, messages, flusher).catch(async (err) => {
-        // The writes already under way finish before the invocation fails: none runs behind it.
-        await flusher.settle();
-        throw err;
+      const aside = watchStragglers(flusher, async () => {
+        // Slow requests hold the round. The other hosts' new URLs start a fetcher of their own (an
+        // extract batch left them to this one), and what it put back for their turns gets
+        // wake-up calls. The slow hosts' stay with it: a host that answers slowly is not given
+        // a second fetcher's requests on top.
+        const slow = ctx.turns.hostsLeft();
+        flusher.wakeExcept = new Set(slow);
+        await presence?.narrow(slow);
+        // And a fetcher for what batches left to this one before it stepped aside.
+        await deps.kickFetch();
+        const at = summary.wakeLeft;
+        summary.wakeLeft = undefined;
+        if (at !== undefined && !(await wakeLater(deps, at, summary.wakeSources)))
+          summary.wakeLeft = Math.min(at, summary.wakeLeft ?? Infinity);
       });
+      await fetchMessages(ctx, requests, queueUrl, messages, flusher)
+        .catch(async (err) => {
+          // The writes already under way finish before the invocation fails: none runs behind it.
+          await flusher.settle();
+          throw err;
+        })
+        .finally(() => aside.stop());
       await flusher.flush();
     }
     // Instead of waiting, leave a wake-up call for when the earliest URL put back is due (also when
@@ -200,6 +217,34 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
     await leases.giveBack().catch((err) => deps.log.warn('giving leases back failed', { err }));
   }
   return summary;
+}
+
+/**
+ * A round none of whose tasks has ended for this long is held by slow requests (a page that takes
+ * 20 s, a host that never answers until fetch.timeoutMs): the fetcher steps aside for the rest of
+ * it. Until 2026-11-29 three healthy hosts waited 40 s, their links unread, for a fourth's start
+ * page that hung (helper-44's audit): an extract batch left their new URLs to this fetcher (its
+ * presence), and the tasks it put back for their turns waited for its next round.
+ */
+export const STRAGGLE_MS = 3_000;
+
+/** Calls `stepAside` once, when the round has had no task end for STRAGGLE_MS; `stop` ends the watch. */
+function watchStragglers(
+  flusher: RoundFlusher,
+  stepAside: () => Promise<void>,
+): { stop: () => Promise<void> } {
+  let stepped: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    if (stepped || Date.now() - flusher.lastActivity < STRAGGLE_MS) return;
+    clearInterval(timer);
+    stepped = stepAside().catch(() => {});
+  }, STRAGGLE_MS / 3).unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await stepped;
+    },
+  };
 }
 
 /** The most frontier messages one round holds (50 tasks each). */
@@ -409,6 +454,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   for (const e of entries) left.set(hostOf(e.task.url), (left.get(hostOf(e.task.url)) ?? 0) + 1);
   ctx.turns.activeHosts = () => left.size;
   ctx.turns.tasksLeft = (host) => left.get(host) ?? 0;
+  ctx.turns.hostsLeft = () => [...left.keys()];
   try {
     // Every task of the round waits in its host's lane (and for its host's turn) at once; only the
     // requests themselves take one of the fetch.concurrency places (ctx.requests, fetch-one.ts),
@@ -437,6 +483,7 @@ async function fetchRound<T extends { task: UrlTask }>(
   } finally {
     ctx.turns.activeHosts = () => 0;
     ctx.turns.tasksLeft = () => 0;
+    ctx.turns.hostsLeft = () => [];
     // Slots booked ahead and not used go back, so other workers need not wait for their end.
     await ctx.turns
       .settle()

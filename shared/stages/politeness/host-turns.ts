@@ -237,6 +237,8 @@ export class HostTurns implements RobotsTurns {
   activeHosts: () => number = () => 0;
   /** how many tasks of `host` the current round still has (the fetch stage sets it per round) */
   tasksLeft: (host: string) => number = () => 0;
+  /** the hosts of the current round that still have tasks (the fetch stage sets it per round) */
+  hostsLeft: () => string[] = () => [];
   /** the sources' weights (seed 001, `weights`): a heavier task waiting for a host goes first */
   private readonly weights: Weights;
   private readonly heaviest: number;
