@@ -155,7 +155,16 @@ async function fetchTask(
       // such; the proxy's error when the proxy kept robots.txt from being read (robots-cache.ts).
       const code = robots.errorCode ?? 'robots-unavailable';
       const errorKind = robots.errorKind ?? 'temporary';
-      return onError(ctx, task, host, { errorKind, code, message: robotsFailure(robots) }, fetchedAt());
+      // Retried once robots.txt is asked again, when the server said it would answer.
+      const notBeforeMs =
+        robots.retryAt === undefined ? {} : { notBeforeMs: Math.max(0, robots.retryAt - deps.now()) };
+      return onError(
+        ctx,
+        task,
+        host,
+        { errorKind, code, message: robotsFailure(robots), ...notBeforeMs },
+        fetchedAt(),
+      );
     }
     if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
   }

@@ -59,4 +59,42 @@ describe('robots.txt unavailable', () => {
     assert.equal(states[0]?.errorCode, 'robots-unavailable');
     assert.match(String(states[0]?.note), /connection-refused/);
   });
+
+  for (const status of [429, 503])
+    it(`a ${status} robots.txt with a Retry-After: asked again then, and the site crawled (one ${status} lost it for the run)`, async () => {
+      const other = await startSiteServer({});
+      try {
+        let refused = 0;
+        other.route('/robots.txt', {
+          handler: (_req, res) => {
+            if (refused++ === 0) {
+              res.writeHead(status, { 'Retry-After': '2' });
+              res.end('busy');
+            } else {
+              res.writeHead(200, { 'content-type': 'text/plain' });
+              res.end('User-agent: *\nDisallow: /private/\n');
+            }
+          },
+        });
+        other.route('/', {
+          headers: { 'content-type': 'text/html' },
+          body: '<title>Home</title><a href="/a.html">a</a> <a href="/private/x.html">x</a>',
+        });
+        other.route('/a.html', { headers: { 'content-type': 'text/html' }, body: '<title>A</title>' });
+        const states = await statesOf(`${other.url}/`);
+        const byPath = new Map(states.map((u) => [new URL(String(u.url)).pathname, u]));
+        assert.equal(byPath.get('/')?.state, 'indexed', JSON.stringify(byPath.get('/')));
+        assert.equal(byPath.get('/a.html')?.state, 'indexed');
+        assert.equal(
+          byPath.get('/private/x.html')?.state,
+          'ignored',
+          'the robots.txt read afterwards is obeyed',
+        );
+        const asked = other.requests.filter((r) => r.path === '/robots.txt');
+        assert.equal(asked.length, 2);
+        assert.ok((asked[1]?.at ?? 0) - (asked[0]?.at ?? 0) >= 2000, 'asked again after its Retry-After');
+      } finally {
+        await other.close();
+      }
+    });
 });

@@ -25,6 +25,8 @@ import { type RobotsSlot, type RobotsTurns, SLOT_MARGIN_MS } from './host-turns.
 export const ROBOTS_TTL_MS = 24 * 3_600_000;
 /** After a server error the site is retried sooner. */
 const ROBOTS_ERROR_TTL_MS = 10 * 60_000;
+/** The shortest wait before a robots.txt that answered with a Retry-After is asked again. */
+const ROBOTS_MIN_RETRY_MS = 1_000;
 /**
  * After the proxy's own refusal or failure (fetch.proxy), sooner still: it says nothing about the
  * site, and a proxy put right (its login, its policy) should let the crawl on within a minute.
@@ -78,6 +80,12 @@ export type CachedRobots = RobotsTxt & {
   errorKind?: 'permanent';
   /** not read: the host stays taken this long (its turn did not come in time); never cached */
   notDueSeconds?: number;
+  /**
+   * Unavailable with a Retry-After (a 429 or 503 of robots.txt): asked again from then (epoch ms),
+   * and the pages that needed it retried after it. Without one a brief 429 kept the whole site
+   * disallowed for ROBOTS_ERROR_TTL_MS, its pages' retries all spent inside it (helper-44's audit).
+   */
+  retryAt?: number;
 };
 
 export interface RobotsCache {
@@ -171,6 +179,12 @@ export function createRobotsCache(
       const why = res.status ? `HTTP ${res.status}` : res.code;
       robots = { ...DISALLOW_ALL, unavailable: why } as CachedRobots;
       ttl = ROBOTS_ERROR_TTL_MS;
+      // The server says when to come back: then, if sooner (a site cannot park it longer).
+      const after = res.kind === 'error' ? res.retryAfterMs : undefined;
+      if (after !== undefined && after < ttl) {
+        ttl = Math.max(ROBOTS_MIN_RETRY_MS, after);
+        (robots as CachedRobots).retryAt = now() + ttl;
+      }
     }
     await holdForCrawlDelay(new URL(robotsUrl).host, booked, robots);
     if (JSON.stringify(robots).length <= MAX_STORED_CHARS) await store(robotsUrl, robots, now() + ttl);
@@ -246,6 +260,7 @@ export function createRobotsCache(
 
   function ttlOf(robots: CachedRobots): number {
     if (robots.errorCode) return PROXY_ERROR_TTL_MS;
+    if (robots.retryAt !== undefined) return Math.max(0, robots.retryAt - now());
     return robots.unavailable ? ROBOTS_ERROR_TTL_MS : ROBOTS_TTL_MS;
   }
 
