@@ -305,7 +305,7 @@ export async function reviewLines(
   current: (lines: UrlItem[], items: Map<string, UrlItem>) => UrlItem[],
 ): Promise<PolicyReview> {
   const until = new Date(ctx.untilMs).toISOString();
-  const judged = new Map<string, { line: UrlItem; verdict: NonNullable<LineVerdict> }>();
+  const newest = new Map<string, UrlItem>();
   const markers = new Map<string, UrlItem>();
   // Day folders sort by date; `never/` (compound elements) sorts after them and is left out.
   for await (const key of deps.store.list(
@@ -318,11 +318,17 @@ export async function reviewLines(
         keepNewest(markers, line);
         continue;
       }
-      const verdict = judgeLine(line, ctx);
-      const seen = judged.get(line.url);
-      // One URL with two future lines: the newer one is its state.
-      if (verdict && (!seen || isNewerLine(line, seen.line))) judged.set(line.url, { line, verdict });
+      // One URL with two future lines (a page fetched again before its time): the newer one is
+      // its state, and only it is judged. Judging each, the older line of a page refetched early
+      // for a sitemap date was due again at the next date before the refetch, and the cycle sent
+      // the first fetch's validators (a 200, a "changed" record of unchanged content).
+      keepNewest(newest, line);
     }
+  }
+  const judged = new Map<string, { line: UrlItem; verdict: NonNullable<LineVerdict> }>();
+  for (const line of newest.values()) {
+    const verdict = judgeLine(line, ctx);
+    if (verdict) judged.set(line.url, { line, verdict });
   }
   // A line a marker supersedes moved in an earlier review.
   const lines = [...judged.values()].map((j) => j.line).filter((l) => isNewerLine(l, markers.get(l.url)));

@@ -106,6 +106,19 @@ describe('sitemap lastmod: known pages listed as changed are refreshed early (ch
         ['a', 'b', 'c'].map((p) => count(`/${p}.html`)),
         [2, 2, 2],
       );
+      // A date after b's first fetch but before its refetch (the sitemap regenerated late): b was
+      // fetched since, nothing is due. Its first fetch's line, judged too, was due and refetched
+      // b with that fetch's validators (helper-45's audit).
+      dates.b = new Date(start + 2.5 * HOUR).toISOString();
+      await crawl(await openSession(config, { now: new Date(start + 5.5 * HOUR) }));
+      assert.equal(count('/sitemap.xml'), 3);
+      const later = await openSession(config, { now: new Date(start + 6 * HOUR) });
+      assert.deepEqual(await planRefresh(later), []);
+      await refresh(later);
+      assert.deepEqual(
+        ['b', 'c'].map((p) => count(`/${p}.html`)),
+        [2, 2],
+      );
       // …and the pages keep one refresh time: at 2 days past the refetch, each is fetched once.
       await refresh(await openSession(config, { now: new Date(start + 3 * HOUR + 49 * HOUR) }));
       assert.deepEqual(
