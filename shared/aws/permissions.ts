@@ -76,8 +76,10 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     // refresh.orphanGrace, a known URL's link stamp (reachedAt: one UpdateItem per quarter grace).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     // scope.traps: one atomic ADD per counter (URLs per host, query variants per path) per batch;
-    // the usage record.
-    'table:hosts': ['dynamodb:UpdateItem'],
+    // the usage record. Reads: the forget epoch, once a batch (forget-epoch.ts), and a running
+    // fetcher's presence under a politeness wait (fetch-presence.ts; refused until 2026-11-29, so
+    // a deployed extract function logged a warning and started a fetcher every batch).
+    'table:hosts': ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
     'objects:pages/': ['s3:GetObject'],
     // Document bulks and spilled outcomes (docs/spill/).
     'objects:docs/': ['s3:PutObject'],

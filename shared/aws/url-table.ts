@@ -62,6 +62,11 @@ export interface UrlTable {
   scan(): AsyncGenerator<UrlItem>;
   /** Marks URLs as known after their claims were sent (saves the read next time they are found). */
   markKnown(urls: string[]): void;
+  /**
+   * Drops what this table object knows when `epoch` (stages/forget-epoch.ts) differs from the
+   * last one given: another container forgot URLs since, and a link to them must claim them again.
+   */
+  syncForgets(epoch: string | null): void;
   /** Puts and deletes whole items, 25 a request (BatchWriteItem: unconditional, same units, far fewer calls). */
   writeMany(puts: UrlItem[], deletes: string[]): Promise<void>;
   /**
@@ -94,6 +99,7 @@ export function createUrlTable({
   // URL → until when it is known, and who claimed it: a claimer's own claims are never skipped,
   // so its retry (the same container, after a failed send) finds and re-sends them.
   const known = new Map<string, { until: number; claimer?: string }>();
+  let forgetEpoch: string | null | undefined;
   const remember = (url: string, claimer?: string) => {
     if (known.size >= KNOWN_CACHE_MAX) known.clear();
     known.set(url, { until: Date.now() + KNOWN_TTL_MS, claimer });
@@ -325,6 +331,12 @@ export function createUrlTable({
     },
     markKnown(urls) {
       for (const u of urls) remember(u);
+    },
+    syncForgets(epoch) {
+      if (epoch === forgetEpoch) return;
+      forgetEpoch = epoch;
+      known.clear();
+      reached.clear();
     },
     async writeMany(puts, deletes) {
       // DynamoDB refuses two operations on one key in a BatchWriteItem (moto only checks puts and

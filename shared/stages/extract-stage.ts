@@ -27,6 +27,7 @@ import type {
 import { sitemapsAgain, writeChangeHints } from './change-hints.ts';
 import type { StageDeps } from './deps.ts';
 import { kickFor } from './fetch-presence.ts';
+import { syncForgotten } from './forget-epoch.ts';
 import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
 import { createPdfWorkerReader } from './pdf-worker.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
@@ -114,6 +115,7 @@ async function extractRecord(
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
   const gate = trapGate(deps, config.scope.traps, config.limits.sitemapsPerSite, stats);
+  if (tasks.length > 0) await syncForgotten(deps);
   const fresh = await deps.urls.claim(tasks, source.claimer, now, {
     ...reachStamps(config, deps.now()),
     gate,

@@ -24,6 +24,7 @@ import { type ChangeRecord, publishChanges } from './change-feed.ts';
 import { putElementList, retireElements } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { foldDuplicates, unfold } from './duplicates.ts';
+import { noteForgotten } from './forget-epoch.ts';
 import { forgetSitemaps } from './trap-gate.ts';
 
 /** Processes a batch of index messages. */
@@ -301,6 +302,7 @@ async function persistStates(
   // that cycle stamps it meanwhile.
   await deps.urls.putStates(states.filter((s) => s.stored === 'table'));
   await deps.urls.writeMany([], [...writes.deletes]);
+  if (writes.deletes.size > 0) await noteForgotten(deps);
   await forgetSitemaps(
     deps,
     [...writes.forgottenSitemaps].filter((url) => writes.deletes.has(url)),

@@ -30,6 +30,7 @@ import { readChangeHints } from './change-hints.ts';
 import { elementsOfGone, madeDocuments, putElementList, wasArchive } from './compound-elements.ts';
 import type { StageDeps } from './deps.ts';
 import { releaseForgotten } from './duplicates.ts';
+import { noteForgotten } from './forget-epoch.ts';
 import { bump } from './logger.ts';
 import {
   NO_CHANGES,
@@ -262,6 +263,7 @@ export async function runRefreshStage(deps: StageDeps): Promise<RefreshSummary> 
   const keep = pendingCopies(tasks, until, parseDuration(config.refresh.maxAge), boundsOf(config));
   if (keep.length > 0) await writeStateLines(deps.store, keep, until);
   await mapLimit(deferred, QUERY_CONCURRENCY, (write) => write());
+  if (out.forgot) await noteForgotten(deps);
   // The pages a changed policy made due are queued: their old lines can be superseded now.
   if (review) await writeReview(deps, review, until);
   if (policy) await storeRefreshPolicy(deps, config);
@@ -339,6 +341,8 @@ interface RefreshOutput {
   renormalized: boolean;
   /** duplicates that take over from URLs the cycle forgets, fetched again to be indexed */
   again: UrlTask[];
+  /** the cycle forgets URLs (forget-epoch.ts) */
+  forgot?: boolean;
 }
 
 /** A URL the config no longer normalizes to itself, after a change of identity: gone. */
@@ -366,6 +370,7 @@ async function refreshOne(
       orphanReason(item, out.seeded.has(item.url), out.orphanBefore))
     : `out-of-scope: ${d.reason}`;
   if (gone) {
+    out.forgot = true;
     out.deferred.push(async () => {
       await deps.urls.forget(item.url);
       // An index's retired child gives its place in the site's limits.sitemapsPerSite back.
