@@ -5,7 +5,8 @@
  * .trawl/deployments/<crawl>.json remembers where, for every later command.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
@@ -100,10 +101,12 @@ async function cdk(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
 /**
  * Each stack synthesizes into a folder of its own: two deploys (or destroys) of different crawls
  * at once shared `cdk.out`, and the CDK CLI refused the second ("Another CLI is currently synthing
- * to cdk.out").
+ * to cdk.out"). The folder is in the working folder's `.trawl/`, beside the deployment's record:
+ * until 2026-11-29 it was the package's own (cdk runs there), which fails on a read-only install
+ * and let two working folders deploying the same crawl name overwrite each other's (helper-43).
  */
 function assemblyDir(stackName: string): string[] {
-  return ['--output', join('cdk.out', stackName)];
+  return ['--output', join(stateDir(), 'cdk.out', stackName)];
 }
 
 function parsePort(port: string | undefined): number {
@@ -311,7 +314,10 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
         .map((o) => o.crawl)
     : [];
   if (cloud && others.length === 0) await stopLocalCloud();
-  if (cloud) await dropLocalIndex(config);
+  if (cloud) {
+    await dropLocalIndex(config);
+    removeFunctionCopies(stack);
+  }
   // The demo site serves the demo crawl's functions (deploy --demo, or the bundled config).
   if (isDemoConfig(opts.config) || listDeployments().length === 0) stopBackgroundDemoSite();
   const after = !cloud
@@ -322,6 +328,24 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
   // A stopped local cloud took them with it; anywhere else they are the crawl's data, kept.
   if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d, cloud));
+}
+
+/**
+ * The local cloud unpacks each function's code into a temporary folder a container
+ * (`ministack-lambda-<function name>-…`) and leaves them: 373 MB after a few deploys of one crawl
+ * (helper-43's audit). The stack's go with it.
+ */
+function removeFunctionCopies(stack: string): void {
+  // The logical ID after the stack's name starts upper-case; a crawl name is lower-case, so the
+  // stack of a crawl "site-two" is not taken for one of crawl "site"'s functions.
+  const prefix = `ministack-lambda-${stack}-`;
+  let names: string[] = [];
+  try {
+    names = readdirSync(tmpdir()).filter((n) => n.startsWith(prefix) && /[A-Z]/.test(n[prefix.length] ?? ''));
+  } catch {
+    return;
+  }
+  for (const n of names) rmSync(join(tmpdir(), n), { recursive: true, force: true });
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -108,6 +108,10 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
       /deployed Trawl-deployedtest to http:\/\/127\.0\.0\.1:\d+; crawl "deployedtest" seeded/,
     );
     const record = JSON.parse(readFileSync(join(cwd, '.trawl', 'deployments', 'deployedtest.json'), 'utf8'));
+    // The cloud assembly is the working folder's, not the installed package's (a read-only install,
+    // two folders deploying one crawl name).
+    assert.ok(existsSync(join(cwd, '.trawl', 'cdk.out', 'Trawl-deployedtest', 'manifest.json')));
+    assert.equal(existsSync(join(PROJECT_ROOT, 'cdk.out', 'Trawl-deployedtest')), false);
     // The bucket's name is CloudFormation's, not one the CLI could guess.
     assert.notEqual(record.outputs.BucketName, 'trawl-deployedtest-store');
     const status = await trawl(['status', '-c', cfg, '--wait', '--timeout', '240']);
@@ -215,6 +219,10 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
 
   it('a message that fails every time ends in its dead-letter queue', async () => {
     const record = JSON.parse(readFileSync(join(cwd, '.trawl', 'deployments', 'deployedtest.json'), 'utf8'));
+    // The cloud assembly is the working folder's, not the installed package's (a read-only install,
+    // two folders deploying one crawl name).
+    assert.ok(existsSync(join(cwd, '.trawl', 'cdk.out', 'Trawl-deployedtest', 'manifest.json')));
+    assert.equal(existsSync(join(PROJECT_ROOT, 'cdk.out', 'Trawl-deployedtest')), false);
     const cloud = JSON.parse(readFileSync(join(cwd, '.trawl', 'local-cloud.json'), 'utf8'));
     const clients = createAwsClients({ endpoint: cloud.endpoint, count: false });
     process.env.AWS_ACCESS_KEY_ID = cloud.accessKeyId;
@@ -288,8 +296,13 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     const dir = join(cwd, '.trawl', 'deployments');
     const record = JSON.parse(readFileSync(join(dir, 'deployedtest.json'), 'utf8'));
     writeFileSync(join(dir, 'neighbour.json'), JSON.stringify({ ...record, crawl: 'neighbour' }));
+    // The local cloud unpacked each function's code into temporary folders: they go with the stack.
+    const copies = () =>
+      readdirSync(tmpdir()).filter((n) => n.startsWith('ministack-lambda-Trawl-deployedtest-'));
+    assert.ok(copies().length > 0, 'the functions ran from copies in the temporary folder');
     const destroy = await trawl(['destroy', '-c', cfg, '--local']);
     assert.equal(destroy.code, 0, destroy.stderr.slice(-3000));
+    assert.deepEqual(copies(), []);
     assert.match(
       destroy.stdout,
       /destroyed Trawl-deployedtest; the local cloud keeps running for "neighbour"/,
