@@ -22,6 +22,7 @@ function chartLibrary(): string {
 
 const esc = (s: unknown) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const num = (n: number) => n.toLocaleString('en-US');
+const orNa = (n: number | null) => (n === null ? 'n/a' : num(n));
 const money = (n: number | null) => (n === null ? 'n/a' : `$${n.toFixed(2)}`);
 
 /** A two-column table; each value cell carries `data-k="<id>-<key>"` for tests and scripts. */
@@ -82,7 +83,7 @@ function runsTable(d: ReportData): string {
   const rows = d.runs
     .map(
       (r) =>
-        `<tr${r.interrupted ? ' class="interrupted"' : ''}><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}${r.interrupted ? ' (interrupted)' : ''}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${num(r.errors)}</td><td class="n">${num(r.upserted)} / ${num(r.deleted)}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
+        `<tr${r.interrupted ? ' class="interrupted"' : ''}><td>${esc(r.startedAt.replace('T', ' ').slice(0, 19))}</td><td>${esc(r.kind)}${r.interrupted ? ' (interrupted)' : ''}</td><td class="n">${num(r.pages)}</td><td class="n">${r.seconds.toFixed(1)}</td><td class="n">${r.pagesPerSecond.toFixed(1)}</td><td class="n">${orNa(r.errors)}</td><td class="n">${r.upserted === null ? 'n/a' : `${num(r.upserted)} / ${orNa(r.deleted)}`}</td><td class="n">${num(r.awsRequests)}</td><td class="n">${money(r.costPerMillion)}</td></tr>`,
     )
     .join('');
   const note =

@@ -28,11 +28,14 @@ export interface RunSummary {
   costByService: Record<string, number> | null;
   /** stopped by a signal before the frontier drained (Ctrl-C; resumed by the next run) */
   interrupted: boolean;
-  /** URLs the run recorded in error (a URL it forgot since is still counted here) */
-  errors: number;
-  /** documents the run wrote and deleted */
-  upserted: number;
-  deleted: number;
+  /**
+   * URLs the run recorded in error (a URL it forgot since is still counted here); null for a
+   * deployed stack's hour, whose usage item counts requests and time, not outcomes
+   */
+  errors: number | null;
+  /** documents the run wrote and deleted (null as `errors`) */
+  upserted: number | null;
+  deleted: number | null;
 }
 
 export interface ReportData {
@@ -150,9 +153,12 @@ export class ReportAggregate {
       costPerMillion: cost ? total : null,
       costByService: cost ? byService : null,
       interrupted: r.interrupted === true,
-      errors: (r.stats['error:permanent'] ?? 0) + (r.stats['error:temporary'] ?? 0),
-      upserted: r.stats['documents:upserted'] ?? 0,
-      deleted: r.stats['documents:deleted'] ?? 0,
+      // A deployed hour (usage-record.ts) has no outcome counts: "n/a", not a misleading 0
+      // beside the feed's upserts and the URLs in error (helper-43's audit).
+      errors:
+        r.kind === 'deployed' ? null : (r.stats['error:permanent'] ?? 0) + (r.stats['error:temporary'] ?? 0),
+      upserted: r.kind === 'deployed' ? null : (r.stats['documents:upserted'] ?? 0),
+      deleted: r.kind === 'deployed' ? null : (r.stats['documents:deleted'] ?? 0),
     });
   }
 

@@ -160,6 +160,22 @@ describe('report aggregates', () => {
     assert.equal(r?.interrupted, false);
   });
 
+  it("a deployed stack's hour has no outcome counts: null (n/a), not 0", () => {
+    const agg = aggregate();
+    const hour = buildRunRecord({
+      kind: 'crawl',
+      crawl: 'c',
+      startedMs: NOW - 3_600_000,
+      finishedMs: NOW,
+      stats: {},
+      counts: emptyCounts(),
+      stages: {},
+    });
+    agg.addRun({ ...hour, kind: 'deployed', pages: 193 });
+    const [r] = agg.finish().runs;
+    assert.deepEqual([r?.errors, r?.upserted, r?.deleted], [null, null, null]);
+  });
+
   it('marks an interrupted run; counts as fetched only URLs a request was sent for', () => {
     const agg = aggregate();
     agg.addRun(
