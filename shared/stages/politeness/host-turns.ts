@@ -34,6 +34,9 @@ export interface RobotsTurns {
   hold(host: string, from: number, until: number): Promise<void>;
 }
 
+/** Hosts whose capped Crawl-delay this container has warned of. */
+const warnedCapped = new Set<string>();
+
 /** A limit the host's delay met (a Crawl-delay over limits.crawlDelayMs): counted and noted with the page. */
 export type Capped = { limit: string; note: string };
 
@@ -297,7 +300,7 @@ export class HostTurns implements RobotsTurns {
   /**
    * The gap a host gets: fetch.waitBetweenRequestsMs or its robots.txt Crawl-delay, whichever is
    * longer; a Crawl-delay over limits.crawlDelayMs (a site can ask for a day) is capped, logged once
-   * per host and noted with every page fetched under it.
+   * per host and container and noted with every page fetched under it.
    */
   delayFor(host: string, robots: RobotsTxt | null, agent: string): { delayMs: number; capped?: Capped } {
     let delayMs = this.config.fetch.waitBetweenRequestsMs;
@@ -305,8 +308,12 @@ export class HostTurns implements RobotsTurns {
     const asked = robots ? (crawlDelayMs(robots, agent) ?? 0) : 0;
     const ceiling = this.config.limits.crawlDelayMs;
     if (asked > ceiling) {
-      if (this.delays.get(host) !== ceiling)
+      if (!warnedCapped.has(host)) {
+        // Once per host and container: each invocation warned again (8 lines for one host).
+        if (warnedCapped.size >= 10_000) warnedCapped.clear();
+        warnedCapped.add(host);
         this.deps.log.warn('Crawl-delay capped at limits.crawlDelayMs', { host, askedMs: asked, ceiling });
+      }
       const note = `Crawl-delay ${asked / 1000} s capped at limits.crawlDelayMs (${ceiling} ms)`;
       capped = { limit: 'limit-crawl-delay', note };
     }
