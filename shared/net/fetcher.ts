@@ -137,6 +137,8 @@ export type FetchOutcome =
       code: string;
       status?: number;
       retryAfterMs?: number;
+      /** `retryAfterMs` is the default: no Retry-After could be read (classify.ts) */
+      retryAfterDefault?: true;
       message: string;
       /** a timeout before any response came: nothing was heard from the host (politeness/host-turns.ts holds a host that does it again) */
       silent?: true;
@@ -583,7 +585,13 @@ async function readResponse(
       } as const;
     case 'permanent':
     case 'temporary': {
-      const retry = verdict.retryAfterMs === undefined ? {} : { retryAfterMs: verdict.retryAfterMs };
+      const retry =
+        verdict.retryAfterMs === undefined
+          ? {}
+          : {
+              retryAfterMs: verdict.retryAfterMs,
+              ...(verdict.retryAfterDefault ? { retryAfterDefault: true as const } : {}),
+            };
       const message = `HTTP ${status} ${res.statusMessage ?? ''}`.trim();
       return {
         kind: 'error',

@@ -294,6 +294,7 @@ function onError(
     code: string;
     status?: number;
     retryAfterMs?: number;
+    retryAfterDefault?: true;
     message: string;
     /** the host is held this long yet (its silence): the retry comes after it */
     notBeforeMs?: number;
@@ -306,7 +307,10 @@ function onError(
   const ceiling = ctx.config.limits.retryAfterMs;
   if (res.retryAfterMs !== undefined && res.retryAfterMs > ceiling) {
     // a site cannot park the crawl for days: the wait is capped and the cap is said in the URL's error
-    error.message += ` (Retry-After ${Math.round(res.retryAfterMs / 1000)} s capped at limits.retryAfterMs, ${ceiling} ms)`;
+    const asked = res.retryAfterDefault
+      ? `no readable Retry-After: the default ${Math.round(res.retryAfterMs / 1000)} s`
+      : `Retry-After ${Math.round(res.retryAfterMs / 1000)} s`;
+    error.message += ` (${asked} capped at limits.retryAfterMs, ${ceiling} ms)`;
     res = { ...res, retryAfterMs: ceiling };
   }
   const retry = async (): Promise<TaskResult> => {

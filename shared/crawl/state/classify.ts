@@ -19,6 +19,8 @@ export interface StatusVerdict {
   kind: StatusKind;
   code: string;
   retryAfterMs?: number;
+  /** `retryAfterMs` is the default: the response had no Retry-After it could be read from */
+  retryAfterDefault?: true;
 }
 
 export interface NetworkVerdict {
@@ -53,7 +55,11 @@ export function classifyHttpStatus(status: number, ctx: StatusContext): StatusVe
   }
   // A 3xx without a usable Location becomes location null in the fetcher; seed 001: malformed redirect is permanent.
   if (status >= 300 && status < 400) return { kind: 'redirect', code: 'redirect' };
-  if (status === 503 && ctx.retryAfter !== null) return temporaryWithRetry(status, ctx, undefined);
+  // A 503 with a Retry-After is a host saying it is busy, whether or not its value can be read
+  // ("soon", "1.5", "-5"): the whole host waits the default then, as after a 429 (until
+  // 2026-11-29 only the URL was retried, the host's other pages sent 10 ms after the 503).
+  if (status === 503 && ctx.retryAfter !== null)
+    return temporaryWithRetry(status, ctx, DEFAULT_RATE_LIMIT_RETRY_MS);
   // Extension of seed 001: 429 says "slow down" (RFC 6585 §4), not that the page is gone.
   if (status === 429) return temporaryWithRetry(status, ctx, DEFAULT_RATE_LIMIT_RETRY_MS);
   // Seed 001: 404, other 4xx content errors and 5xx server errors are permanent (also anything non-HTTP).
@@ -73,6 +79,7 @@ function temporaryWithRetry(
   const retryAfterMs = parsed ?? fallbackMs;
   const verdict: StatusVerdict = { kind: 'temporary', code: `http-${status}` };
   if (retryAfterMs !== undefined) verdict.retryAfterMs = retryAfterMs;
+  if (parsed === null && fallbackMs !== undefined) verdict.retryAfterDefault = true;
   return verdict;
 }
 

@@ -48,8 +48,25 @@ describe('classifyHttpStatus (seed 001 Error Handling)', () => {
       { retryAfter: 'Tue, 31 Dec 2024 00:00:00 GMT' },
       { kind: 'temporary', code: 'http-503', retryAfterMs: 0 },
     ],
-    ['503 + garbage', 503, { retryAfter: 'soon' }, { kind: 'temporary', code: 'http-503' }],
-    ['429 default', 429, {}, { kind: 'temporary', code: 'http-429', retryAfterMs: 60_000 }],
+    // A busy host, whatever its value says: the whole host waits the default (helper-44's audit).
+    [
+      '503 + garbage',
+      503,
+      { retryAfter: 'soon' },
+      { kind: 'temporary', code: 'http-503', retryAfterMs: 60_000, retryAfterDefault: true },
+    ],
+    [
+      '429 default',
+      429,
+      {},
+      { kind: 'temporary', code: 'http-429', retryAfterMs: 60_000, retryAfterDefault: true },
+    ],
+    [
+      '429 + garbage',
+      429,
+      { retryAfter: 'later please' },
+      { kind: 'temporary', code: 'http-429', retryAfterMs: 60_000, retryAfterDefault: true },
+    ],
     ['429 + seconds', 429, { retryAfter: '5' }, { kind: 'temporary', code: 'http-429', retryAfterMs: 5000 }],
     ['600 nonsense', 600, {}, { kind: 'permanent', code: 'http-600' }],
   ];
