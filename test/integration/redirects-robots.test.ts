@@ -180,4 +180,28 @@ describe('redirects and robots.txt through the pipeline', () => {
     assert.ok(Math.min(...gaps) >= 500, `Crawl-delay 0.5 s: min gap ${Math.min(...gaps)} ms`);
     assert.equal(requested(slow.requests, '/robots.txt'), 1, 'robots.txt cached per host');
   });
+
+  it("a robots.txt redirected to another host's: that host's Crawl-delay holds from the redirected request too", async (t) => {
+    // helper-44's audit: B's next page came 1.4 s after A's robots.txt request that ended at B's,
+    // under B's 2 s Crawl-delay (only the configured wait was kept).
+    const [a, b] = await Promise.all([startSiteServer({}), startSiteServer({})]);
+    try {
+      a.route('/robots.txt', { status: 301, headers: { location: `${b.url}/robots.txt` } });
+      a.route('/', page('A'));
+      b.route('/robots.txt', { body: 'User-agent: *\nCrawl-delay: 2\n' });
+      for (const p of ['/', '/b1', '/b2']) b.route(p, page(`B ${p}`));
+      const { states } = await run({
+        startUrls: [`${a.url}/`, `${b.url}/`, `${b.url}/b1`, `${b.url}/b2`],
+        fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 300 },
+      });
+      assert.equal(states.get('/b2')?.state, 'indexed');
+      const times = b.requests.map((r) => r.at).sort((x, y) => x - y);
+      const gaps = times.slice(1).map((at, i) => at - (times[i] ?? 0));
+      t.diagnostic(`B: ${b.requests.map((r) => r.path).join(' ')}; gaps ${gaps.join(', ')} ms`);
+      assert.ok(requested(b.requests, '/robots.txt') >= 2, "A's request ended at B's robots.txt");
+      assert.ok(Math.min(...gaps) >= 2000, `Crawl-delay 2 s on B: min gap ${Math.min(...gaps)} ms`);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
 });
