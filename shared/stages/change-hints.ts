@@ -100,7 +100,10 @@ export async function sitemapsAgain(
       ...rest,
       depth: item.depth ?? task.depth,
       queue: 'refresh',
-      prev: { ...item, stored: 'table' },
+      // Its refresh grid starts again from this read, as a page's made due by a review does: kept,
+      // each early read added a maxAge to its next one (five reads in a day put it 5 maxAges
+      // off; helper-45's audit), and a child its index stopped dating waited that long.
+      prev: { ...item, stored: 'table', nextRefreshAt: now },
     });
   }
   return again;

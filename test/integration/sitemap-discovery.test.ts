@@ -125,11 +125,20 @@ describe('sitemaps in discovery: moved, known children, other hosts, cut, anothe
     assert.equal(count('/news.xml'), 2);
 
     datedAt = new Date(start + 90 * 60_000).toISOString();
-    await crawl(await openSession(config, { now: new Date(start + 2 * HOUR) }));
+    const last = await openSession(config, { now: new Date(start + 2 * HOUR) });
+    await crawl(last);
     assert.deepEqual(
       [count('/news.xml'), count('/dated.xml')],
       [3, 2],
       'the dated child read again once its date moved',
+    );
+    // Each early read starts its refresh time again: a maxAge after the last read, not one more
+    // maxAge for every read (7 days on, not 21).
+    const newsState = (await collect(urlStates(last))).find((st) => st.url === u('/news.xml'));
+    const next = Date.parse(String(newsState?.nextRefreshAt));
+    assert.ok(
+      next <= start + 2 * HOUR + 7 * 24 * HOUR + 60_000,
+      `news.xml next read at ${newsState?.nextRefreshAt}`,
     );
   });
 
