@@ -48,12 +48,13 @@ describe('permissions declaration', () => {
     for (const a of EVENT_SOURCE_ACTIONS) assert.match(a, /^sqs:[A-Z][A-Za-z]+$/);
   });
 
-  it('gives fetch only reads of the URL table (a redelivered message), and extract only the trap counters on the hosts table (issue 16)', () => {
+  it('gives fetch only reads of the URL table (a redelivered message), and extract only the trap counters and reads on the hosts table (issue 16)', () => {
     // fetch-redelivered.ts reads the items of a message's URLs when it is delivered again; fetch
     // never writes a URL's state.
     assert.deepEqual(STAGE_ACCESS.fetch['table:urls'], ['dynamodb:BatchGetItem']);
-    // scope.traps counts links per host and pattern: one UpdateItem (ADD), never a whole item.
-    assert.deepEqual(STAGE_ACCESS.extract['table:hosts'], ['dynamodb:UpdateItem']);
+    // scope.traps counts links per host and pattern: one UpdateItem (ADD), never a whole item; it
+    // reads the forget epoch and a fetcher's presence (GetItem).
+    assert.deepEqual(STAGE_ACCESS.extract['table:hosts'], ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
   });
 
   it('lets every stage add its usage record to the hosts table (issue 18: one UpdateItem per invocation)', () => {

@@ -33,13 +33,16 @@ const sitemap = (lastFetched?: string) =>
 const entry = (lastmod?: string) => ({ loc: 'https://a.example/x', ...(lastmod ? { lastmod } : {}) });
 
 describe('sitemap dates (changeDates)', () => {
-  it('a date after the last read is a change, in UTC; one before it, none or not a date is not', () => {
+  it('a date after the last read less a day is a change, in UTC; an older one, none or not a date is not', () => {
     const { changedAt, note } = changeDates(sitemap(READ), [entry()], NOW);
-    assert.equal(changedAt(entry('2026-11-28T10:30:00+01:00')), undefined, '09:30 UTC');
     assert.equal(changedAt(entry('2026-11-28T11:30:00+01:00')), '2026-11-28T10:30:00.000Z');
     assert.equal(changedAt(entry('2026-11-28T11:30:00Z')), '2026-11-28T11:30:00.000Z');
-    assert.equal(changedAt(entry('2026-11-28T09:59:59Z')), undefined);
-    assert.equal(changedAt(entry('2026-11-28')), undefined, 'midnight, before the read');
+    // Before the read, within a day of it: a change a cron-regenerated sitemap listed late (the
+    // refresh fetches the page only when it was last fetched before the date).
+    assert.equal(changedAt(entry('2026-11-28T10:30:00+01:00')), '2026-11-28T09:30:00.000Z', '09:30 UTC');
+    assert.equal(changedAt(entry('2026-11-28T09:59:59Z')), '2026-11-28T09:59:59.000Z');
+    assert.equal(changedAt(entry('2026-11-28')), '2026-11-28T00:00:00.000Z', 'midnight, before the read');
+    assert.equal(changedAt(entry('2026-11-27T09:59:59Z')), undefined, 'more than a day before the read');
     assert.equal(changedAt(entry()), undefined);
     assert.equal(note, undefined);
   });
