@@ -11,12 +11,14 @@ import { delimiter, join, resolve } from 'node:path';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { createAwsClients } from '../../shared/aws/clients.ts';
+import { createHostTable } from '../../shared/aws/host-table.ts';
 import { createPageStore } from '../../shared/aws/page-store.ts';
 import { type CrawlConfig, storedConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { CONFIG_KEY } from '../../shared/layout.ts';
 import { envSecretPaths } from '../../shared/net/auth.ts';
 import { indexName, searchClient } from '../../shared/search/opensearch-sink.ts';
+import { pendingPolicyChange } from '../../shared/stages/refresh-review.ts';
 import { resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { isDemoConfig, startBackgroundDemoSite, stopBackgroundDemoSite } from '../demo-site.ts';
@@ -160,6 +162,7 @@ export async function deployCommand(opts: DeployOptions): Promise<void> {
     process.stdout.write(
       `deployed ${d.stackName} to ${d.endpoint ?? 'AWS'}; crawl "${config.name}" seeded (trawl status -c ${opts.config} --wait)\n`,
     );
+    await noticeDeployedChange(config, d.outputs.HostsTableName, opts.config);
   } catch (err) {
     // A Ctrl-C while the CDK CLI ran ends it and lands here: the signal's handler does the rest.
     if (interrupt.signalled()) await interrupt.done;
@@ -328,6 +331,21 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   process.stdout.write(`destroyed ${resourceNames(config.name).stack}${after}\n`);
   // A stopped local cloud took them with it; anywhere else they are the crawl's data, kept.
   if (d && !(cloud && others.length === 0)) process.stdout.write(retainedNote(d, cloud));
+}
+
+/**
+ * An update whose config changes what the crawl's pages were read under (the scope, rules, refresh
+ * times, what makes documents) says so, as `trawl crawl` does: the stack applies it at its next
+ * refresh cycle, which can be an hour off, and `status --wait` showed an idle crawl meanwhile
+ * (helper-43's audit). A first deploy has nothing recorded to differ from.
+ */
+async function noticeDeployedChange(config: CrawlConfig, hostsTable: string, file: string): Promise<void> {
+  const hosts = createHostTable({ client: createAwsClients({ count: false }).ddb, tableName: hostsTable });
+  const change = await pendingPolicyChange({ hosts }, config).catch(() => null);
+  if (change)
+    process.stderr.write(
+      `trawl: the config changed since this crawl's pages were read (${change}); the stack's next scheduled refresh cycle applies it to them, or "trawl refresh -c ${file}" now\n`,
+    );
 }
 
 /**

@@ -87,7 +87,7 @@ export function authSessionsFor(
     // Paths only, never values: a plain secret is stored with the config object itself.
     if (plain.length > 0)
       deps.log.warn(
-        'fetch.auth: plain-string secrets are stored in the config; use {"env"} or {"secretArn"}',
+        'fetch.auth: plain-string secrets are stored in the config; use {"secretArn"} (or {"env"} for a crawl run here: a deployed crawl refuses it)',
         {
           fields: plain,
         },

@@ -289,6 +289,22 @@ describe('deployed stack on the local cloud', { timeout: 900_000 }, () => {
     assert.ok(refreshed(runs), `no scheduled refresh cycle: ${JSON.stringify(runs)}`);
   });
 
+  it('an update (deploy again) with a narrower scope says the next refresh cycle applies it', async () => {
+    const config = JSON.parse(readFileSync(join(cwd, cfg), 'utf8'));
+    writeFileSync(join(cwd, cfg), JSON.stringify({ ...config, scope: { exclude: ['/b$'] } }));
+    try {
+      const deploy = await trawl(['deploy', '-c', cfg, '--local']);
+      assert.equal(deploy.code, 0, deploy.stderr.slice(-3000));
+      assert.match(deploy.stdout, /deployed Trawl-deployedtest to /);
+      assert.match(
+        deploy.stderr,
+        /trawl: the config changed since this crawl's pages were read \(.+\); the stack's next scheduled refresh cycle applies it/,
+      );
+    } finally {
+      writeFileSync(join(cwd, cfg), JSON.stringify(config));
+    }
+  });
+
   it('destroy removes its own stack and keeps the local cloud for another crawl deployed there', async () => {
     // Destroying one crawl used to stop the local cloud, losing every other crawl deployed to it.
     // The other crawl is a second deployment record on the same cloud (destroy reads only where
