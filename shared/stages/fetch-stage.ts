@@ -183,12 +183,16 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
+      const roundHosts = new Set(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
       const aside = watchStragglers(flusher, async () => {
         // Slow requests hold the round. The other hosts' new URLs start a fetcher of their own (an
         // extract batch left them to this one), and what it put back for their turns gets
         // wake-up calls. The slow hosts' stay with it: a host that answers slowly is not given
         // a second fetcher's requests on top.
         const slow = ctx.turns.hostsLeft();
+        // Only the slow hosts in the round: nothing is held up (a silent host's retries at a
+        // crawl's end took 21 fetch invocations instead of 12 when it stepped aside for them).
+        if ([...roundHosts].every((h) => slow.includes(h))) return false;
         flusher.wakeExcept = new Set(slow);
         await presence?.narrow(slow);
         // And a fetcher for what batches left to this one before it stepped aside.
@@ -197,6 +201,7 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         summary.wakeLeft = undefined;
         if (at !== undefined && !(await wakeLater(deps, at, summary.wakeSources)))
           summary.wakeLeft = Math.min(at, summary.wakeLeft ?? Infinity);
+        return true;
       });
       await fetchMessages(ctx, requests, queueUrl, messages, flusher)
         .catch(async (err) => {
@@ -228,16 +233,29 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
  */
 export const STRAGGLE_MS = 3_000;
 
-/** Calls `stepAside` once, when the round has had no task end for STRAGGLE_MS; `stop` ends the watch. */
+/**
+ * Calls `stepAside` while the round has had no task end for STRAGGLE_MS, until it says it stepped
+ * aside (true); `stop` ends the watch.
+ */
 function watchStragglers(
   flusher: RoundFlusher,
-  stepAside: () => Promise<void>,
+  stepAside: () => Promise<boolean>,
 ): { stop: () => Promise<void> } {
   let stepped: Promise<void> | null = null;
+  let done = false;
   const timer = setInterval(() => {
-    if (stepped || Date.now() - flusher.lastActivity < STRAGGLE_MS) return;
-    clearInterval(timer);
-    stepped = stepAside().catch(() => {});
+    if (done || stepped || Date.now() - flusher.lastActivity < STRAGGLE_MS) return;
+    stepped = stepAside()
+      .then((acted) => {
+        if (acted) {
+          done = true;
+          clearInterval(timer);
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        stepped = null;
+      });
   }, STRAGGLE_MS / 3).unref();
   return {
     stop: async () => {
