@@ -386,7 +386,13 @@ async function fetchMessages(
   );
   const perMessage = rescoped.map((r) => r.fetch);
   const requeued: Requeued[][] = messages.map(() => []);
-  const pages = rescoped.map((r) => r.out.length);
+  // A task fetched before counts as done: a redelivered message whose tasks were all fetched
+  // before its first invocation died looked untouched (no page, nothing put back) and went back to
+  // its queue as it was, at every receive, until its dead-letter queue took it (a kill -9 and an
+  // immediate resume ended with "dead-lettered this run: 1").
+  const pages = rescoped.map(
+    (r, i) => r.out.length + (received[i]?.tasks.filter((t) => fetchedBefore.has(t.url)).length ?? 0),
+  );
   for (const r of rescoped) for (const page of r.out) flusher.page(page);
   const left = perMessage.map((t) => t.length);
   const done = (i: number) =>

@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { readChanges } from '../../cli/change-feed.ts';
 import { type AnyHandler, LocalRunner, scheduledEvent } from '../../cli/runner.ts';
@@ -210,5 +211,25 @@ describe('redelivery', () => {
     from = site.requests.length;
     await deliver([a as string], queuedBefore, false);
     assert.deepEqual(await fetchedSince(from), [a]);
+    // Every URL of it fetched before: the message is done and deleted. It went back as it was,
+    // untouched, at every receive, until its dead-letter queue took it.
+    from = site.requests.length;
+    await deliver([a as string, b as string], queuedBefore, true);
+    assert.deepEqual(await fetchedSince(from), []);
+    const depth = async (url: string) => {
+      const attrs = await session.monitor.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['All'] }),
+      );
+      const a = attrs.Attributes ?? {};
+      return (
+        Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0)
+      );
+    };
+    assert.equal(await depth(frontier), 0, 'deleted, not given back');
+    assert.equal(
+      await depth(session.resources.dlqUrls.frontier.index_follow as string),
+      0,
+      'not dead-lettered',
+    );
   });
 });
