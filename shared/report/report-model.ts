@@ -153,12 +153,7 @@ export class ReportAggregate {
       costPerMillion: cost ? total : null,
       costByService: cost ? byService : null,
       interrupted: r.interrupted === true,
-      // A deployed hour (usage-record.ts) has no outcome counts: "n/a", not a misleading 0
-      // beside the feed's upserts and the URLs in error (helper-43's audit).
-      errors:
-        r.kind === 'deployed' ? null : (r.stats['error:permanent'] ?? 0) + (r.stats['error:temporary'] ?? 0),
-      upserted: r.kind === 'deployed' ? null : (r.stats['documents:upserted'] ?? 0),
-      deleted: r.kind === 'deployed' ? null : (r.stats['documents:deleted'] ?? 0),
+      ...outcomeCounts(r),
     });
   }
 
@@ -230,6 +225,20 @@ export class ReportAggregate {
       skipped: this.skipped.top(15),
     };
   }
+}
+
+/**
+ * A run's errors and documents written and deleted. A deployed hour (usage-record.ts) has no
+ * outcome counts: "n/a", not a misleading 0 beside the feed's upserts and the URLs in error
+ * (helper-43's audit).
+ */
+function outcomeCounts(r: RunRecord): Pick<RunSummary, 'errors' | 'upserted' | 'deleted'> {
+  if (r.kind === 'deployed') return { errors: null, upserted: null, deleted: null };
+  return {
+    errors: (r.stats['error:permanent'] ?? 0) + (r.stats['error:temporary'] ?? 0),
+    upserted: r.stats['documents:upserted'] ?? 0,
+    deleted: r.stats['documents:deleted'] ?? 0,
+  };
 }
 
 function hostOf(url: string): string {

@@ -91,3 +91,12 @@ export function siteConnection(config: CrawlConfig, proxy: FetchProxy | null) {
     keepAliveMs: f.keepAliveSeconds * 1000,
   } satisfies Partial<FetchOptions>;
 }
+
+/** A task URL's host (its politeness key); the URL itself when it does not parse. */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

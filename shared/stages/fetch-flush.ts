@@ -12,7 +12,7 @@ import { packLines } from '../aws/page-store.ts';
 import { KEYS } from '../layout.ts';
 import type { ExtractMessage, FetchedPage, SourceName, UrlTask, WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
-import type { PageResult, Requeued, TaskResult } from './fetch-context.ts';
+import { hostOf, type PageResult, type Requeued, type TaskResult } from './fetch-context.ts';
 import type { Leases } from './fetch-leases.ts';
 import { sendDelayedTasks } from './send-tasks.ts';
 
@@ -51,7 +51,6 @@ export class RoundFlusher {
   private pendingBytes = 0;
   /** body bytes handed over and not yet written (pending and in the write chain) */
   private heldBytes = 0;
-  private since = 0;
   private chain: Promise<void> = Promise.resolve();
   /** `room()` callers waiting for the next write to end */
   private waiting: (() => void)[] = [];
@@ -143,7 +142,6 @@ export class RoundFlusher {
     this.lastActivity = Date.now();
     if (this.pendingPages.length > 0 || this.pendingDone.length > 0 || this.pendingRequeued.length > 0)
       return;
-    this.since = Date.now();
     // Written FLUSH_MS on even when nothing else comes: the pages fetched before a request that
     // hangs waited for it (a host's start page's links fetched 20 s late, behind another host's
     // 20 s page), and with them their links and the frontier messages they came from.
@@ -155,11 +153,7 @@ export class RoundFlusher {
   }
 
   private maybeSchedule(): void {
-    if (
-      this.pendingPages.length >= FLUSH_PAGES ||
-      this.pendingBytes >= this.sizes.flushBytes ||
-      Date.now() - this.since >= FLUSH_MS
-    )
+    if (this.pendingPages.length >= FLUSH_PAGES || this.pendingBytes >= this.sizes.flushBytes)
       this.schedule();
   }
 
@@ -286,12 +280,4 @@ async function sendPages(deps: StageDeps, pages: FetchedPage[]): Promise<void> {
     body = { bundle: key, count: pages.length };
   }
   await deps.queues.send(deps.queueUrls.extract, [{ body }]);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
 }

@@ -11,7 +11,7 @@ import { FRONTIER_QUEUE } from '../topology.ts';
 import { type FrontierMessage, SOURCES, type SourceName, type UrlTask, type WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { authSessionsFor, proxyFor } from './fetch-auth.ts';
-import type { FetchContext, Requeued, TaskResult } from './fetch-context.ts';
+import { type FetchContext, hostOf, type Requeued, type TaskResult } from './fetch-context.ts';
 import { RoundFlusher, wakeLater } from './fetch-flush.ts';
 import { Leases, leaseSeconds } from './fetch-leases.ts';
 import { fetchMemoryMb, fetchMemoryPlan } from './fetch-memory.ts';
@@ -176,14 +176,14 @@ export async function runFetchStage(deps: StageDeps, opts: FetchRunOptions): Pro
         queueUrl,
         messages.map((m) => m.receiptHandle),
       );
-      await presence?.renew(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
+      const roundHosts = new Set(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
+      await presence?.renew(roundHosts);
       const flusher = new RoundFlusher(
         deps,
         leases,
         (results) => count(summary, source, results, deps.now()),
         memory,
       );
-      const roundHosts = new Set(messages.flatMap((m) => tasksOf(m).map((t) => hostOf(t.url))));
       const aside = watchStragglers(flusher, async () => {
         // Slow requests hold the round. The other hosts' new URLs start a fetcher of their own (an
         // extract batch left them to this one), and what it put back for their turns gets
@@ -514,14 +514,6 @@ async function fetchRound<T extends { task: UrlTask }>(
       .catch((err) =>
         ctx.deps.log.warn('slots booked ahead not given back; they end by themselves', { err }),
       );
-  }
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
   }
 }
 

@@ -9,7 +9,7 @@ import { createUrlDecider, sitemapsOf, startTasks, type UrlDecider } from '../cr
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
-import { sitemapCapKey } from '../crawl/url/traps.ts';
+import { sitemapCounts } from '../crawl/url/traps.ts';
 import type { UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { proxyFor } from './fetch-auth.ts';
@@ -53,11 +53,8 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   await deps.urls.claim(fresh, `seed:${now}`, now);
   // New sitemaps count towards limits.sitemapsPerSite for the whole crawl (trap-gate.ts: the
   // children of sitemap indexes are admitted while their host's count is under it).
-  const sitemapCounts = new Map<string, number>();
-  for (const t of fresh)
-    if (t.kind === 'sitemap')
-      sitemapCounts.set(sitemapCapKey(t.url), (sitemapCounts.get(sitemapCapKey(t.url)) ?? 0) + 1);
-  if (sitemapCounts.size > 0) await deps.hosts.addCounts(sitemapCounts);
+  const newSitemaps = fresh.filter((t) => t.kind === 'sitemap').map((t) => t.url);
+  if (newSitemaps.length > 0) await deps.hosts.addCounts(sitemapCounts(newSitemaps, 1));
   await sendTasks(deps, decidedUnder(config, tasks));
   // The policy the pages' refresh times are fixed under, from the crawl's first seed on.
   await recordRefreshPolicy(deps, config);

@@ -11,7 +11,14 @@
  */
 import type { ClaimGate } from '../aws/url-table.ts';
 import type { TrapsConfig } from '../config-traps.ts';
-import { admitByCaps, admitSitemaps, capKeys, capNote, sitemapCapKey } from '../crawl/url/traps.ts';
+import {
+  admitByCaps,
+  admitSitemaps,
+  capKeys,
+  capNote,
+  sitemapCapKey,
+  sitemapCounts,
+} from '../crawl/url/traps.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 
@@ -58,11 +65,10 @@ export function trapGate(
     // index's retired child) gives its place back (forgetSitemaps), and a stopped one is judged
     // again at its next sighting (reopenCapped). Counted for good, a site whose index lists this
     // week's sitemaps reached the cap and no new sitemap of it was ever read again.
-    const overCounts = new Map<string, number>();
-    for (const t of sitemaps)
-      if (overSitemaps.has(t) || !trapped.admitted.includes(t))
-        overCounts.set(sitemapCapKey(t.url), (overCounts.get(sitemapCapKey(t.url)) ?? 0) - 1);
-    if (overCounts.size > 0) await deps.hosts.addCounts(overCounts);
+    await forgetSitemaps(
+      deps,
+      sitemaps.filter((t) => overSitemaps.has(t) || !trapped.admitted.includes(t)).map((t) => t.url),
+    );
     return { admitted: trapped.admitted.filter((t) => !overSitemaps.has(t)), stopped };
   };
 }
@@ -92,14 +98,12 @@ export function reopenCapped(traps: TrapsConfig, sitemapsPerSite: number): (item
 }
 
 /**
- * Gives back the places of forgotten sitemaps in their sites' limits.sitemapsPerSite counts (the
- * gate counts the sitemaps read). Called once the URL is gone from the table, and only for a URL
- * that was there: a repeated delivery finds none and gives nothing back twice.
+ * Gives back the places of sitemaps in their sites' limits.sitemapsPerSite counts (the gate counts
+ * the sitemaps read): those it stopped, and forgotten ones, once each URL is gone from the table
+ * and only for a URL that was there (a repeated delivery finds none and gives nothing back twice).
  */
 export async function forgetSitemaps(deps: Pick<StageDeps, 'hosts'>, urls: string[]): Promise<void> {
-  const counts = new Map<string, number>();
-  for (const url of urls) counts.set(sitemapCapKey(url), (counts.get(sitemapCapKey(url)) ?? 0) - 1);
-  if (counts.size > 0) await deps.hosts.addCounts(counts);
+  if (urls.length > 0) await deps.hosts.addCounts(sitemapCounts(urls, -1));
 }
 
 function bump(stats: Record<string, number>, key: string): void {

@@ -101,6 +101,13 @@ export function sitemapCapKey(url: string): string {
   return `cap#sitemaps#${new URL(url).host}`;
 }
 
+/** What `urls` add to their hosts' sitemap counters, `each` a URL (1 counted, −1 given back). */
+export function sitemapCounts(urls: string[], each: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const url of urls) counts.set(sitemapCapKey(url), (counts.get(sitemapCapKey(url)) ?? 0) + each);
+  return counts;
+}
+
 /**
  * Splits new sitemaps into admitted and stopped, in order, by their host's count of sitemaps
  * before this batch (`before`, the batch's own added after): at most `max` per host over the crawl.

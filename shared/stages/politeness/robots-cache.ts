@@ -235,7 +235,7 @@ export function createRobotsCache(
   }
 
   /** `read.url` ends as the URL the last request went to. */
-  async function fetchFollowing(first: string, booked: Booked, read: { url: string } = { url: first }) {
+  async function fetchFollowing(first: string, booked: Booked, read: { url: string }) {
     let target = first;
     const deadline = now() + (opts.turnWaitMs ?? ROBOTS_TURN_WAIT_MS);
     // RFC 9309 §2.3.1.2: follow at least five consecutive redirects.
