@@ -9,17 +9,13 @@ import { after, before, describe, it } from 'node:test';
 import { crawl, openSession, urlStates } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
+import { linkPage } from '../helpers/crawl-env.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
 
 /** The hung request is given up after this long (the default): the healthy hosts' links come well before (their pages written within FLUSH_MS, then the extract batching window, 10 s). */
 const TIMEOUT_MS = 30_000;
 const LINKS = ['/l1', '/l2', '/l3'];
-
-const html = (title: string, links: string[] = []) =>
-  `<html><head><title>${title}</title></head><body><p>${title} text</p>${links
-    .map((l) => `<a href="${l}">${l}</a>`)
-    .join(' ')}</body></html>`;
 
 describe('a round held by a slow request', () => {
   let emu: TestEmulator;
@@ -37,8 +33,9 @@ describe('a round held by a slow request', () => {
     const healthy: SiteServer[] = [];
     for (let i = 0; i < 3; i++) {
       const s = await startSiteServer({});
-      s.route('/', { headers: { 'content-type': 'text/html' }, body: html(`home ${i}`, LINKS) });
-      for (const l of LINKS) s.route(l, { headers: { 'content-type': 'text/html' }, body: html(`${i}${l}`) });
+      s.route('/', { headers: { 'content-type': 'text/html' }, body: linkPage(`home ${i}`, LINKS) });
+      for (const l of LINKS)
+        s.route(l, { headers: { 'content-type': 'text/html' }, body: linkPage(`${i}${l}`) });
       healthy.push(s);
     }
     const hung = await startSiteServer({});
