@@ -2,11 +2,53 @@
 import cliProgress from 'cli-progress';
 import { stageStats } from '../shared/stages/logger.ts';
 import { SOURCES } from '../shared/types.ts';
+import { onlyDelayed } from './held-hosts.ts';
 import type { QueueDepths } from './runner.ts';
 
 export interface Progress {
   tick(depths: QueueDepths): void;
+  /**
+   * While all the queued work is delayed, the line says what it waits for (`look`, asked at most
+   * every LOOK_MS): the held hosts and until when.
+   */
+  explainWaits(look: () => Promise<string>): void;
   stop(): void;
+}
+
+/** How often the held hosts are looked up while only delayed work is queued (a Scan of the hosts table). */
+const LOOK_MS = 10_000;
+
+/** The waiting part of the line, kept fresh by `tick`. */
+function waitWatcher() {
+  let look: (() => Promise<string>) | null = null;
+  let text = '';
+  let lastLook = 0;
+  let looking = false;
+  return {
+    set(fn: () => Promise<string>) {
+      look = fn;
+    },
+    tick(depths: QueueDepths): string {
+      if (!look || !onlyDelayed(depths)) {
+        text = '';
+        lastLook = 0;
+        return text;
+      }
+      if (!looking && Date.now() - lastLook >= LOOK_MS) {
+        looking = true;
+        lastLook = Date.now();
+        look()
+          .then((t) => {
+            text = t;
+          })
+          .catch(() => undefined) // a progress line never fails the run
+          .finally(() => {
+            looking = false;
+          });
+      }
+      return text;
+    },
+  };
 }
 
 const SHORT: Record<string, string> = {
@@ -42,11 +84,12 @@ function line(depths: QueueDepths, started: number) {
 /** Creates the progress display. */
 export function createProgress(tty: boolean): Progress {
   const started = Date.now();
+  const waits = waitWatcher();
   if (tty) {
     const bar = new cliProgress.SingleBar(
       {
         format:
-          'fetched {fetched} | indexed {indexed} | messages queued {queued} | errors {errors} | {rate} pages/s',
+          'fetched {fetched} | indexed {indexed} | messages queued {queued} | errors {errors} | {rate} pages/s{waiting}',
         hideCursor: true,
         stream: process.stderr,
         fps: 5,
@@ -56,12 +99,14 @@ export function createProgress(tty: boolean): Progress {
     let running = false;
     return {
       tick(depths) {
-        const payload = line(depths, started);
+        const waiting = waits.tick(depths);
+        const payload = { ...line(depths, started), waiting: waiting ? ` | ${waiting}` : '' };
         if (!running) {
           bar.start(0, 0, payload);
           running = true;
         } else bar.update(0, payload);
       },
+      explainWaits: waits.set,
       stop() {
         if (running) bar.stop();
         running = false;
@@ -71,13 +116,15 @@ export function createProgress(tty: boolean): Progress {
   let last = 0;
   return {
     tick(depths) {
+      const waiting = waits.tick(depths);
       if (Date.now() - last < 5000) return;
       last = Date.now();
       const l = line(depths, started);
       process.stderr.write(
-        `progress: fetched ${l.fetched}, indexed ${l.indexed}, messages queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s\n`,
+        `progress: fetched ${l.fetched}, indexed ${l.indexed}, messages queued ${l.queued}, errors ${l.errors}, ${l.rate} pages/s${waiting ? `; ${waiting}` : ''}\n`,
       );
     },
+    explainWaits: waits.set,
     stop() {},
   };
 }

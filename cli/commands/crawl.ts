@@ -15,6 +15,7 @@ import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
+import { heldLine } from '../held-hosts.ts';
 import { createProgress } from '../progress.ts';
 import { scheduleIntervals } from '../runner.ts';
 import { type CrawlSession, crawl, openSession, planRefresh, refresh } from '../session.ts';
@@ -82,6 +83,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
     await markUnsaved(config.name);
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
+    progress.explainWaits(() => heldLine(session.hosts, session.now()));
     const deadBefore = await deadLetterCount(session.monitor, session.resources.dlqUrls);
     const signals = onStopSignal(session.runner);
     early.dispose();

@@ -28,6 +28,7 @@ import {
   useDeployment,
 } from '../deployment.ts';
 import { commandRunning, resolveAwsEndpoint } from '../emulator.ts';
+import { heldStatus } from '../held-hosts.ts';
 import { eachState, openSession } from '../session.ts';
 import { CommandFailed } from './deploy.ts';
 import { listingSession, NoStateError, requireState } from './listing.ts';
@@ -51,6 +52,11 @@ export interface CrawlStatus {
   lastScheduleRuns: Record<'discovery' | 'fetchTick' | 'refresh', string | null>;
   /** the frontier and stage queues are empty and nothing is in flight */
   idle: boolean;
+  /**
+   * The hosts whose next request waits more than 10 s yet (Retry-After, silence, Crawl-delay
+   * slots booked ahead), soonest first, at most 20 (`count`: all of them): why delayed work waits.
+   */
+  heldHosts: Awaited<ReturnType<typeof heldStatus>>;
 }
 
 /** Messages waiting in the crawl's dead-letter queues (frontier and stage), all told. */
@@ -127,6 +133,7 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;
   }
   const hosts = createHostTable({ client: clients.ddb, tableName: resources.hostsTable });
+  const heldHosts = await heldStatus(hosts, session.now());
   const lastRun = (stage: string) => hosts.getValue(scheduleRunKey(stage));
   let [discovery, fetchTick, refresh] = [
     await lastRun('seed'),
@@ -161,6 +168,7 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     documents,
     lastScheduleRuns: { discovery, fetchTick, refresh },
     idle,
+    heldHosts,
   };
 }
 

@@ -139,7 +139,23 @@ export interface HostTable {
    * behind. A Scan of the table: the CLI's, for a local crawl, never a stage's. Returns how many.
    */
   clearAhead(after: { slot: number; lease: number; robots: number }): Promise<number>;
+  /**
+   * The hosts held past `after` (epoch ms), soonest free first, at most `max` of them (`count` says
+   * how many in all): what a crawl with only delayed work waits for. A Scan of the table: the
+   * CLI's (progress, `trawl status`), never a stage's.
+   */
+  heldHosts(after: number, max: number): Promise<{ count: number; hosts: HeldHost[] }>;
 }
+
+/** Why a host's next request waits: a back-off (429/503 Retry-After), its silence, or its politeness slots booked ahead. */
+export type HeldHost = {
+  host: string;
+  /** epoch ms, the crawl's clock */
+  until: number;
+  reason: 'backed-off' | 'not-answering' | 'politeness';
+  /** a silent section (first path segment) when only it is held */
+  section?: string;
+};
 
 /** Creates the adapter around the hosts table. */
 export function createHostTable({
@@ -432,6 +448,26 @@ export function createHostTable({
       } while (start);
       return cleared;
     },
+    async heldHosts(after, max) {
+      const held: HeldHost[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const res = await client.send(
+          new ScanCommand({
+            TableName: tableName,
+            ProjectionExpression:
+              'host, nextFetchAt, bookedWeight, silentUntil, silentRequests, silentSection',
+            FilterExpression: 'begins_with(host, :slot) AND (nextFetchAt > :after OR silentUntil > :after)',
+            ExpressionAttributeValues: { ':slot': 'slot#', ':after': after },
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of (res.Items ?? []) as HostItem[]) held.push(heldHost(item, after));
+        start = res.LastEvaluatedKey;
+      } while (start);
+      held.sort((a, b) => a.until - b.until || (a.host < b.host ? -1 : 1));
+      return { count: held.length, hosts: held.slice(0, max) };
+    },
     async getItems(keys) {
       const out = new Map<string, Record<string, number>>();
       for (let i = 0; i < keys.length; i += 100) {
@@ -477,6 +513,21 @@ function activeWaiter(item: HostItem | undefined, now: number): { weight: number
   if (item?.waitUntil === undefined || item.waitWeight === undefined) return null;
   const until = Number(item.waitUntil);
   return until > now ? { weight: Number(item.waitWeight), until } : null;
+}
+
+/** A slot item held past `after`, said as `heldHosts` says it. */
+function heldHost(item: HostItem, after: number): HeldHost {
+  const host = item.host.slice('slot#'.length);
+  const silence = silenceOf(item);
+  if (silence && silence.until > after)
+    return {
+      host,
+      until: silence.until,
+      reason: 'not-answering',
+      ...(silence.section ? { section: silence.section } : {}),
+    };
+  const reason = Number(item.bookedWeight) === HELD_BY_SITE ? 'backed-off' : 'politeness';
+  return { host, until: Number(item.nextFetchAt), reason };
 }
 
 /** The host's silence as `backOff` with silentRequests (or `holdSection`) said it, until `clearSilence`; else null. */

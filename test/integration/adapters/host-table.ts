@@ -144,6 +144,34 @@ describe('hosts table adapter', () => {
     });
   });
 
+  it('heldHosts: the hosts held past a time, soonest first, each with why (Retry-After, silence, slots)', async () => {
+    // Ten years on: the other cases' hosts (around NOW) are all free by then.
+    const T = NOW + 10 * 365 * 86_400_000;
+    await hosts.backOff('held-site.test', T + 3_600_000);
+    await hosts.backOff('held-silent.test', T + 120_000, 3);
+    await hosts.holdSection('held-section.test', 'search', T + 300_000, 2);
+    assert.deepEqual(await hosts.acquireSlot('held-polite.test', T, 60_000), { ok: true });
+    await hosts.backOff('held-past.test', T - 1);
+    const all = await hosts.heldHosts(T, 10);
+    assert.deepEqual(all, {
+      count: 4,
+      hosts: [
+        { host: 'held-polite.test', until: T + 60_000, reason: 'politeness' },
+        { host: 'held-silent.test', until: T + 120_000, reason: 'not-answering' },
+        { host: 'held-section.test', until: T + 300_000, reason: 'not-answering', section: 'search' },
+        { host: 'held-site.test', until: T + 3_600_000, reason: 'backed-off' },
+      ],
+    });
+    const first = await hosts.heldHosts(T + 100_000, 1);
+    assert.deepEqual(first, {
+      count: 3,
+      hosts: [{ host: 'held-silent.test', until: T + 120_000, reason: 'not-answering' }],
+    });
+    await hosts.clearSilence('held-silent.test');
+    // The silence forgotten (the host answered), its back-off still holds the slot.
+    assert.equal((await hosts.heldHosts(T + 100_000, 1)).hosts[0]?.reason, 'backed-off');
+  });
+
   it('concurrent takers of one slot or one lease: exactly one gets it', async () => {
     const slots = await Promise.all(Array.from({ length: 8 }, () => hosts.acquireSlot('c.test', NOW, 1000)));
     assert.equal(slots.filter((s) => s.ok).length, 1);
