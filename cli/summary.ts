@@ -9,7 +9,11 @@ export interface SummaryInput {
   session: CrawlSession;
   seconds: number;
   stats: Record<string, number>;
+  /** a few rejected links by reason (`URL (where)`) */
+  examples?: Record<string, string[]>;
   counts: RequestCounts;
+  /** the config file as given, for the commands the summary points to */
+  file?: string;
   /** the signal that stopped the run before its frontier drained */
   stoppedBy?: string;
 }
@@ -33,8 +37,10 @@ export function printSummary({
   session,
   seconds,
   stats,
+  examples = {},
   counts,
   stoppedBy,
+  file = '…',
 }: SummaryInput): void {
   const out = (s: string) => process.stdout.write(`${s}\n`);
   const fetched = n(stats.fetched);
@@ -54,6 +60,11 @@ export function printSummary({
   out(
     `  links discovered: ${n(stats.discovered)}; rejected: ${byPrefix(stats, 'rejected:', 'rejected:limit-')}`,
   );
+  // A rejected link is recorded nowhere (no URL state): a few of each reason say which and where.
+  for (const [reason, list] of Object.entries(examples).sort(
+    ([a], [b]) => n(stats[`rejected:${b}`]) - n(stats[`rejected:${a}`]),
+  ))
+    for (const example of list) out(`    ${reason}: ${example}`);
   // A title cut at limits.titleChars is no rejected link: the limits that cut something have a line.
   out(`  limits applied (limits.*): ${byPrefix(stats, 'rejected:limit-')}`);
   // Past as many stops as a cap admits, a stop is counted without a row (trap-gate.ts).
@@ -89,5 +100,8 @@ export function printSummary({
   out(`  Lambda invocations: ${inv.join(', ')}`);
   const failed = Object.entries(session.runner.stats).reduce((s, [, v]) => s + v.failedRecords, 0);
   if (failed) out(`  failed SQS records (retried when their lease ends): ${failed}`);
-  out(`  next: trawl docs -c … | trawl urls -c … | trawl explain -c … URL`);
+  const c = `-c ${/\s/.test(file) ? JSON.stringify(file) : file}`;
+  out(
+    `  next: trawl docs ${c} | trawl urls ${c} | trawl explain ${c} URL --state | trawl report ${c} -o report.html`,
+  );
 }

@@ -265,4 +265,6 @@ export interface StageRecord<T> {
 export interface BatchResult {
   failedMessageIds: string[];
   stats: Record<string, number>;
+  /** a few rejected links by reason (page-kit.ts `reject`): logged with the batch, shown in the summary */
+  examples?: Record<string, string[]>;
 }

@@ -9,7 +9,7 @@ import { ConfigError } from '../../shared/errors.ts';
 import { resolveAuth, unannouncedCleartext } from '../../shared/net/auth.ts';
 import { resolveProxy } from '../../shared/net/proxy.ts';
 import { buildRunRecord } from '../../shared/report/run-record.ts';
-import { stageStats } from '../../shared/stages/logger.ts';
+import { stageExamples, stageStats } from '../../shared/stages/logger.ts';
 import { pendingPolicyChange } from '../../shared/stages/refresh-review.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { startDemoSite } from '../demo-site.ts';
@@ -80,6 +80,7 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
   try {
     resetRequestCounts();
     for (const k of Object.keys(stageStats)) delete stageStats[k];
+    for (const k of Object.keys(stageExamples)) delete stageExamples[k];
     const schedules = opts.watch ? scheduleIntervals(config) : undefined;
     await markUnsaved(config.name);
     const session = await openSession(config, { onTick: progress.tick, now, schedules });
@@ -119,7 +120,14 @@ async function run(opts: RunOptions, kind: 'crawl' | 'refresh'): Promise<void> {
     if (failure)
       throw new ConfigError(`${opts.config}: ${failure.message} (the run stopped; nothing is lost)`);
     const summary = { kind, config, session, seconds: (Date.now() - started) / 1000 };
-    printSummary({ ...summary, stats: stageStats, counts: requestCounts, stoppedBy: stop?.signal });
+    printSummary({
+      ...summary,
+      stats: stageStats,
+      examples: stageExamples,
+      counts: requestCounts,
+      stoppedBy: stop?.signal,
+      file: opts.config,
+    });
     // A batch that failed every retry waits in a dead-letter queue: its URLs stay pending.
     const dead = (await deadLetterCount(session.monitor, session.resources.dlqUrls)) - deadBefore;
     if (dead > 0)

@@ -8,6 +8,7 @@ import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
 import type { PdfReader } from '../crawl/extract/pdf-text.ts';
+import { addExample } from '../crawl/page/page-kit.ts';
 import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
@@ -65,12 +66,12 @@ export async function runExtractStage(
 ): Promise<BatchResult> {
   const config = await deps.loadConfig();
   const decider = deciderFor(config);
-  const result: BatchResult = { failedMessageIds: [], stats: {} };
+  const result: BatchResult = { failedMessageIds: [], stats: {}, examples: {} };
   const outcomes: PageOutcome[] = [];
   const readPdf = invocationPdfReader();
   for (const record of records) {
     try {
-      outcomes.push(...(await extractRecord(deps, { config, decider, readPdf }, record, result.stats)));
+      outcomes.push(...(await extractRecord(deps, { config, decider, readPdf }, record, result)));
     } catch (err) {
       deps.log.error('extract record failed', { messageId: record.messageId, error: err as Error });
       result.failedMessageIds.push(record.messageId);
@@ -82,7 +83,7 @@ export async function runExtractStage(
   } catch (err) {
     // Without their outcomes the records are not done: all of them are retried (claims are idempotent).
     deps.log.error('sending outcomes failed', { error: err as Error });
-    return { failedMessageIds: records.map((r) => r.messageId), stats: result.stats };
+    return { ...result, failedMessageIds: records.map((r) => r.messageId) };
   }
   return result;
 }
@@ -91,7 +92,7 @@ async function extractRecord(
   deps: StageDeps,
   { config, decider, readPdf }: { config: CrawlConfig; decider: UrlDecider; readPdf: PdfReader },
   record: StageRecord<ExtractMessage>,
-  stats: Record<string, number>,
+  { stats, examples = {} }: BatchResult,
 ): Promise<PageOutcome[]> {
   const source = pagesOf(record.body);
   if (!source) {
@@ -112,6 +113,8 @@ async function extractRecord(
     changed.push(...(r.changed ?? []));
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
+    for (const [reason, list] of Object.entries(r.examples ?? {}))
+      for (const example of list) addExample(examples, reason, example);
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
   const gate = trapGate(deps, config.scope.traps, config.limits.sitemapsPerSite, stats);

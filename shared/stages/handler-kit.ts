@@ -9,7 +9,7 @@ import { inStage } from '../aws/request-counter.ts';
 import type { StageName } from '../topology.ts';
 import type { BatchResult, StageRecord } from '../types.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
-import { bump, logger } from './logger.ts';
+import { bump, logger, noteExamples } from './logger.ts';
 import { batchMetrics, containerMetrics, publishMetrics } from './metrics.ts';
 import { withUsage } from './usage.ts';
 
@@ -50,12 +50,16 @@ async function runBatch<T>(
     run(deps, decodeRecords<T>(event)),
   );
   for (const [k, v] of Object.entries(result.stats)) bump(k, v);
-  // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested.
+  noteExamples(result.examples);
+  // One log line per batch, not per URL: CloudWatch Logs bills $0.50 per GB ingested. A few
+  // rejected links ride along (a deployed crawl's only record of them: Logs Insights finds a URL).
+  const examples = result.examples && Object.keys(result.examples).length > 0 ? result.examples : undefined;
   deps.log.info(`${stage} batch`, {
     records: event.Records.length,
     failed: result.failedMessageIds.length,
     ms: Date.now() - started,
     ...result.stats,
+    ...(examples ? { rejectedExamples: examples } : {}),
   });
   publishMetrics(containerMetrics(), stage, batchMetrics(result.stats, event, started));
   return { batchItemFailures: result.failedMessageIds.map((id) => ({ itemIdentifier: id })) };

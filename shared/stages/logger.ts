@@ -1,6 +1,7 @@
 /** One structured logger per container (Powertools: JSON lines with the Lambda context). */
 import { Console } from 'node:console';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { addExample } from '../crawl/page/page-kit.ts';
 import { maskingReplacer } from '../crawl/url/mask-url.ts';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL', 'TRACE'] as const;
@@ -30,7 +31,16 @@ export function logToStderr(): void {
 /** Counters a stage bumps as it works; the local runner prints them in the crawl summary. */
 export const stageStats: Record<string, number> = {};
 
+/** A few rejected links by reason, as the batches logged them; the local runner prints them in the summary. */
+export const stageExamples: Record<string, string[]> = {};
+
 /** Adds `n` to a named counter. */
 export function bump(name: string, n = 1): void {
   stageStats[name] = (stageStats[name] ?? 0) + n;
+}
+
+/** Keeps a batch's rejected-link examples, EXAMPLES_PER_REASON of each reason in all. */
+export function noteExamples(examples: Record<string, string[]> | undefined): void {
+  for (const [reason, list] of Object.entries(examples ?? {}))
+    for (const example of list) addExample(stageExamples, reason, example);
 }

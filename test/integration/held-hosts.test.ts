@@ -55,7 +55,10 @@ describe('a crawl waiting only for a held host', () => {
     const until = Date.now() + 120_000;
     while (!waiting.test(err) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     assert.match(err, waiting);
-    assert.ok(site.requests.some((r) => r.path === '/a'), 'the rest of the site was crawled');
+    assert.ok(
+      site.requests.some((r) => r.path === '/a'),
+      'the rest of the site was crawled',
+    );
 
     const status = await trawlAsync(cwd, {}, 'status', '-c', 'held.json');
     assert.equal(status.code, 0, status.err);

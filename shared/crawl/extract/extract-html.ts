@@ -15,6 +15,8 @@ export interface HtmlExtraction {
   links: string[];
   /** links left out because their `rel` says nofollow (extract.honorRelNofollow) */
   nofollowLinks: number;
+  /** the first few of them, resolved: examples for the crawl summary */
+  nofollowSample: string[];
   canonical: string | null;
   /** the first `<meta http-equiv="refresh">` that names a URL: its delay and its target, absolute */
   refresh: { seconds: number; target: string } | null;
@@ -88,6 +90,9 @@ const TITLE_META = ['dc.title', 'dcterms.title', 'og:title', 'twitter:title'];
 const DESCRIPTION_META = ['description', 'og:description', 'twitter:description', 'dc.description'];
 /** X-Robots-Tag directives with a value after a colon; any other word before a colon names a user agent. */
 const VALUED = new Set(['unavailable_after', 'max-snippet', 'max-image-preview', 'max-video-preview']);
+
+/** rel=nofollow links kept as examples (the count is of them all) */
+const NOFOLLOW_SAMPLE = 3;
 
 const F_SKIP = 1; // text left out (hidden or removed element)
 const F_INERT = 2; // <template>: nothing inside is live
@@ -455,6 +460,9 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
   return {
     links: resolveLinks(encoder ? c.hrefs.map(encoder) : c.hrefs, URL.canParse(base) ? base : undefined),
     nofollowLinks: c.nofollowHrefs.size,
+    nofollowSample: [...c.nofollowHrefs]
+      .slice(0, NOFOLLOW_SAMPLE)
+      .map((href) => resolveLink(encode(href), URL.canParse(base) ? base : input.url) ?? href),
     canonical:
       c.canonical !== null
         ? resolveLink(encode(c.canonical), base)

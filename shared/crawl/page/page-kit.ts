@@ -12,6 +12,11 @@ export interface PageResult {
   tasks: UrlTask[];
   /** links rejected by scope or rules, counted by reason for the crawl summary */
   rejected: Record<string, number>;
+  /**
+   * A few of those links by reason (`URL (on PAGE)`, EXAMPLES_PER_REASON of each): a rejected link
+   * is recorded nowhere else, and a count alone cannot answer "why was this page not crawled?".
+   */
+  examples?: Record<string, string[]>;
   /** entries a sitemap or feed says changed since it was last read (page-sitemap.ts) */
   changed?: ChangeHint[];
 }
@@ -45,8 +50,36 @@ export function base(
 }
 
 export function count(map: Record<string, number>, reason: string, n = 1): void {
-  const key = reason.replace(/^rule \d+: /, 'rule: ');
-  map[key] = (map[key] ?? 0) + n;
+  map[reasonKey(reason)] = (map[reasonKey(reason)] ?? 0) + n;
+}
+
+/** A rejection reason as counted: `rule 3: ignore` counts as `rule: ignore`. */
+function reasonKey(reason: string): string {
+  return reason.replace(/^rule \d+: /, 'rule: ');
+}
+
+/** Examples kept of each rejection reason, per page and per batch. */
+export const EXAMPLES_PER_REASON = 3;
+const EXAMPLE_CHARS = 400;
+
+/** Counts a rejected link and keeps it as an example of its reason: `URL (where, where from)`. */
+export function reject(result: PageResult, reason: string, url: string, where: string): void {
+  count(result.rejected, reason);
+  result.examples = addExample(result.examples ?? {}, reasonKey(reason), `${url} (${where})`);
+}
+
+/** Adds an example of a reason unless it has its EXAMPLES_PER_REASON (or has this one); returns `examples`. */
+export function addExample(
+  examples: Record<string, string[]>,
+  reason: string,
+  example: string,
+): Record<string, string[]> {
+  const list = examples[reason] ?? [];
+  examples[reason] = list;
+  // A trap's URLs run to kilobytes: an example is a pointer, not the URL in full.
+  const cut = example.length > EXAMPLE_CHARS ? `${example.slice(0, EXAMPLE_CHARS)}…` : example;
+  if (list.length < EXAMPLES_PER_REASON && !list.includes(cut)) list.push(cut);
+  return examples;
 }
 
 export function taskFrom(d: ReturnType<UrlDecider['decide']>, depth: number): UrlTask {

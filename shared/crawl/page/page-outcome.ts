@@ -24,7 +24,16 @@ import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
-import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
+import {
+  addExample,
+  base,
+  count,
+  joinNotes,
+  type PageContext,
+  type PageResult,
+  reject,
+  taskFrom,
+} from './page-kit.ts';
 import { namedSitemap, sitemap } from './page-sitemap.ts';
 
 export type { PageContext, PageResult } from './page-kit.ts';
@@ -104,7 +113,7 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
     return void result.tasks.push({ ...moved, queue: 'redir', redirectChain: hop.chain });
   }
   if (!d.accepted) {
-    count(result.rejected, d.reason);
+    reject(result, d.reason, shown(d.normalized, ctx), `redirect from ${page.url}`);
     result.outcomes.push(
       base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${shown(d.normalized, ctx)}` }),
     );
@@ -343,7 +352,15 @@ function html(
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
   const dropped = follow ? links(ex.links, page, ctx, result) : 0;
-  if (follow && ex.nofollowLinks > 0) count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
+  if (follow && ex.nofollowLinks > 0) {
+    count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
+    for (const href of ex.nofollowSample)
+      result.examples = addExample(
+        result.examples ?? {},
+        'rel-nofollow',
+        `${href} (linked from ${page.url})`,
+      );
+  }
   const cut = dropped
     ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
     : undefined;
@@ -440,7 +457,7 @@ function links(hrefs: string[], page: FetchedPage, ctx: PageContext, result: Pag
     }
     const d = ctx.decider.decide(href, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
-      count(result.rejected, d.reason);
+      reject(result, d.reason, d.normalized ?? href, `depth ${page.task.depth + 1}, linked from ${page.url}`);
       continue;
     }
     if (seen.has(d.normalized)) continue;

@@ -5,7 +5,7 @@
 
 import type { ChangeHint, FetchedPage, UrlTask } from '../../types.ts';
 import { parseSitemap, type SitemapUrl } from '../sitemaps/sitemaps.ts';
-import { base, count, joinNotes, type PageContext, type PageResult, taskFrom } from './page-kit.ts';
+import { base, count, joinNotes, type PageContext, type PageResult, reject, taskFrom } from './page-kit.ts';
 
 export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, result: PageResult): void {
   const { sitemapBytes, sitemapUrls, sitemapsPerSite } = ctx.config.limits;
@@ -42,7 +42,7 @@ export function sitemap(page: FetchedPage, bytes: Uint8Array, ctx: PageContext, 
   for (const entry of entries) {
     const d = ctx.decider.decide(entry.loc, { depth: page.task.depth + 1, base: page.url });
     if (!d.accepted || !d.normalized) {
-      count(result.rejected, d.reason);
+      reject(result, d.reason, d.normalized ?? entry.loc, `listed in ${page.url}`);
       continue;
     }
     listed({ ...taskFrom(d, page.task.depth + 1), fromSitemap: true }, entry);

@@ -11,6 +11,7 @@ import type { HtmlExtraction } from '../../../shared/crawl/extract/extract-html.
 const extraction: HtmlExtraction = {
   links: ['https://example.com/b'],
   nofollowLinks: 0,
+  nofollowSample: [],
   canonical: 'https://example.com/a',
   refresh: null,
   robots: { index: true, follow: true, source: [] },

@@ -859,4 +859,38 @@ describe('processPage: what a fetched page becomes', () => {
     assert.equal(await hash(HTML('<p>one</p>')), await hash(HTML('<p>one</p>')));
     assert.notEqual(await hash(HTML('<p>one</p>')), await hash(HTML('<p>two</p>')));
   });
+  it('rejected links: counted by reason, and a few of each kept with where they were found', async () => {
+    const config = parseConfig({ name: 'pages', startUrls: [`${SITE}/`], scope: { maxDepth: 1 } });
+    const ctx = { config, decider: createUrlDecider(config), now: AT };
+    const nofollow = [1, 2, 3, 4, 5].map((i) => `<a rel="nofollow" href="/nf${i}">n</a>`).join('');
+    const body = HTML(`${LINKS}${nofollow}<a href="https://elsewhere.test/y">y</a>`);
+    const top = await processPage(fetched({ kind: '', page: { url: '/', body }, states: [] }), ctx);
+    assert.deepEqual(top.rejected, { offsite: 2, 'rel-nofollow': 5 });
+    assert.deepEqual(top.examples, {
+      offsite: [
+        `https://elsewhere.test/x (depth 1, linked from ${SITE}/)`,
+        `https://elsewhere.test/y (depth 1, linked from ${SITE}/)`,
+      ],
+      'rel-nofollow': [1, 2, 3].map((i) => `${SITE}/nf${i} (linked from ${SITE}/)`),
+    });
+    // One deeper than scope.maxDepth: the depth the link would have had is in its example.
+    const deep = await processPage(
+      fetched({
+        kind: '',
+        page: { url: '/a', body: HTML('<a href="/deeper">d</a>'), task: { depth: 1 } },
+        states: [],
+      }),
+      ctx,
+    );
+    assert.deepEqual(deep.examples, { 'max-depth': [`${SITE}/deeper (depth 2, linked from ${SITE}/a)`] });
+    const moved = await processPage(
+      fetched({
+        kind: '',
+        page: { url: '/m', status: 301, redirectTo: 'https://elsewhere.test/z' },
+        states: [],
+      }),
+      ctx,
+    );
+    assert.deepEqual(moved.examples, { offsite: [`https://elsewhere.test/z (redirect from ${SITE}/m)`] });
+  });
 });
