@@ -68,7 +68,7 @@ export function reject(result: PageResult, reason: string, url: string, where: s
   result.examples = addExample(result.examples ?? {}, reasonKey(reason), `${url} (${where})`);
 }
 
-/** Adds an example of a reason unless it has its EXAMPLES_PER_REASON (or has this one); returns `examples`. */
+/** Adds an example of a reason unless it has its EXAMPLES_PER_REASON (or one of this URL); returns `examples`. */
 export function addExample(
   examples: Record<string, string[]>,
   reason: string,
@@ -78,7 +78,9 @@ export function addExample(
   examples[reason] = list;
   // A trap's URLs run to kilobytes: an example is a pointer, not the URL in full.
   const cut = example.length > EXAMPLE_CHARS ? `${example.slice(0, EXAMPLE_CHARS)}…` : example;
-  if (list.length < EXAMPLES_PER_REASON && !list.includes(cut)) list.push(cut);
+  // One URL linked from many pages is one example (its first sighting).
+  const url = (e: string) => e.slice(0, e.indexOf(' (') >>> 0);
+  if (list.length < EXAMPLES_PER_REASON && !list.some((e) => url(e) === url(cut))) list.push(cut);
   return examples;
 }
 
