@@ -95,6 +95,11 @@ export interface UrlTask {
   addMeta?: MetaValue[];
   /** URLs of the redirect chain that led here (loop detection, maxRedirects) */
   redirectChain?: string[];
+  /**
+   * The URL to request instead of `url`, which it normalizes to: the site redirected `url` to it
+   * (`/app;jsessionid=…`, a session id in the path that the crawl's URLs drop). Set once.
+   */
+  fetchAs?: string;
   /** temporary-error retries so far */
   attempt?: number;
   /** a refresh: send If-Modified-Since / If-None-Match from the stored state */

@@ -16,7 +16,7 @@ export type TaskResult =
       type: 'requeue';
       task: UrlTask;
       delaySeconds: number;
-      reason: 'politeness' | 'retry' | 'deadline';
+      reason: 'politeness' | 'retry' | 'deadline' | 'session-redirect';
       /** when it is due (epoch ms): its delay is counted from the decision, not from the send */
       dueAt?: number;
       /** a wake-up call for it was left as it was sent (fetch-flush.ts): none needed at the end */

@@ -13,6 +13,7 @@ import type { UrlTask } from '../types.ts';
 import { spoolFile } from './body-spool.ts';
 import { fetchWithAuth } from './fetch-auth.ts';
 import { type FetchContext, pageResult, siteConnection, type TaskResult } from './fetch-context.ts';
+import { normalizedAs } from './fetch-scope.ts';
 import { type SilentHold, sectionOf } from './politeness/host-turns.ts';
 import type { CachedRobots } from './politeness/robots-cache.ts';
 import { hostSoft404 } from './soft-404.ts';
@@ -176,7 +177,7 @@ async function fetchTask(
       politeFetch(ctx, { ...task, url }, host, delayMs, sent, headers, onSetCookie),
     );
   const soft404 = config.scope.traps.soft404 ? await hostSoft404(ctx, task.url, fetchAs) : null;
-  const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.url);
+  const res = typeof soft404 === 'number' ? soft404 : await fetchAs(task.fetchAs ?? task.url);
   if (res === null) return { type: 'requeue', task, delaySeconds: 1, reason: 'politeness' };
   // 0: the invocation is stopping (its deadline, a stop signal) while the task waited for its turn.
   if (res === 0) return { type: 'requeue', task, delaySeconds: 0, reason: 'deadline' };
@@ -190,9 +191,33 @@ async function fetchTask(
   }
   if (res.kind === 'error' && res.silent) await ctx.turns.unanswered(host, section, sent.at);
   else if (res.kind !== 'late' && res.kind !== 'not-due') await ctx.turns.answered(host, section);
+  const session = await sessionRedirect(ctx, task, res);
+  if (session) return session;
   const result = await fetchedResult(ctx, task, host, res, fetchedAt(), soft404);
   if (capped && result.type === 'page') return { ...result, page: { ...result.page, capped: [capped] } };
   return result;
+}
+
+/**
+ * A redirect to the URL itself as the crawl writes it: `/app/catalog` → `/app/catalog;jsessionid=…`
+ * (a Java app's first answer to a client without its cookie), a fragment or a dropped parameter
+ * added. Judged as a redirect, it was a loop, and the page and all behind it were lost (helper-48).
+ * The task goes back to ask for the Location as sent, still known by its own URL; once: a second
+ * such answer is the loop it looks like.
+ */
+async function sessionRedirect(
+  ctx: FetchContext,
+  task: UrlTask,
+  res: Awaited<ReturnType<typeof fetchUrl>>,
+): Promise<TaskResult | null> {
+  if (res.kind !== 'redirect' || !res.location || task.fetchAs !== undefined) return null;
+  if (res.location === task.url || (await normalizedAs(ctx, task, res.location)) !== task.url) return null;
+  return {
+    type: 'requeue',
+    task: { ...task, fetchAs: res.location },
+    delaySeconds: 0,
+    reason: 'session-redirect',
+  };
 }
 
 /** The page (or the retry) a fetch's response makes. */

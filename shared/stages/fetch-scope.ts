@@ -94,3 +94,12 @@ export async function rescope(ctx: FetchContext, perMessage: UrlTask[][]): Promi
 function notFetched(task: UrlTask, reason: string, at: string): PageResult {
   return pageResult(task, at, { outOfScope: reason });
 }
+
+/**
+ * What `href` (a redirect's Location) normalizes to under the invocation's config, judged as the
+ * task's URL is: the decider is loaded for it (a rare case, see fetch-one.ts `sessionRedirect`).
+ */
+export async function normalizedAs(ctx: FetchContext, task: UrlTask, href: string): Promise<string | null> {
+  const { judge } = await judgingFor(ctx.config);
+  return judge({ url: href, depth: task.depth, kind: task.kind }).normalized ?? null;
+}
