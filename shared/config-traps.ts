@@ -27,8 +27,9 @@ export const TrapsSchema = z
     maxQueryVariantsPerPath: z.number().int().positive().nullable().default(1000),
     /**
      * @default false — fetch one random path per host first; when the host answers it with 200, pages
-     * whose text looks like that answer are soft 404s (`error`, code `soft-404`), not documents; the
-     * answer is trusted for 24 h, then the host is probed again
+     * whose text looks like that answer are soft 404s (`error`, code `soft-404`), not documents
+     * (never a start URL or a host's root: a host that answers unknown paths with its home page keeps
+     * it); the answer is trusted for 24 h, then the host is probed again
      */
     soft404: z.boolean().default(false),
   })

@@ -341,7 +341,11 @@ function html(
     agent: agentToken(ctx.config.fetch.userAgent),
     charset,
   });
-  if (page.soft404 && soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404) {
+  if (
+    page.soft404 &&
+    !probeCopies(page) &&
+    soft404Fingerprint(ex.title, ex.content, page.url) === page.soft404
+  ) {
     // The host answers unknown paths with this page: not found, and its links are not followed.
     const message = "soft 404: the page looks like the host's answer to a random path (scope.traps.soft404)";
     result.outcomes.push(base(page, 'error', { error: { kind: 'permanent', code: 'soft-404', message } }));
@@ -690,4 +694,14 @@ function boundFields(
 function cutAt(s: string, n: number): string {
   const code = s.charCodeAt(n - 1);
   return s.slice(0, code >= 0xd800 && code <= 0xdbff ? n - 1 : n);
+}
+
+/**
+ * A start URL (depth 0, its redirect targets too) or a host's root is never a soft 404: a host
+ * that answers unknown paths with its home page (a CMS or single-page app's fallback) made the
+ * home page look like the probe's answer, and the whole crawl ended at its start URL (helper-48).
+ * Its other pages with that text are still soft 404s: a broken link served the home page.
+ */
+function probeCopies(page: FetchedPage): boolean {
+  return page.task.depth === 0 || new URL(page.url).pathname === '/';
 }

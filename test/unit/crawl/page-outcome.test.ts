@@ -482,10 +482,21 @@ const ROWS: Row[] = [
   },
   {
     kind: "a soft 404: the host's answer to a random path",
-    page: { url: '/docs/old-item', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT },
+    page: { url: '/docs/old-item', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT, task: { depth: 1 } },
     states: ['error'],
     error: 'soft-404',
     tasks: [],
+  },
+  {
+    // A host that answers unknown paths with its home page: the home page is no soft 404.
+    kind: "a start URL with the probe's answer: a document (the host serves it for unknown paths)",
+    page: { url: '/docs/old-item', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT },
+    states: ['indexed'],
+  },
+  {
+    kind: "a host's root with the probe's answer, at any depth: a document",
+    page: { url: '/', body: SOFT_404_HTML, soft404: PROBE_FINGERPRINT, task: { depth: 2 } },
+    states: ['indexed'],
   },
   {
     kind: 'a page of a soft-404 host that is not its not-found answer',
