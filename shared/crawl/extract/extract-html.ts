@@ -99,6 +99,7 @@ const F_INERT = 2; // <template>: nothing inside is live
 const F_TITLE = 4;
 const F_SVG = 8;
 const F_TEXTAREA = 16; // raw text to htmlparser2, whose character references HTML decodes (RCDATA)
+const F_NOSCRIPT = 32;
 
 type Attribs = Record<string, string>;
 
@@ -124,6 +125,8 @@ class Collector implements Partial<Handler> {
   private skip = 0;
   private inert = 0;
   private svg = 0;
+  /** inside `<noscript>`: what a browser running scripts never sees */
+  private noscript = 0;
   private inTitle = false;
   private titleSeen = false;
   /** a `<textarea>`'s text so far, decoded at its end (a reference may span two text chunks) */
@@ -144,6 +147,7 @@ class Collector implements Partial<Handler> {
     if (HIDDEN.has(name) || this.removeTags.has(name) || this.hasRemovedClass(attribs.class)) f |= F_SKIP;
     if (this.svg > 0 && FOREIGN_HIDDEN.has(name)) f |= F_SKIP;
     if (name === 'template') f |= F_INERT;
+    if (name === 'noscript') f |= F_NOSCRIPT;
     if (name === 'svg' || name === 'math') f |= F_SVG; // foreign content: its <title> is not the page's
     if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
     if (this.inert === 0) this.collect(name, attribs);
@@ -156,6 +160,7 @@ class Collector implements Partial<Handler> {
     if (f & F_SKIP) this.skip++;
     if (f & F_INERT) this.inert++;
     if (f & F_SVG) this.svg++;
+    if (f & F_NOSCRIPT) this.noscript++;
     if (f & F_TITLE) this.inTitle = this.titleSeen = true;
   }
 
@@ -164,6 +169,7 @@ class Collector implements Partial<Handler> {
     if (f & F_SKIP) this.skip--;
     if (f & F_INERT) this.inert--;
     if (f & F_SVG) this.svg--;
+    if (f & F_NOSCRIPT) this.noscript--;
     if (f & F_TITLE) this.inTitle = false;
     if (f & F_TEXTAREA && this.textarea !== null) {
       this.text.push(decodeHTML(this.textarea.join('')));
@@ -213,7 +219,9 @@ class Collector implements Partial<Handler> {
     if (a.content === undefined) return;
     // A refresh to another URL is how many sites (intranets above all) redirect without a 3xx:
     // its target is a link of the page, as crawlers from Heritrix to StormCrawler take it.
-    if (a['http-equiv']?.trim().toLowerCase() === 'refresh') {
+    // Not one inside <noscript>: a server-rendered page's "enable JavaScript" fallback (a single-page
+    // app's, a site builder's) made the page a redirect to that notice (helper-48).
+    if (a['http-equiv']?.trim().toLowerCase() === 'refresh' && this.noscript === 0) {
       const target = refreshTarget(a.content);
       this.addHref(target ?? undefined);
       if (target && !this.refresh) this.refresh = { seconds: Number.parseFloat(a.content), target };

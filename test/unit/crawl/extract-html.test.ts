@@ -96,6 +96,14 @@ describe('extractHtml links (seed 002 link detection, seed 004 discovery)', () =
   for (const [label, html, links] of cases) {
     it(label, () => assert.deepEqual(extract(html).links, links));
   }
+  it('a refresh inside <noscript> (an "enable JavaScript" fallback) is no redirect and no link', () => {
+    const page = extract(
+      '<head><noscript><meta http-equiv="refresh" content="0; url=/enable-javascript"></noscript></head><body><noscript><p>Enable it.</p></noscript><p>Server-rendered text.</p></body>',
+    );
+    assert.equal(page.refresh, null);
+    assert.deepEqual(page.links, []);
+    assert.equal(page.content, 'Server-rendered text.');
+  });
   it('a nofollow page follows its refresh no more than its links', () => {
     const page = extract(
       '<meta name="robots" content="nofollow"><meta http-equiv="refresh" content="0;url=/r">',
