@@ -307,6 +307,29 @@ describe('fetch.caCertificates: a site whose CA is its own', () => {
     assert.equal(other.kind === 'error' && other.code, 'tls-error', JSON.stringify(other));
   });
 
+  it('a leaf signed by a CA the crawl was not given: a tls-error, not a connection error', async () => {
+    const pem = (f: string) => readFileSync(new URL(`../fixtures/tls/${f}`, import.meta.url), 'utf8');
+    const server = https.createServer(
+      { cert: pem('signed-leaf-cert.pem'), key: pem('signed-leaf-key.pem') },
+      (_req, res) => res.writeHead(200).end('<title>signed</title>'),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const url = `https://signed.tls.test:${port}/`;
+      const o = { ...opts, resolve: { 'signed.tls.test': '127.0.0.1' } };
+      // Node says UNABLE_TO_VERIFY_LEAF_SIGNATURE: no "CERT" in it, and it was a connection-error.
+      const refused = await fetchUrl(url, o);
+      assert.equal(refused.kind === 'error' && refused.code, 'tls-error', JSON.stringify(refused));
+      assert.match(refused.kind === 'error' ? refused.message : '', /certificate/i);
+      const ok = await fetchUrl(url, { ...o, caCertificates: [TLS_FIXTURE.cert] });
+      assert.equal(ok.kind === 'ok' && ok.status, 200, JSON.stringify(ok));
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('the fetch stage reads robots.txt and the pages with the config’s CA', async () => {
     const base = `https://intranet.tls.test:${site.port}`;
     const config = parseConfig({

@@ -136,7 +136,12 @@ export function classifyNetworkError(err: unknown, depth = 0): NetworkVerdict {
   // zlib's (Z_DATA_ERROR…) and brotli's (ERR__ERROR_FORMAT_…, ERR_BROTLI_…) decoding errors
   if (code.startsWith('Z_') || code.startsWith('ERR__ERROR_') || code.startsWith('ERR_BROTLI'))
     return { kind: 'permanent', code: 'content-decoding' };
-  if (/CERT|SSL|TLS/.test(code)) return { kind: 'permanent', code: 'tls-error' };
+  // OpenSSL's verify errors as Node names them: DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED, and
+  // the ones without CERT in their name — UNABLE_TO_VERIFY_LEAF_SIGNATURE (a private CA not in
+  // fetch.caCertificates, an intranet's usual case), UNABLE_TO_GET_ISSUER_CERT…, INVALID_CA,
+  // HOSTNAME_MISMATCH — which were a "connection-error" that said nothing of the certificate.
+  if (/CERT|SSL|TLS|^UNABLE_TO_|SIGNATURE|^INVALID_CA$|^HOSTNAME_MISMATCH$|^CRL_|_CRL$/.test(code))
+    return { kind: 'permanent', code: 'tls-error' };
   // Seed 001: "Other connection errors" are permanent.
   return { kind: 'permanent', code: 'connection-error' };
 }

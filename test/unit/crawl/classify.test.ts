@@ -99,6 +99,10 @@ describe('classifyNetworkError (seed 001 Error Handling)', () => {
     ['EHOSTUNREACH (other)', err('EHOSTUNREACH'), { kind: 'permanent', code: 'connection-error' }],
     ['HPE parse error', err('HPE_INVALID_CONSTANT'), { kind: 'permanent', code: 'protocol-error' }],
     ['TLS cert', err('DEPTH_ZERO_SELF_SIGNED_CERT'), { kind: 'permanent', code: 'tls-error' }],
+    // A leaf signed by a CA the crawl was not given (fetch.caCertificates): no CERT in the name.
+    ['unknown CA', err('UNABLE_TO_VERIFY_LEAF_SIGNATURE'), { kind: 'permanent', code: 'tls-error' }],
+    ['no issuer', err('UNABLE_TO_GET_ISSUER_CERT_LOCALLY'), { kind: 'permanent', code: 'tls-error' }],
+    ['invalid CA', err('INVALID_CA'), { kind: 'permanent', code: 'tls-error' }],
     ['zlib', err('Z_DATA_ERROR'), { kind: 'permanent', code: 'content-decoding' }],
     [
       'wrapped cause',
