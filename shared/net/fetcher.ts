@@ -225,7 +225,11 @@ class TurnFailed extends Error {
 
 function errorOutcome(err: unknown): FetchOutcome {
   const verdict = classifyNetworkError(err);
-  const message = err instanceof Error ? err.message : String(err);
+  let message = err instanceof Error ? err.message : String(err);
+  // Node's own advice ("try running Node.js with --use-system-ca") is not the crawler's: a site's
+  // private CA is given in the config.
+  if (verdict.code === 'tls-error')
+    message = `${message.replace(/; if the root CA is installed locally.*$/, '')} (a private CA: fetch.caCertificates)`;
   const status = err instanceof FetchError && err.httpStatus ? { status: err.httpStatus } : {};
   return { kind: 'error', errorKind: verdict.kind, code: verdict.code, message, ...status };
 }
