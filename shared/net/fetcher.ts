@@ -284,7 +284,9 @@ async function fetchOnce(
   try {
     res = await sendRequest(socket, target, opts, signal);
   } catch (err) {
-    if (!kept || signal.aborted) throw err;
+    // A response the parser refused (HPE_*: headers past limits.headerBytes, a malformed status
+    // line) is the site's answer, not a closed connection: sent again, it came 4 times (helper-47).
+    if (!kept || signal.aborted || /^HPE_/.test(String((err as { code?: unknown }).code))) throw err;
     // The site closed the kept connection as the request went out (its keep-alive timeout): no
     // answer, so nothing was done. A turn's slot is spent (the caller takes a new one); without a
     // turn the request goes again on a new connection. Either way the site's connections are not

@@ -41,6 +41,24 @@ describe('keep-alive', () => {
     });
   });
 
+  it('a response the parser refuses on a kept connection is an answer: not sent again', async () => {
+    const big = (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (req.url === '/big') res.setHeader('x-big', 'x'.repeat(2048));
+      page(req, res);
+    };
+    await withSite(big, async (site) => {
+      ok(await fetchUrl(`${site.base}/first`, kept({ maxHeaderBytes: 1024 })));
+      const out = await fetchUrl(`${site.base}/big`, kept({ maxHeaderBytes: 1024 }));
+      assert.deepEqual(out.kind === 'error' && [out.errorKind, out.code], ['permanent', 'header-overflow']);
+      // It was taken for the site closing the kept connection, and sent again until it came to
+      // a new connection (4 requests a page, helper-47).
+      assert.deepEqual(
+        site.requests.map((r) => r.url),
+        ['/first', '/big'],
+      );
+    });
+  });
+
   it('opens one connection a request with keepAliveMs 0, or when the site says close', async () => {
     await withSite(page, async (site) => {
       for (let i = 0; i < 3; i++) ok(await fetchUrl(`${site.base}/${i}.html`, fetchOptions()));
