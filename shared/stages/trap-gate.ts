@@ -16,6 +16,7 @@ import {
   admitSitemaps,
   capKeys,
   capNote,
+  givenBack,
   sitemapCapKey,
   sitemapCounts,
 } from '../crawl/url/traps.ts';
@@ -40,6 +41,8 @@ export function trapGate(
     if (counts.size === 0) return { admitted: candidates, stopped: [] };
     const before = await deps.hosts.addCounts(counts);
     const trapped = trapsOn ? admitByCaps(candidates, before, traps) : { admitted: candidates, stopped: [] };
+    const back = givenBack(trapped.stopped, traps);
+    if (back.size > 0) await deps.hosts.addCounts(back);
     const overSitemaps = new Set<UrlTask>(admitSitemaps(sitemaps, before, sitemapsPerSite).stopped);
     const stopped: { task: UrlTask; extra: Partial<UrlItem> }[] = [];
     for (const s of trapped.stopped) {

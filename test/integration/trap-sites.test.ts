@@ -242,6 +242,42 @@ describe('crawler traps and soft 404s', () => {
     }
   });
 
+  it("a calendar's variants past their cap take no place of the host's: its real pages all enter", async () => {
+    // Each page links 8 calendar days and 2 real pages. The 30 variants the path cap stopped were
+    // counted on the host too, and 3 of the 10 real pages were stopped at maxUrlsPerHost (helper-47).
+    const site = await serve((path) => {
+      const calendar = Array.from({ length: 8 }, (_, d) => `<a href="/cal?d=${d}">${d}</a>`).join(' ');
+      if (path === '/')
+        return html('Home', [1, 2, 3, 4, 5].map((n) => `<a href="/p${n}">p${n}</a>`).join(' '));
+      const p = /^\/p(\d)$/.exec(path);
+      if (p)
+        return html(`P${p[1]}`, `${calendar} <a href="/real${p[1]}a">a</a> <a href="/real${p[1]}b">b</a>`);
+      if (path === '/cal' || path.startsWith('/real')) return html(`Page ${path}`, '<p>text</p>');
+      return null;
+    });
+    try {
+      const config = parseConfig({
+        name: uniqueCrawlName('hostcap'),
+        startUrls: [`${site.url}/`],
+        scope: { traps: { maxQueryVariantsPerPath: 2, maxUrlsPerHost: 20 } },
+        fetch: { allowPrivateNetworks: true },
+      });
+      const session = await openSession(config);
+      await crawl(session);
+      const real: string[] = [];
+      const hostCapped: string[] = [];
+      for await (const u of urlStates(session)) {
+        const path = new URL(String(u.url)).pathname;
+        if (path.startsWith('/real') && u.state === 'indexed') real.push(path);
+        if (String(u.note ?? '').startsWith('trap: host-cap')) hostCapped.push(path);
+      }
+      assert.equal(real.length, 10, `real pages indexed: ${real.sort().join(' ')}`);
+      assert.deepEqual(hostCapped, []);
+    } finally {
+      await site.close();
+    }
+  });
+
   it('a cap changed later: a stopped URL judged again past the record window gets the current note', async () => {
     const links = Array.from({ length: 30 }, (_, i) => `<a href="/list?s=${i}">x</a>`).join(' ');
     const shop = await serve((path) => {

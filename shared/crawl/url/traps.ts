@@ -91,9 +91,33 @@ export function admitByCaps(
       const past = (seen.get(over.key) ?? 0) - limit;
       stopped.push({ task, reason: over.reason, past, recorded: past < limit });
     } else admitted.push(task);
-    for (const k of keys) seen.set(k.key, (seen.get(k.key) ?? 0) + 1);
+    // A URL its path's variants stopped takes no place of its host's: the host cap counts the
+    // URLs that enter the frontier (the gate gives back what the batch's ADD counted for it).
+    for (const k of keys)
+      if (!hostPlaceGivenBack(over?.reason, k.reason)) seen.set(k.key, (seen.get(k.key) ?? 0) + 1);
   }
   return { admitted, stopped };
+}
+
+/** Whether a URL stopped for `stopped` gives back its count on the `counter` cap. */
+function hostPlaceGivenBack(stopped: CapReason | undefined, counter: CapReason): boolean {
+  return stopped === 'query-variants' && counter === 'host-cap';
+}
+
+/**
+ * What a batch's stopped URLs give back to the counters its ADD counted them in: a URL stopped by
+ * its path's variants, its host's place (a calendar or facet trap used up the host cap and the
+ * host's real pages were stopped, helper-47).
+ */
+export function givenBack(
+  stopped: { task: UrlTask; reason: CapReason }[],
+  traps: TrapsConfig,
+): Map<string, number> {
+  const back = new Map<string, number>();
+  for (const s of stopped)
+    for (const k of capKeys(s.task.url, traps))
+      if (hostPlaceGivenBack(s.reason, k.reason)) back.set(k.key, (back.get(k.key) ?? 0) - 1);
+  return back;
 }
 
 /** The counter of a host's sitemaps (robots.txt lines and index children): limits.sitemapsPerSite. */

@@ -6,6 +6,7 @@ import {
   admitByCaps,
   admitSitemaps,
   capKeys,
+  givenBack,
   hasRepeatingSegments,
   pathTrap,
   sitemapCapKey,
@@ -79,6 +80,25 @@ describe('crawler traps', () => {
         ['http://x.test/b', 'host-cap'],
       ],
     );
+  });
+
+  it("a URL its path's variants stopped takes no place of its host's, in the batch and after it", () => {
+    const t = traps({ maxUrlsPerHost: 4, maxQueryVariantsPerPath: 2 });
+    const urls = ['/cal?d=1', '/cal?d=2', '/cal?d=3', '/cal?d=4', '/cal?d=5', '/a', '/b'].map((p) =>
+      task(`http://x.test${p}`),
+    );
+    const r = admitByCaps(urls, new Map(), t);
+    assert.deepEqual(
+      r.admitted.map((a) => new URL(a.url).pathname + new URL(a.url).search),
+      ['/cal?d=1', '/cal?d=2', '/a', '/b'],
+    );
+    assert.deepEqual(
+      r.stopped.map((s) => s.reason),
+      ['query-variants', 'query-variants', 'query-variants'],
+    );
+    // The batch's ADD counted all 7 on the host: the 3 variants give their places back.
+    assert.deepEqual([...givenBack(r.stopped, t)], [['cap#host#x.test', -3]]);
+    assert.deepEqual([...givenBack(r.stopped, traps({ maxQueryVariantsPerPath: 2 }))], []);
   });
 
   it('says how far past its cap each stopped URL is, and records no more of them than the cap admits', () => {
