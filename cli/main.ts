@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isAllowed, parseRobotsTxt, robotsForAgent, userAgentToken } from '../shared/crawl/robots/robots.ts';
-import { explainUrl } from '../shared/crawl/rules/decide.ts';
+import { explainKnown, explainUrl } from '../shared/crawl/rules/decide.ts';
 import { domainOf } from '../shared/crawl/url/domains.ts';
 import { maskUserInfo } from '../shared/crawl/url/mask-url.ts';
 import { normalizeUrl } from '../shared/crawl/url/normalize-url.ts';
@@ -99,9 +99,7 @@ function program(): Command {
       }
       if (opts.state && typeof answer.normalized === 'string') {
         const state = await (await listing()).recordedState(opts.config, answer.normalized);
-        // A URL the crawl read as a sitemap is judged as one (`.xml` is an ignored extension for links).
-        if (state?.kind === 'sitemap') answer = explainUrl(config, url, { depth, sitemap: true });
-        answer.state = state;
+        answer = explainKnown(config, url, depth, state);
       }
       out(JSON.stringify(answer));
     });

@@ -266,13 +266,35 @@ export function explainUrl(
     index: d.index,
     // discovery: false follows no page's links (the crawl reads start URLs and sitemap entries only)
     follow: d.follow && (config.discovery || isSitemap),
-    queue: d.queue,
+    // A rejected URL is queued nowhere (its queue read as if it were, helper-46).
+    queue: d.accepted ? d.queue : null,
     priorityShift: d.priorityShift,
     source: d.source,
     addMeta: d.addMeta,
     depth,
     traps: d.normalized ? trapLimits(config, d.normalized) : null,
   };
+}
+
+/**
+ * `trawl explain --state`: a URL the crawl knows, judged as the crawl found it — a sitemap as one
+ * (`.xml` is an ignored extension for links), at the depth its state records unless `depth` (the
+ * `--depth` option) says otherwise (judged at 1, a page past scope.maxDepth read "accepted" beside
+ * its state's depth 3, helper-46) — with its state.
+ */
+export function explainKnown(
+  config: CrawlConfig,
+  url: string,
+  depth: number | undefined,
+  state: Record<string, unknown> | null,
+): Record<string, unknown> {
+  const at = depth ?? (typeof state?.depth === 'number' ? state.depth : undefined);
+  const answer = explainUrl(config, url, {
+    depth: at,
+    ...(state?.kind === 'sitemap' ? { sitemap: true } : {}),
+  });
+  answer.state = state;
+  return answer;
 }
 
 /** The scope.traps limits that count this URL (the caps stop it only once reached: `trawl urls` notes). */

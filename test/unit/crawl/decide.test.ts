@@ -4,6 +4,7 @@ import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
 import {
   createUrlDecider,
   type DecideContext,
+  explainKnown,
   explainUrl,
   QUEUE_ORDER,
   queueFor,
@@ -195,6 +196,16 @@ describe('explainUrl (trawl explain)', () => {
       'max-depth',
       3,
     ]);
+  });
+  it('--state: a known URL is judged at the depth the crawl found it, unless --depth says', () => {
+    const c = config({ scope: { maxDepth: 2 } });
+    const url = 'https://www.example.com/deep/3.html';
+    const state = { url, state: 'indexed', depth: 3 };
+    assert.deepEqual(pick(explainKnown(c, url, undefined, state)), [false, 'max-depth', 3]);
+    assert.equal(explainKnown(c, url, undefined, state).queue, null, 'a rejected URL is queued nowhere');
+    assert.deepEqual(pick(explainKnown(c, url, 1, state)), [true, 'default', 1]);
+    assert.deepEqual(explainKnown(c, url, undefined, state).state, state);
+    assert.deepEqual(pick(explainKnown(c, url, undefined, null)), [true, 'default', 1]);
   });
   it('a URL the crawl read as a sitemap (an index child: --state says so) is judged as one, not by its .xml', () => {
     const child = 'https://www.example.com/sitemaps/news.xml';
