@@ -48,6 +48,14 @@ function isoDate(value: string | null): string | null {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
+/** A server clock a day ahead of the crawl's is wrong, not news: no date (`Tue, 01 Jan 2999`, helper-48). */
+const DATE_AHEAD_MS = 86_400_000;
+
+/** `date` unless it lies more than a day after `now` (ISO both); then null. */
+function notAhead(date: string | null, now: string): string | null {
+  return date !== null && Date.parse(date) > Date.parse(now) + DATE_AHEAD_MS ? null : date;
+}
+
 /**
  * Text in Unicode's composed form (NFC, as the W3C character model asks of the web): a page or a
  * macOS file name written decomposed ("Cafe" + U+0301) is otherwise never found by "café" or
@@ -86,7 +94,7 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
     contentType,
     mimeType,
     charset,
-    lastModified: isoDate(headerValue(input.headers, 'last-modified')),
+    lastModified: notAhead(isoDate(headerValue(input.headers, 'last-modified')), input.indexedAt),
     size: input.size,
     hash: input.hash,
     depth: input.depth,

@@ -16,6 +16,7 @@ import {
   type HtmlExtraction,
   headerCanonical,
   headerRobots,
+  refreshTarget,
   titleFromUrl,
 } from '../extract/extract-html.ts';
 import { collapse, type PdfReader, type PdfText, pdfToText } from '../extract/pdf-text.ts';
@@ -355,7 +356,12 @@ function html(
   const index = page.task.index && ex.robots.index;
   // Seed 004: with discovery off only start URLs and sitemap/feed entries are fetched, no links followed.
   const follow = page.task.follow && ex.robots.follow && ctx.config.discovery;
-  const dropped = follow ? links(ex.links, page, ctx, result) : 0;
+  // A `Refresh` response header (what browsers follow as they follow the meta element) when the
+  // page has no meta refresh: its stub was a document and its target never found (helper-48).
+  const header = ex.refresh ? null : headerRefresh(page);
+  const refresh = ex.refresh ?? header;
+  const via = header ? 'Refresh header' : 'meta refresh';
+  const dropped = follow ? links(header ? [...ex.links, header.target] : ex.links, page, ctx, result) : 0;
   if (follow && ex.nofollowLinks > 0) {
     count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
     for (const href of ex.nofollowSample)
@@ -372,7 +378,7 @@ function html(
   // is a "moved" stub, not a document; its target is followed as an HTTP redirect's is, at the
   // page's depth, through the redir source, in the same chain (maxRedirects). A page whose links
   // are not followed keeps its document, so its content is not lost.
-  const moved = index && follow && ex.refresh?.seconds === 0 ? movedTo(ex.refresh.target, page, ctx) : null;
+  const moved = index && follow && refresh?.seconds === 0 ? movedTo(refresh.target, page, ctx) : null;
   // extract.honorCanonical: a page naming another URL its canonical is that URL's copy, as
   // Norconex and Algolia's crawler read it: the canonical is fetched (at the page's depth) and
   // indexed, the page is not. With discovery off nothing else would be fetched: it stays a document.
@@ -391,13 +397,13 @@ function html(
     result.tasks = result.tasks.filter((t) => t.url !== target);
     if ('code' in hop) {
       // As for HTTP redirects: a loop, or one hop past fetch.maxRedirects, is a permanent error.
-      const error = { kind: 'permanent' as const, code: hop.code, message: `${hop.message} (meta refresh)` };
+      const error = { kind: 'permanent' as const, code: hop.code, message: `${hop.message} (${via})` };
       result.outcomes.push(base(page, 'error', { error }));
     } else {
       const task = { ...taskFrom(d, page.task.depth), redirectChain: hop.chain, kind: page.task.kind };
       result.tasks.push({ ...task, queue: 'redir' });
       result.outcomes.push(
-        base(page, 'followed', { note: joinNotes(`redirected to ${target} (meta refresh)`, cut) }),
+        base(page, 'followed', { note: joinNotes(`redirected to ${target} (${via})`, cut) }),
       );
     }
   } else if (index) {
@@ -704,4 +710,12 @@ function cutAt(s: string, n: number): string {
  */
 function probeCopies(page: FetchedPage): boolean {
   return page.task.depth === 0 || new URL(page.url).pathname === '/';
+}
+
+/** The page's `Refresh: 0; url=…` response header, read as the meta element is; null without one. */
+function headerRefresh(page: FetchedPage): { seconds: number; target: string } | null {
+  const value = page.headers.refresh;
+  const href = value === undefined ? null : refreshTarget(value);
+  const target = href !== null && URL.canParse(href, page.url) ? new URL(href, page.url).href : null;
+  return value !== undefined && target !== null ? { seconds: Number.parseFloat(value), target } : null;
 }

@@ -136,6 +136,15 @@ describe('buildDocument', () => {
   it('an unparsable Last-Modified becomes null', () => {
     assert.equal(buildDocument(input({ headers: { 'Last-Modified': 'yesterday-ish' } })).lastModified, null);
   });
+
+  it('a Last-Modified more than a day after the crawl read the page is a wrong clock: null', () => {
+    // indexedAt is 2026-01-02T03:04:05Z
+    const at = (date: string) => buildDocument(input({ headers: { 'Last-Modified': date } })).lastModified;
+    assert.equal(at('Tue, 01 Jan 2999 00:00:00 GMT'), null);
+    assert.equal(at('Sat, 03 Jan 2026 04:00:00 GMT'), null);
+    // A server a few hours ahead is kept (clock skew within a day).
+    assert.equal(at('Fri, 02 Jan 2026 20:00:00 GMT'), '2026-01-02T20:00:00.000Z');
+  });
 });
 
 describe('applyMapping (SMILA job mapping, config index.mapping)', () => {

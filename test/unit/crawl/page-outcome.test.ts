@@ -289,6 +289,27 @@ const ROWS: Row[] = [
     queue: 'redir',
   },
   {
+    // Browsers follow the header as they follow the element: its stub was indexed, its target never found.
+    kind: 'HTML with an instant Refresh header: a redirect as the meta element is',
+    page: {
+      body: HTML('<p>Redirecting…</p>'),
+      headers: { 'content-type': 'text/html', refresh: '0; url=refresh-target' },
+    },
+    states: ['followed'],
+    note: /^redirected to http:\/\/site\.test\/refresh-target \(Refresh header\)$/,
+    tasks: ['/refresh-target'],
+    queue: 'redir',
+  },
+  {
+    kind: 'HTML with a delayed Refresh header: a document, the target a link',
+    page: {
+      body: HTML('<p>Read this.</p>'),
+      headers: { 'content-type': 'text/html', refresh: '10;url=/later' },
+    },
+    states: ['indexed'],
+    tasks: ['/later'],
+  },
+  {
     kind: 'HTML with a delayed meta refresh: a document of its own, the target a link',
     page: { body: HTML('<p>Read this first.</p>', '<meta http-equiv="refresh" content="5; url=/new">') },
     states: ['indexed'],
