@@ -391,9 +391,9 @@ export const ConfigSchema = z.strictObject({
   rules: z.union([z.array(RuleSchema), z.string().min(1)]).default([]),
   domains: z
     .strictObject({
-      /** @default null — null: the Public Suffix List decides a host's domain name; a list of generic TLDs (`com`, `org`…): seed 000's algorithm */
+      /** @default null — null (and `additional` null): the Public Suffix List decides a host's domain name; a list of generic TLDs (`com`, `org`…): seed 000's algorithm, which either list turns on instead of the PSL */
       generic: z.array(z.string().min(1)).nullable().default(null),
-      /** @default null — with `generic`: the extra suffixes seed 000's algorithm treats as TLDs (`co.uk`…) */
+      /** @default null — the extra suffixes seed 000's algorithm treats as TLDs (`co.uk`…); set alone, it turns that algorithm on with no generic TLD (a host under none of them is its last two terms), not the PSL plus these */
       additional: z.array(z.string().min(1)).nullable().default(null),
     })
     .prefault({}),
