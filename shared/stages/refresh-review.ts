@@ -165,12 +165,12 @@ export async function pendingPolicyChange(
   // A crawl from before the link policy was recorded: its fingerprint took in more keys since,
   // and differs though its config may not.
   if (!c.recorded) return null;
-  return (
-    c.widened ??
-    c.redocument ??
-    c.described ??
-    'sitemaps, rules or refresh times (refresh.maxAge, refresh.adaptive) changed'
-  );
+  // What widens the link policy (or else what changed in it) and what changes documents, both: the
+  // first alone hid the others (helper-47).
+  const said = [c.widened ?? c.described, c.redocument].filter((s): s is string => s !== null);
+  return said.length
+    ? said.join('; ')
+    : 'sitemaps, rules or refresh times (refresh.maxAge, refresh.adaptive) changed';
 }
 
 /** The states of pages whose links were read (or would have been, had a rule said follow). */

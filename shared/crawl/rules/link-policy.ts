@@ -328,6 +328,8 @@ export function documentChange(stored: string, config: CrawlConfig): string | nu
     ignoredMimeTypes: 'scope.ignoredMimeTypes',
     limits: 'limits (titleChars, metaValueChars, pdf…, archive…)',
   };
+  // Every change named (the first alone hid the others, helper-47).
+  const changed: string[] = [];
   for (const key of Object.keys(after)) {
     if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
     if (key === 'extract') {
@@ -335,14 +337,15 @@ export function documentChange(stored: string, config: CrawlConfig): string | nu
       const b = after.extract as Record<string, unknown>;
       // A key on one side only (an option kept only while on) differs too.
       const keys = new Set([...Object.keys(b), ...Object.keys(a)]);
-      const field = [...keys].find((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
-      return `extract.${field ?? 'settings'} changed`;
-    }
-    if (key === 'rules') return 'what the rules add to documents (source, addMeta) changed';
-    if (key === 'foldDuplicates') return 'index.foldDuplicates changed';
-    return `${names[key] ?? key} changed`;
+      const fields = [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+      changed.push(
+        ...(fields.length ? fields.map((f) => `extract.${f} changed`) : ['extract settings changed']),
+      );
+    } else if (key === 'rules') changed.push('what the rules add to documents (source, addMeta) changed');
+    else if (key === 'foldDuplicates') changed.push('index.foldDuplicates changed');
+    else changed.push(`${names[key] ?? key} changed`);
   }
-  return 'the document policy changed';
+  return changed.length ? changed.join(', ') : 'the document policy changed';
 }
 
 /** The URL identity changed (query parameters kept, session ids): URLs stored in the old form are gone. */

@@ -166,6 +166,11 @@ describe('link policy: widening and narrowing config changes', () => {
       'limits (titleChars, metaValueChars, pdf…, archive…) changed',
     );
     assert.equal(doc({}, { index: { foldDuplicates: false } }), 'index.foldDuplicates changed');
+    assert.equal(
+      doc({}, { extract: { removeElements: ['aside'], removeClasses: ['ad'] }, fetch: { maxBytes: 1000 } }),
+      'extract.removeElements changed, extract.removeClasses changed, fetch.maxBytes changed',
+      'every change named',
+    );
     assert.equal(doc({}, { scope: { ignoredMimeTypes: ['text/plain'] } }), 'scope.ignoredMimeTypes changed');
     // Rules that add nothing to documents do not count; one that adds metadata does.
     assert.equal(doc({}, { rules: [ignore('/a'), noIndex('/g')] }), null);
