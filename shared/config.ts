@@ -517,10 +517,14 @@ function tooDeepRule(rules: unknown): string | null {
 /** A `fetch.memoryMb` too small for the bodies of `fetch.concurrency` requests (fetch-memory.ts). */
 function fetchMemoryProblem(fetch: CrawlConfig['fetch']): string | null {
   if (fetch.memoryMb === null || fetchMemoryPlan(fetch.memoryMb, fetch).fits) return null;
-  const needed = fetchMemoryMb({ ...fetch, memoryMb: null });
+  const sized = fetchMemoryMb({ ...fetch, memoryMb: null });
+  // The least that holds them (the default sizes with room to spare: 140 passed where the message
+  // said "at least 160", helper-47).
+  let least = fetch.memoryMb + 1;
+  while (least < sized && !fetchMemoryPlan(least, fetch).fits) least++;
   return (
     `${fetch.memoryMb} MB does not hold the bodies of fetch.concurrency (${fetch.concurrency}) ` +
-    `requests beside the runtime: at least ${needed} MB, or lower fetch.concurrency`
+    `requests beside the runtime: at least ${least} MB (null sizes it: ${sized} MB), or lower fetch.concurrency`
   );
 }
 
