@@ -302,9 +302,29 @@ export const FetchSchema = z
 export const ExtractSchema = z
   .strictObject({
     /** @default ["header","footer"] — HTML element names (tag names, any case; not CSS selectors) whose text, and that of everything inside them, is left out of `content`; their links are still followed */
-    removeElements: z.array(z.string().min(1)).default(['header', 'footer']),
+    removeElements: z
+      .array(
+        // A CSS selector was accepted and matched nothing, silently (helper-47).
+        z
+          .string()
+          .regex(
+            /^[A-Za-z][A-Za-z0-9:_-]*$/,
+            'not an element name (a CSS selector such as "div.sidebar" or "#nav" matches nothing here: removeClasses takes class names)',
+          ),
+      )
+      .default(['header', 'footer']),
     /** @default ["noindex"] — class names: an element with one of them in its `class` (any case) is left out of `content` as `removeElements` are */
-    removeClasses: z.array(z.string().min(1)).default(['noindex']),
+    removeClasses: z
+      .array(
+        z
+          .string()
+          // A selector's leading "." or "#" never matches; a "." inside is a class name's own (Tailwind's `w-1.5`).
+          .regex(
+            /^[^\s.#]\S*$/,
+            'a class name, without a leading "." or "#" and without spaces (one name an entry)',
+          ),
+      )
+      .default(['noindex']),
     /** @default true — `<meta name="robots">` (and the crawler's own name) and `X-Robots-Tag` headers: `noindex` keeps a page or file out of the index, `nofollow` its links unfollowed; false ignores both */
     honorMetaRobots: z.boolean().default(true),
     /**

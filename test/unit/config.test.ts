@@ -194,6 +194,32 @@ describe('scope.ignoredMimeTypes', () => {
   });
 });
 
+describe('extract.removeElements and removeClasses', () => {
+  const extract = (e: Record<string, unknown>) =>
+    parseConfig({ name: 'a', startUrls: ['http://x.y/'], extract: e }).extract;
+  it('take element names and class names, any case, custom elements and Tailwind classes too', () => {
+    assert.deepEqual(extract({ removeElements: ['HEADER', 'my-widget'] }).removeElements, [
+      'HEADER',
+      'my-widget',
+    ]);
+    assert.deepEqual(extract({ removeClasses: ['no-index', 'w-1.5', 'md:hidden'] }).removeClasses, [
+      'no-index',
+      'w-1.5',
+      'md:hidden',
+    ]);
+  });
+  it('refuse CSS selectors, which matched nothing and said nothing', () => {
+    for (const bad of ['div.sidebar', '#nav', 'nav ul', '.ad'])
+      assert.throws(
+        () => extract({ removeElements: [bad] }),
+        /extract\.removeElements\.0: not an element name/,
+        bad,
+      );
+    for (const bad of ['.ad', '#top', 'a b'])
+      assert.throws(() => extract({ removeClasses: [bad] }), /extract\.removeClasses\.0: a class name/, bad);
+  });
+});
+
 describe('scope.schemes', () => {
   it('takes them in any case', () => {
     const c = parseConfig({ name: 'a', startUrls: ['http://x.y/'], scope: { schemes: [' HTTPS'] } });
