@@ -22,7 +22,10 @@ export const TrapsSchema = z
     maxUrlsPerHost: z.number().int().positive().nullable().default(null),
     /**
      * @default 1000 — at most this many variants of one path (query strings, or path parameters: `/cart;x=1`) enter the frontier
-     * (infinite calendars, session ids); the rest are recorded `ignored`, note `trap: query-variants` (as many as the cap, then only counted)
+     * (infinite calendars, session ids); the rest are recorded `ignored`, note `trap: query-variants` (as many as the cap, then only counted).
+     * A site that addresses its pages by query string (WordPress plain permalinks `/?p=N`, `index.php?id=N`,
+     * forums' `viewtopic.php?t=N`) has more real variants of one path than that: raise it, or null, for such a site
+     * (`trawl urls` shows the stopped ones by their note)
      */
     maxQueryVariantsPerPath: z.number().int().positive().nullable().default(1000),
     /**
