@@ -156,11 +156,11 @@ const httpUrl = z
 
 export const ScopeSchema = z
   .strictObject({
-    /** @default true — a followed URL's host and scheme must match one start URL */
+    /** @default true — a followed URL's host (with its port) and scheme must match one start URL; false: only its host name must (any scheme and port); the host restriction stays (followOffsite lifts it) */
     sameHostAndScheme: z.boolean().default(true),
-    /** @default false — FDSE "Index Entire Site": same directory as a start URL or below */
+    /** @default false — FDSE "Index Entire Site": same directory as a start URL or below (on its host and scheme); it takes the place of the host restriction, so followOffsite has no effect with it */
     underStartPath: z.boolean().default(false),
-    /** @default false — lifts the host restriction */
+    /** @default false — lifts the host restriction (not with underStartPath, whose directories are on the start URLs' hosts) */
     followOffsite: z.boolean().default(false),
     /** @default ["http","https"] — the schemes links may have: http, https or both (Trawl fetches nothing else); start URLs are exempt */
     schemes: z
@@ -436,7 +436,8 @@ export const ConfigSchema = z.strictObject({
         }),
       /**
        * @default true — pages with the same normalized text are one document, kept by the canonical
-       * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document)
+       * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document);
+       * archive elements (`archive.zip/a.txt`) are not folded: each stays its archive's document
        */
       foldDuplicates: z.boolean().default(true),
       /** "feed": S3 documents + change feed only; "opensearch": also a search index */
