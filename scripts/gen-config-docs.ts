@@ -36,25 +36,62 @@ type JsonSchema = {
   $ref?: string;
 };
 
-/** Field name → the one-line JSDoc above it (first one wins when a name repeats). */
+/**
+ * Config path → the JSDoc above its field. Keyed by the whole path, not the field's name: names
+ * repeat (`refresh` and `weights.refresh`, `index` and `weights.index`) and each row needs its own.
+ */
 function fieldComments(): Map<string, string> {
+  const fields: SchemaField[] = [];
+  for (const source of SOURCES) fields.push(...fieldsOf(source));
   const out = new Map<string, string>();
-  for (const source of SOURCES) commentsOf(source, out);
+  mount('ConfigSchema', '', fields, out);
   return out;
 }
 
-function commentsOf(source: string, out: Map<string, string>): void {
+/** A property written in a schema variable: its path inside it, its JSDoc, the schema it names. */
+type SchemaField = { owner: string; path: string; doc?: string; ref?: string };
+
+/** Puts the fields of schema variable `owner` under `prefix`, then the schemas they name (`scope: ScopeSchema`). */
+function mount(owner: string, prefix: string, fields: SchemaField[], out: Map<string, string>): void {
+  for (const f of fields.filter((x) => x.owner === owner)) {
+    const path = prefix ? `${prefix}.${f.path}` : f.path;
+    if (f.doc) out.set(path, f.doc);
+    if (f.ref && f.ref !== owner) mount(f.ref, path, fields, out);
+  }
+}
+
+function fieldsOf(source: string): SchemaField[] {
   const text = readFileSync(source, 'utf8');
   const file = ts.createSourceFile(source, text, ts.ScriptTarget.Latest, true);
-  const visit = (node: ts.Node): void => {
-    if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name)) {
-      const docs = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc);
-      const doc = docs.at(-1);
-      if (doc && !out.has(node.name.text)) out.set(node.name.text, docText(doc));
+  const out: SchemaField[] = [];
+  for (const statement of file.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    for (const decl of statement.declarationList.declarations) {
+      if (ts.isIdentifier(decl.name) && decl.initializer) {
+        propertiesOf(decl.initializer, decl.name.text, [], out);
+      }
     }
-    ts.forEachChild(node, visit);
-  };
-  visit(file);
+  }
+  return out;
+}
+
+/** The properties of the object literals inside `node`, each with the names of the properties around it. */
+function propertiesOf(node: ts.Node, owner: string, around: string[], out: SchemaField[]): void {
+  if (ts.isPropertyAssignment(node) && ts.isIdentifier(node.name)) {
+    const names = [...around, node.name.text];
+    const doc = ts.getJSDocCommentsAndTags(node).filter(ts.isJSDoc).at(-1);
+    out.push({ owner, path: names.join('.'), doc: doc && docText(doc), ref: schemaNamed(node.initializer) });
+    ts.forEachChild(node.initializer, (child) => propertiesOf(child, owner, names, out));
+    return;
+  }
+  ts.forEachChild(node, (child) => propertiesOf(child, owner, around, out));
+}
+
+/** `ScopeSchema`, `ProxySchema.nullable().default(null)` → the schema variable the field is built from. */
+function schemaNamed(init: ts.Expression): string | undefined {
+  let e: ts.Expression = init;
+  while (ts.isCallExpression(e) && ts.isPropertyAccessExpression(e.expression)) e = e.expression.expression;
+  return ts.isIdentifier(e) ? e.text : undefined;
 }
 
 function docText(doc: ts.JSDoc): string {
@@ -106,7 +143,7 @@ function rows(s: JsonSchema, prefix: string, notes: Map<string, string>, out: st
     const path = prefix ? `${prefix}.${key}` : key;
     const required = s.required?.includes(key) && field.default === undefined ? 'yes' : '';
     const type = field.properties ? 'object' : typeOf(field);
-    const line = [path, type, required, shortDefault(field.default), limits(field), notes.get(key) ?? ''];
+    const line = [path, type, required, shortDefault(field.default), limits(field), notes.get(path) ?? ''];
     out.push(`| ${line.map((c, i) => (i === 0 ? `\`${c}\`` : cell(c))).join(' | ')} |`);
     if (field.properties) rows(field, path, notes, out);
   }

@@ -406,9 +406,11 @@ export const ConfigSchema = z.strictObject({
   sitemaps: z.array(httpUrl).default([]),
   /** @default true — false: only start URLs and sitemap/feed entries are fetched, no page's links followed */
   discovery: z.boolean().default(true),
+  /** which links are followed: hosts, paths, patterns, depth, crawler traps */
   scope: ScopeSchema,
   /** @default [] — JSON rules, or the seed's XML form as one string */
   rules: z.union([z.array(RuleSchema), z.string().min(1)]).default([]),
+  /** how a host's domain name is found (crawl rules' `{"domain"}` match, `trawl domain`) */
   domains: z
     .strictObject({
       /** @default null — null (and `additional` null): the Public Suffix List decides a host's domain name; a list of generic TLDs (`com`, `org`…): seed 000's algorithm, which either list turns on instead of the PSL */
@@ -417,9 +419,13 @@ export const ConfigSchema = z.strictObject({
       additional: z.array(z.string().min(1)).nullable().default(null),
     })
     .prefault({}),
+  /** how pages are requested: politeness, timeouts, sizes, proxy, credentials */
   fetch: FetchSchema,
+  /** what is taken from a fetched page: its text, metadata, robots and canonical hints */
   extract: ExtractSchema,
+  /** when the crawl seeds again and documents are refetched or forgotten */
   refresh: RefreshSchema,
+  /** what becomes of documents: duplicates, field names, the search index */
   index: z
     .strictObject({
       /**
@@ -442,6 +448,7 @@ export const ConfigSchema = z.strictObject({
       foldDuplicates: z.boolean().default(true),
       /** "feed": S3 documents + change feed only; "opensearch": also a search index */
       sink: z.enum(['feed', 'opensearch']).default('feed'),
+      /** the search index, when `sink` is "opensearch" */
       opensearch: z
         .strictObject({
           /** null: the embedded engine locally, the stack's collection on AWS */
@@ -459,6 +466,7 @@ export const ConfigSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /** bounds on what comes from outside (pages, sitemaps, PDFs, archives, headers) and on the config */
   limits: LimitsSchema,
   /**
    * @default {} — source weights for weighted polling (seed 001); between URLs waiting for one polite
