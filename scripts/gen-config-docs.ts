@@ -116,7 +116,28 @@ function typeOf(s: JsonSchema): string {
   return s.type ?? 'any';
 }
 
+/**
+ * The bounds the schema enforces. A nullable or union key keeps them in its `anyOf` branches:
+ * one branch besides null gives them as they are, several name the branch (`integer ≥ 3`).
+ */
 function limits(s: JsonSchema): string {
+  const alts = (s.anyOf ?? s.oneOf)?.flatMap(branches).filter((b) => b.type !== 'null');
+  if (!alts) return ownLimits(s);
+  const [only] = alts;
+  if (only && alts.length === 1) return ownLimits(only);
+  return alts
+    .filter((b) => ownLimits(b))
+    .map((b) => `${typeOf(b)} ${ownLimits(b)}`)
+    .join('; ');
+}
+
+/** A union's branches, nested unions flattened (`duration | integer` inside a nullable). */
+function branches(s: JsonSchema): JsonSchema[] {
+  const alts = s.anyOf ?? s.oneOf;
+  return alts ? alts.flatMap(branches) : [s];
+}
+
+function ownLimits(s: JsonSchema): string {
   const l: string[] = [];
   if (s.minimum !== undefined) l.push(`≥ ${s.minimum}`);
   if (s.exclusiveMinimum !== undefined) l.push(`> ${s.exclusiveMinimum}`);

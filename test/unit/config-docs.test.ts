@@ -39,4 +39,18 @@ describe('docs/config.md', () => {
       assert.match(row(text, key).note, own, key);
     }
   });
+  it('shows the limits of nullable and union keys (inside anyOf)', () => {
+    const text = renderConfigDoc();
+    for (const [key, limits] of [
+      ['scope.maxDepth', '≥ 0'],
+      ['scope.traps.maxPathDepth', '> 0'],
+      ['scope.traps.maxUrlsPerHost', '> 0'],
+      ['scope.traps.maxQueryVariantsPerPath', '> 0'],
+      ['fetch.memoryMb', '≥ 128, ≤ 10240'],
+      ['refresh.orphanGrace', 'integer ≥ 3'],
+      ['fetch.maxRedirects', '≥ 0, ≤ 30'],
+    ] as const) {
+      assert.equal(row(text, key).limits, limits, key);
+    }
+  });
 });
