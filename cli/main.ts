@@ -50,9 +50,14 @@ function program(): Command {
   onCrawl(p, 'docs', 'print the current index, one JSON document per line').action(async (o) =>
     (await listing()).docsCommand(o),
   );
-  onCrawl(p, 'urls', 'print every known URL and its state, one JSON line each').action(async (o) =>
-    (await listing()).urlsCommand(o),
-  );
+  onCrawl(p, 'urls', 'print every known URL and its state, one JSON line each')
+    .option(
+      '--state <state>',
+      'only URLs in this state (indexed, followed, ignored, error, error/permanent…)',
+    )
+    .option('--host <host>', 'only URLs of this host (host:port: on that port only)')
+    .option('--error-code <code>', 'only URLs whose last error has this code (http-404, timeout…)')
+    .action(async (o) => (await listing()).urlsCommand(o));
   onCrawl(
     p,
     'changes',

@@ -5,8 +5,10 @@ export const SOURCES = ['user', 'redir', 'index', 'index_follow', 'follow', 'ref
 export type SourceName = (typeof SOURCES)[number];
 
 /** URL states (`trawl urls`, docs/documents.md). */
-export type UrlStateName = 'pending' | 'indexed' | 'followed' | 'ignored' | 'error' | 'duplicate';
-export type ErrorKind = 'permanent' | 'temporary';
+export const URL_STATES = ['pending', 'indexed', 'followed', 'ignored', 'error', 'duplicate'] as const;
+export type UrlStateName = (typeof URL_STATES)[number];
+export const ERROR_KINDS = ['permanent', 'temporary'] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export interface MetaValue {
   name: string;

@@ -4,6 +4,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import { resourceNames } from '../../shared/topology.ts';
+import { ERROR_KINDS, URL_STATES } from '../../shared/types.ts';
 import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
@@ -31,11 +32,59 @@ export async function docsCommand(opts: { config: string }): Promise<void> {
   for await (const doc of documents(s)) process.stdout.write(`${JSON.stringify(doc)}\n`);
 }
 
-/** Prints every known URL's state, one JSON line each. */
-export async function urlsCommand(opts: { config: string }): Promise<void> {
-  const s = await listingSession(opts.config);
-  for await (const u of urlStates(s)) process.stdout.write(`${JSON.stringify(u)}\n`);
+/** `trawl urls`' filters; several given must all hold. */
+export interface UrlFilterOptions {
+  state?: string;
+  host?: string;
+  errorCode?: string;
 }
+
+/** Prints every known URL's state (or those the filters keep), one JSON line each. */
+export async function urlsCommand(opts: { config: string } & UrlFilterOptions): Promise<void> {
+  // Checked before the crawl's state is read: a typo is exit 2 at once, not an empty listing.
+  const keep = urlFilter(opts);
+  const s = await listingSession(opts.config);
+  for await (const u of urlStates(s)) if (keep(u)) process.stdout.write(`${JSON.stringify(u)}\n`);
+}
+
+/** The states `--state` takes: a URL state, or an error state by kind as `trawl status` counts them. */
+const STATE_NAMES = [...URL_STATES, ...ERROR_KINDS.map((k) => `error/${k}`)];
+
+/** `--state`, `--host` and `--error-code` as one test of a `trawl urls` line (ANDed). */
+export function urlFilter(opts: UrlFilterOptions): (line: Record<string, unknown>) => boolean {
+  const tests: ((line: Record<string, unknown>) => boolean)[] = [];
+  if (opts.state !== undefined) tests.push(stateTest(opts.state));
+  if (opts.host !== undefined) tests.push(hostTest(opts.host));
+  if (opts.errorCode !== undefined) tests.push((line) => line.errorCode === opts.errorCode);
+  return (line) => tests.every((t) => t(line));
+}
+
+function stateTest(name: string): (line: Record<string, unknown>) => boolean {
+  const wanted = name.trim().toLowerCase();
+  if (!STATE_NAMES.includes(wanted))
+    throw new ConfigError(`urls: unknown --state ${JSON.stringify(name)}: one of ${STATE_NAMES.join(', ')}`);
+  const [state, kind] = wanted.split('/');
+  return (line) => line.state === state && (kind === undefined || line.errorKind === kind);
+}
+
+/**
+ * `--host example.com` keeps the host on any port; `--host example.com:8080` that port only, as
+ * the URL shows it (a default port, absent from normalized URLs, is matched too). Compared as
+ * normalized URLs have it: lower case, an IDN in its xn-- form.
+ */
+function hostTest(host: string): (line: Record<string, unknown>) => boolean {
+  const [, name = '', port] = /^(.*?)(?::(\d+))?$/.exec(host.trim()) ?? [];
+  const wanted = URL.parse(`http://${name}/`)?.hostname;
+  if (!name || !wanted)
+    throw new ConfigError(`urls: --host ${JSON.stringify(host)} is not a host name (or host:port)`);
+  return (line) => {
+    const url = URL.parse(String(line.url));
+    if (!url || url.hostname !== wanted) return false;
+    return port === undefined || (url.port || DEFAULT_PORTS[url.protocol]) === String(Number(port));
+  };
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
 
 /** `trawl explain --state`: the URL's line of `trawl urls` (null when the crawl does not know it). */
 export async function recordedState(file: string, url: string): Promise<Record<string, unknown> | null> {

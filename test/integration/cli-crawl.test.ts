@@ -219,6 +219,42 @@ describe('trawl CLI on the embedded emulator', () => {
     assert.deepEqual(again.out, before.out);
   });
 
+  it('urls --state, --host and --error-code keep the lines that match them all; an unknown state is exit 2', () => {
+    const demo = join(ROOT, 'demo', 'trawl.json');
+    const lines = (...filters: string[]) => {
+      const r = trawl(cwd, 'urls', '-c', demo, ...filters);
+      assert.equal(r.code, 0, r.err);
+      return r.out.trim().split('\n').filter(Boolean);
+    };
+    const all = lines();
+    const parsed = all.map((l) => JSON.parse(l));
+    const where = (keep: (u: Record<string, unknown>) => boolean) => all.filter((_, i) => keep(parsed[i]));
+    const { host } = new URL(parsed[0].url);
+    const missing = where((u) => u.errorCode === 'http-404');
+    assert.equal(missing.length, 10);
+    // Unchanged lines, in the same order; the options AND together.
+    assert.deepEqual(
+      lines('--state', 'error/permanent', '--host', host, '--error-code', 'http-404'),
+      missing,
+    );
+    assert.deepEqual(
+      lines('--state', 'indexed'),
+      where((u) => u.state === 'indexed'),
+    );
+    assert.deepEqual(
+      lines('--host', host.replace(/:\d+$/, '')),
+      where((u) => new URL(String(u.url)).host === host),
+    );
+    assert.deepEqual(lines('--state', 'error/temporary', '--error-code', 'http-404'), []);
+    assert.deepEqual(lines('--host', 'other.test'), []);
+    const typo = trawl(cwd, 'urls', '-c', demo, '--state', 'indexd');
+    assert.equal(typo.code, 2);
+    assert.match(
+      typo.err,
+      /trawl: urls: unknown --state "indexd": one of pending, indexed, followed, ignored, error, duplicate, error\/permanent, error\/temporary/,
+    );
+  });
+
   it('clear-errors forgets URLs in error state', () => {
     // A command killed before its save left its marker (`<crawl>.<pid>`, the pid gone): the next
     // command that saves the crawl clears it, and a stop then has nothing to save (it saved the
