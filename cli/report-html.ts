@@ -151,7 +151,9 @@ export function renderReportHtml(d: ReportData): string {
     section(
       'Top reasons URLs were skipped',
       [],
-      countTable('skipped', ['reason', 'URLs, or links summed over the runs listed'], d.skipped),
+      countTable('skipped', ['reason', 'URLs, or links summed over the runs listed'], d.skipped) +
+        // As the crawl summary's "limits applied": a page cut at fetch.maxBytes is indexed, not skipped.
+        countTable('limits', ['limit applied (limits.*)', 'times, summed over the runs listed'], d.limits),
     ),
   ].join('\n');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Trawl report: ${esc(d.crawl)}</title><style>${REPORT_STYLE}</style></head><body>${body}<script id="report-data" type="application/json">${data}</script><script>${chartLibrary()}</script><script>${REPORT_SCRIPT}</script></body></html>\n`;

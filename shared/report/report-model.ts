@@ -56,6 +56,8 @@ export interface ReportData {
   fetches: { bucketMinutes: number; buckets: TimeBucket[] };
   runs: RunSummary[];
   skipped: [string, number][];
+  /** limits.* that cut something (a page read to fetch.maxBytes, a title cut…), summed over the runs */
+  limits: [string, number][];
 }
 
 export interface ReportOptions {
@@ -78,10 +80,23 @@ const bump = (o: Record<string, number>, k: string, n = 1) => {
   o[k] = (o[k] ?? 0) + n;
 };
 
+/** Trap caps that record the URLs they stop (`ignored`, note `trap: …`) as far as they admit. */
+const RECORDED_TRAPS = ['host-cap', 'query-variants'];
+
+/**
+ * Notes of a `followed` page that say why it is no document: robots noindex, a rule's noIndex,
+ * extract.honorCanonical. Others (a sitemap read, a meta refresh) are no skip.
+ */
+const NOT_INDEXED = /^(noindex \(|rule: noIndex|canonical is )/;
+
 /** Strips the URL-specific tail of a skip note ("mime-type video/mp4" stays, a URL does not). */
 export function skipReason(note: string | null | undefined): string {
   if (!note) return '(no reason recorded)';
-  return note
+  // The first of joined notes is the reason; a limit that also cut the page follows it.
+  const [first = note] = note.split('; ');
+  // A trap stop's note names the configured cap: grouped by the trap, as its unrecorded stops.
+  if (first.startsWith('trap: ')) return first.replace(/ \(.*$/, '');
+  return first
     .replace(/https?:\/\/\S+/g, '…')
     .replace(/\(\d[\d,.]*\s*\w*\)/g, '')
     .trim()
@@ -98,6 +113,7 @@ export class ReportAggregate {
   private readonly docsByQueue: Record<string, number> = {};
   private readonly ages = new Array<number>(AGE_EDGES.length + 1).fill(0);
   private readonly skipped = new BoundedCounter();
+  private readonly limits = new BoundedCounter();
   private readonly deleteReasons = new BoundedCounter();
   private readonly changeTimes = new TimeHistogram(2);
   private readonly fetchTimes = new TimeHistogram(1);
@@ -116,7 +132,7 @@ export class ReportAggregate {
     if (s.note !== 'robots.txt' && !NO_REQUEST_ERRORS.has(s.errorCode ?? ''))
       this.fetchTimes.add(s.lastFetched, 0);
     if (s.state === 'error') this.addError(s);
-    if (s.state === 'ignored') this.skipped.add(skipReason(s.note));
+    this.addSkip(s);
     // A document is what `trawl docs` lists: a state with a document pointer.
     if (s.docBulk && s.docLine !== undefined && s.docLine !== null) {
       this.totals.documents++;
@@ -139,7 +155,7 @@ export class ReportAggregate {
   /** One run record (local `trawl crawl` / `trawl refresh`); `rejected:<reason>` counters are skips. */
   addRun(r: RunRecord): void {
     for (const [k, v] of Object.entries(r.stats)) {
-      if (k.startsWith('rejected:')) this.skipped.add(`link rejected: ${k.slice(9)}`, v);
+      if (k.startsWith('rejected:')) this.addRejected(k.slice(9), v, r.stats);
     }
     const cost = r.pages > 0 ? priceRunRecord(r) : null;
     const { total, ...byService } = cost?.perMillion ?? { total: 0 };
@@ -155,6 +171,35 @@ export class ReportAggregate {
       interrupted: r.interrupted === true,
       ...outcomeCounts(r),
     });
+  }
+
+  /**
+   * A URL that is no document, as its state says: ignored, a page followed for its links only
+   * (noindex, canonical elsewhere), or a duplicate. Grouped by the note's kind, not per URL.
+   */
+  private addSkip(s: UrlItem): void {
+    if (s.state === 'ignored') this.skipped.add(skipReason(s.note));
+    else if (s.state === 'followed' && NOT_INDEXED.test(s.note ?? ''))
+      this.skipped.add(`followed, not indexed: ${skipReason(s.note)}`);
+    else if (s.state === 'duplicate') this.skipped.add('duplicate: same content as another URL');
+  }
+
+  /**
+   * A run's `rejected:<reason>` counter, each URL counted once: a limit is no rejected link (its
+   * own table, as the crawl summary's "limits applied"), a soft 404 is an error already, and
+   * rejections a URL state records (a trap stop's row, an out-of-scope page, a redirect's
+   * rejected target) are counted from that state; only a trap's stops past its rows add to it.
+   */
+  private addRejected(reason: string, n: number, stats: Record<string, number>): void {
+    if (reason.startsWith('limit-')) this.limits.add(reason, n);
+    if (reason.startsWith('limit-') || reason === 'soft-404') return;
+    if (RECORDED_TRAPS.includes(reason)) {
+      const unrecorded = stats[`unrecorded:${reason}`] ?? 0;
+      if (unrecorded > 0) this.skipped.add(`trap: ${reason}`, unrecorded);
+      return;
+    }
+    const links = n - (stats[`recorded:${reason}`] ?? 0);
+    if (links > 0) this.skipped.add(`link rejected: ${reason}`, links);
   }
 
   private addError(s: UrlItem): void {
@@ -223,6 +268,7 @@ export class ReportAggregate {
       fetches: { bucketMinutes: this.fetchTimes.bucketMs / 60_000, buckets: this.fetchTimes.toArray() },
       runs: [...this.runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
       skipped: this.skipped.top(15),
+      limits: this.limits.top(15),
     };
   }
 }

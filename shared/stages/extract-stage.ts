@@ -113,6 +113,8 @@ async function extractRecord(
     changed.push(...(r.changed ?? []));
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
+    for (const [reason, n] of Object.entries(r.recorded ?? {}))
+      stats[`recorded:${reason}`] = (stats[`recorded:${reason}`] ?? 0) + n;
     for (const [reason, list] of Object.entries(r.examples ?? {}))
       for (const example of list) addExample(examples, reason, example);
   }

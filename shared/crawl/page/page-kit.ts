@@ -13,6 +13,11 @@ export interface PageResult {
   /** links rejected by scope or rules, counted by reason for the crawl summary */
   rejected: Record<string, number>;
   /**
+   * Of those, the ones a URL state records too (an out-of-scope page's own, a redirect's source
+   * naming its rejected target): the report counts them from that state, not twice
+   */
+  recorded?: Record<string, number>;
+  /**
    * A few of those links by reason (`URL (on PAGE)`, EXAMPLES_PER_REASON of each): a rejected link
    * is recorded nowhere else, and a count alone cannot answer "why was this page not crawled?".
    */
@@ -51,6 +56,12 @@ export function base(
 
 export function count(map: Record<string, number>, reason: string, n = 1): void {
   map[reasonKey(reason)] = (map[reasonKey(reason)] ?? 0) + n;
+}
+
+/** Counts a rejection that a URL state records too (`PageResult.recorded`). */
+export function countRecorded(result: PageResult, reason: string): void {
+  result.recorded = result.recorded ?? {};
+  count(result.recorded, reason);
 }
 
 /** A rejection reason as counted: `rule 3: ignore` counts as `rule: ignore`. */

@@ -29,6 +29,7 @@ import {
   addExample,
   base,
   count,
+  countRecorded,
   joinNotes,
   type PageContext,
   type PageResult,
@@ -52,6 +53,7 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   const outOfScope = page.outOfScope ?? rejectedNow(page, ctx);
   if (outOfScope !== null) {
     count(result.rejected, outOfScope);
+    countRecorded(result, outOfScope);
     result.outcomes.push(base(page, 'ignored', { note: `out-of-scope: ${outOfScope}` }));
     return result;
   }
@@ -115,6 +117,7 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   }
   if (!d.accepted) {
     reject(result, d.reason, shown(d.normalized, ctx), `redirect from ${page.url}`);
+    countRecorded(result, d.reason);
     result.outcomes.push(
       base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${shown(d.normalized, ctx)}` }),
     );

@@ -43,6 +43,8 @@ interface Row {
   note?: RegExp;
   error?: string;
   rejected?: Record<string, number>;
+  /** of `rejected`, those a URL state records too (the report counts them once) */
+  recorded?: Record<string, number>;
   check?: (outcomes: PageOutcome[]) => void;
 }
 
@@ -138,6 +140,8 @@ const ROWS: Row[] = [
     states: ['ignored'],
     note: /redirect target rejected/,
     tasks: [],
+    rejected: { offsite: 1 },
+    recorded: { offsite: 1 },
   },
   {
     kind: 'a redirect to a 900 KB URL: the note shows scope.maxUrlLength characters of it',
@@ -230,6 +234,7 @@ const ROWS: Row[] = [
     note: /urlset: 3 URLs/,
     tasks: ['/s1', '/s2'],
     rejected: { offsite: 1 },
+    recorded: {},
   },
   {
     kind: 'a gzipped sitemap is a sitemap, not an archive',
@@ -769,6 +774,7 @@ const ROWS: Row[] = [
     note: /^out-of-scope: excluded$/,
     tasks: [],
     rejected: { excluded: 1 },
+    recorded: { excluded: 1 },
   },
   {
     kind: 'a fetched page that a config changed since rejects: ignored, its reason counted',
@@ -778,6 +784,7 @@ const ROWS: Row[] = [
     note: /^out-of-scope: excluded$/,
     tasks: [],
     rejected: { excluded: 1 },
+    recorded: { excluded: 1 },
   },
   {
     kind: 'a depth-0 page the config no longer names as a start URL: judged as any URL, out of scope',
@@ -789,6 +796,7 @@ const ROWS: Row[] = [
     note: /^out-of-scope: excluded$/,
     tasks: [],
     rejected: { excluded: 1 },
+    recorded: { excluded: 1 },
   },
   {
     kind: 'a start URL the config names, which its scope would exclude: crawled, as when seeded',
@@ -827,6 +835,7 @@ describe('processPage: what a fetched page becomes', () => {
       if (row.queue) for (const t of r.tasks) assert.equal(t.queue, row.queue);
       if (row.rejected)
         for (const [reason, n] of Object.entries(row.rejected)) assert.equal(r.rejected[reason], n, reason);
+      if (row.recorded) assert.deepEqual(r.recorded ?? {}, row.recorded);
       // A redirect target stands where its page stood; links and sitemap entries are one deeper.
       if (row.depths)
         assert.deepEqual(

@@ -160,6 +160,69 @@ describe('report aggregates', () => {
     assert.equal(r?.interrupted, false);
   });
 
+  it('counts each URL once among the skip reasons: limits and soft 404s apart, followed-only pages and duplicates in', () => {
+    const agg = aggregate();
+    const trap = 'trap: query-variants (scope.traps.maxQueryVariantsPerPath 1)';
+    const canonical = 'canonical is http://x.test/a (extract.honorCanonical): that URL is indexed instead';
+    const states: [string, Partial<UrlItem>][] = [
+      ['/q?1', { state: 'ignored', note: trap }],
+      ['/q?2', { state: 'ignored', note: trap }],
+      ['/away', { state: 'ignored', note: 'redirect target rejected (offsite): http://other.test/' }],
+      ['/gone', { state: 'ignored', note: 'out-of-scope: excluded' }],
+      ['/n1', { state: 'followed', note: 'noindex (meta robots)' }],
+      ['/n2', { state: 'followed', note: 'noindex (meta robots); title cut at limits.titleChars (1000)' }],
+      ['/n3', { state: 'followed', note: 'noindex (X-Robots-Tag)' }],
+      ['/c', { state: 'followed', note: canonical }],
+      ['/sitemap.xml', { state: 'followed', note: 'urlset: 3 URLs', kind: 'sitemap' }],
+      [
+        '/d1',
+        { state: 'duplicate', note: 'same content as http://x.test/a', duplicateOf: 'http://x.test/a' },
+      ],
+      [
+        '/d2',
+        { state: 'duplicate', note: 'same content as http://x.test/a', duplicateOf: 'http://x.test/a' },
+      ],
+      ['/big', { note: 'read to fetch.maxBytes (10485760): cut' }],
+      ['/soft', { state: 'error', errorKind: 'permanent', errorCode: 'soft-404' }],
+    ];
+    for (const [path, extra] of states)
+      agg.addState(item(`http://x.test${path}`, { docBulk: undefined, ...extra }));
+    // 3 query-variant stops, 2 of them rows above; 5 offsite rejections, 1 of them the redirect's
+    // target above; the out-of-scope page is its own row; the cut page and the soft 404 are no links.
+    const stats = {
+      fetched: 10,
+      'rejected:limit-fetch-max-bytes': 1,
+      'rejected:soft-404': 1,
+      'rejected:query-variants': 3,
+      'unrecorded:query-variants': 1,
+      'rejected:offsite': 5,
+      'recorded:offsite': 1,
+      'rejected:excluded': 1,
+      'recorded:excluded': 1,
+    };
+    const run = {
+      kind: 'crawl' as const,
+      crawl: 'c',
+      startedMs: NOW - 10_000,
+      finishedMs: NOW,
+      counts: emptyCounts(),
+    };
+    agg.addRun(buildRunRecord({ ...run, stats, stages: {} }));
+    const d = agg.finish();
+    assert.deepEqual(d.skipped, [
+      ['link rejected: offsite', 4],
+      ['trap: query-variants', 3],
+      ['duplicate: same content as another URL', 2],
+      ['followed, not indexed: noindex (meta robots)', 2],
+      ['followed, not indexed: canonical is … (extract.honorCanonical): that URL is indexed instead', 1],
+      ['followed, not indexed: noindex (X-Robots-Tag)', 1],
+      ['out-of-scope: excluded', 1],
+      ['redirect target rejected (offsite): …', 1],
+    ]);
+    assert.deepEqual(d.limits, [['limit-fetch-max-bytes', 1]]);
+    assert.match(renderReportHtml(d), /data-k="limits-limit-fetch-max-bytes">1</);
+  });
+
   it("a deployed stack's hour has no outcome counts: null (n/a), not 0", () => {
     const agg = aggregate();
     const hour = buildRunRecord({
