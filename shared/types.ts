@@ -177,6 +177,8 @@ export interface FetchedPage {
   redirectTo?: string;
   /** not fetched or not read: robots.txt, ignored mime type, redirect not followed… */
   skipped?: string;
+  /** the robots.txt `Disallow` pattern that skipped it (`skipped: 'robots.txt'`) */
+  robotsRule?: string;
   /**
    * not requested: the task was queued under another config, which the current one rejects (the
    * decider's reason, e.g. `excluded`); recorded `ignored`, `out-of-scope: <reason>`

@@ -129,7 +129,7 @@ export class ReportAggregate {
     bump(this.states, s.state === 'error' && s.errorKind ? `error/${s.errorKind}` : s.state);
     bump(this.httpStatus, s.httpStatus ? String(s.httpStatus) : 'none');
     // A fetch: robots.txt stopped it, or the address guard refused it, without a request.
-    if (s.note !== 'robots.txt' && !NO_REQUEST_ERRORS.has(s.errorCode ?? ''))
+    if (!s.note?.startsWith('robots.txt') && !NO_REQUEST_ERRORS.has(s.errorCode ?? ''))
       this.fetchTimes.add(s.lastFetched, 0);
     if (s.state === 'error') this.addError(s);
     this.addSkip(s);

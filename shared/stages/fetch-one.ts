@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
-import { isAllowed, userAgentToken } from '../crawl/robots/robots.ts';
+import { disallowedBy, userAgentToken } from '../crawl/robots/robots.ts';
 import { backoffMs } from '../crawl/state/classify.ts';
 import type { BudgetShare } from '../crawl/state/concurrency.ts';
 import { KEYS } from '../layout.ts';
@@ -167,7 +167,9 @@ async function fetchTask(
         fetchedAt(),
       );
     }
-    if (!isAllowed(robots, agent, task.url)) return page(task, fetchedAt(), { skipped: 'robots.txt' });
+    const rule = disallowedBy(robots, agent, task.url);
+    // The rule named: "why was my page not crawled?" answered by the URL's note (helper-46).
+    if (rule !== null) return page(task, fetchedAt(), { skipped: 'robots.txt', robotsRule: rule });
   }
   const { delayMs, capped } = ctx.turns.delayFor(host, robots, userAgentToken(config.fetch.userAgent));
   // When the last request went out (its turn given): a silence counts only after the host's hold.

@@ -119,7 +119,12 @@ describe('redirects and robots.txt through the pipeline', () => {
     assert.equal(docs.get('/new-place')?.title, 'New place');
     // robots.txt applies to redirect targets too; disallowed URLs are never requested.
     for (const p of ['/private/secret', '/private/page']) {
-      assert.deepEqual([states.get(p)?.state, states.get(p)?.note], ['ignored', 'robots.txt'], p);
+      // The rule that kept it out named (helper-46: the note said only "robots.txt").
+      assert.deepEqual(
+        [states.get(p)?.state, states.get(p)?.note],
+        ['ignored', 'robots.txt: Disallow: /private/'],
+        p,
+      );
       assert.equal(requested(site.requests, p), 0, `${p} was requested`);
     }
     assert.equal(states.get('/private/secret')?.queue, 'redir');

@@ -301,7 +301,7 @@ describe('a changed refresh policy reaches pages due later (refresh-review.ts)',
     );
     assert.deepEqual(notes, {
       '/r/': ['indexed', undefined],
-      '/r/secret': ['ignored', 'robots.txt'],
+      '/r/secret': ['ignored', 'robots.txt: Disallow: /r/secret'],
       '/r/table': ['ignored', 'mime-type text/csv'],
       '/r/go': ['ignored', `redirect target rejected (excluded): ${env.site.url}/r/outside/page`],
     });

@@ -124,7 +124,7 @@ describe('robots.txt lease', () => {
     assert.deepEqual(await stateOf(first), {
       '/': ['indexed', null],
       '/b.html': ['indexed', null],
-      '/c.html': ['ignored', 'robots.txt'],
+      '/c.html': ['ignored', 'robots.txt: Disallow: /c.html'],
     });
     // Another agent, within robots.txt's 24 hours: the `*` group is its own, so b is out and c in.
     const mark = site.requests.length;
@@ -139,7 +139,7 @@ describe('robots.txt lease', () => {
     );
     assert.deepEqual(await stateOf(later), {
       '/': ['indexed', null],
-      '/b.html': ['ignored', 'robots.txt'],
+      '/b.html': ['ignored', 'robots.txt: Disallow: /b.html'],
       '/c.html': ['indexed', null],
     });
   });

@@ -62,7 +62,8 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
   } else if (page.redirectTo !== undefined) {
     redirect(page, ctx, result);
   } else if (page.skipped) {
-    result.outcomes.push(base(page, 'ignored', { note: page.skipped }));
+    const rule = page.robotsRule === undefined ? '' : `: Disallow: ${page.robotsRule}`;
+    result.outcomes.push(base(page, 'ignored', { note: `${page.skipped}${rule}` }));
   } else if (page.notModified) {
     notModified(page, ctx, result);
   } else {

@@ -111,15 +111,24 @@ export function groupsFor(robots: RobotsTxt, userAgent: string): readonly Robots
  * RFC 3986). Matches on path+params+query; the longest match wins and allow wins a tie (§2.2.2).
  */
 export function isAllowed(robots: RobotsTxt, userAgent: string, url: string): boolean {
+  return disallowedBy(robots, userAgent, url) === null;
+}
+
+/** The `Disallow` pattern that keeps `userAgent` from `url` (the longest match, as decided above); null when allowed. */
+export function disallowedBy(robots: RobotsTxt, userAgent: string, url: string): string | null {
   const path = getPathParamsQuery(url);
   let allow = NO_MATCH;
   let disallow = NO_MATCH;
+  let rule: string | null = null;
   for (const group of groupsFor(robots, userAgent)) {
     for (const pattern of group.allow) allow = Math.max(allow, allowPriority(path, pattern));
-    for (const pattern of group.disallow) disallow = Math.max(disallow, priority(path, pattern));
+    for (const pattern of group.disallow) {
+      const p = priority(path, pattern);
+      if (p > disallow) [disallow, rule] = [p, pattern];
+    }
   }
   // robots.cc disallow(): a priority-0 (empty) match never decides; no match allows (§2.2.2).
-  return !(disallow > 0 && disallow > allow);
+  return disallow > 0 && disallow > allow ? rule : null;
 }
 
 function crawlDelaySeconds(robots: RobotsTxt, key: string): number | null {

@@ -8,6 +8,7 @@ import type { RobotsTxt } from './robots-parse.ts';
 export { escapePattern, MAX_ROBOTS_BYTES } from './robots-lines.ts';
 export {
   crawlDelayMs,
+  disallowedBy,
   getPathParamsQuery,
   isAllowed,
   isValidUserAgentToObey,

@@ -6,6 +6,7 @@ import {
   ALLOW_ALL,
   crawlDelayMs,
   DISALLOW_ALL,
+  disallowedBy,
   escapePattern,
   getPathParamsQuery,
   isAllowed,
@@ -331,4 +332,22 @@ it('passes every case of the Google robotstxt corpus', () => {
   console.log(`robots corpus (parser and helpers): ${helpers.map((f) => `${f} ${line(f)}`).join(', ')}`);
   assert.equal(totals.get('cases'), 145);
   for (const [file, total] of totals) assert.equal(passed.get(file) ?? 0, total, file);
+});
+
+describe('disallowedBy: the rule that decided', () => {
+  const robots = parseRobotsTxt(
+    'User-agent: *\nDisallow: /private/\nDisallow: /private/deep/\nAllow: /private/open/\nDisallow: /*.pdf$\n',
+  );
+  const cases: [string, string | null][] = [
+    ['https://x.test/private/a', '/private/'],
+    ['https://x.test/private/deep/b', '/private/deep/'], // the longest match
+    ['https://x.test/private/open/c', null], // allow wins a longer match
+    ['https://x.test/docs/a.pdf', '/*.pdf$'],
+    ['https://x.test/public', null],
+  ];
+  for (const [url, rule] of cases)
+    it(`${url} → ${rule}`, () => {
+      assert.equal(disallowedBy(robots, 'trawl', url), rule);
+      assert.equal(isAllowed(robots, 'trawl', url), rule === null);
+    });
 });
