@@ -1,0 +1,282 @@
+/**
+ * The text and properties of an Office document (.docx, .xlsx, .pptx, .odt, .ods, .odp), as Tika
+ * gives them to Elastic's crawler and Norconex: the body's text in reading order, the title,
+ * author, subject and keywords, and the last-modified date the document records.
+ * Elements are matched by local name: producers other than Office write other prefixes.
+ */
+import { boundedParser } from './bounded-parser.ts';
+import { isOleFile, type OfficeKind, type OfficeParts, type PartLimits, readParts } from './office-zip.ts';
+import type { PdfInfoName } from './pdf-text.ts';
+import { collapse } from './visible-text.ts';
+
+/** What an Office document gives the index. */
+export interface OfficeText {
+  /** the body's text, whitespace collapsed to single spaces */
+  text: string;
+  title: string | null;
+  /** author, subject (else description) and keywords, named as a PDF's are */
+  info: Partial<Record<PdfInfoName, string>>;
+  /** the document's own last-modified date, ISO, or null */
+  lastModified: string | null;
+  /** why the text is incomplete (a limit cut a part), when it is */
+  cut?: string;
+}
+
+const ODF: ReadonlySet<OfficeKind> = new Set(['odt', 'ods', 'odp']);
+
+/** The parts each kind reads: its text parts and its properties. */
+const WANTED: Record<'ooxml' | 'odf', RegExp> = {
+  ooxml:
+    /^(docProps\/core\.xml|word\/document\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml)$/,
+  odf: /^(content\.xml|meta\.xml|META-INF\/manifest\.xml)$/,
+};
+
+/**
+ * An Office document's text within the archive limits, or why there is none (a string: encrypted,
+ * corrupt, its text part missing or over a limit).
+ */
+export function officeText(kind: OfficeKind, bytes: Uint8Array, limits: PartLimits): OfficeText | string {
+  const odf = ODF.has(kind);
+  // Office saves a password-protected .docx/.xlsx/.pptx as an OLE file holding the encrypted
+  // package (MS-OFFCRYPTO §2.3.4.1), so one is known by its first bytes.
+  if (isOleFile(bytes))
+    return odf ? 'not an OpenDocument file' : 'encrypted Office document: a password is needed to open it';
+  let read: OfficeParts;
+  try {
+    read = readParts(bytes, (name) => WANTED[odf ? 'odf' : 'ooxml'].test(name), limits);
+  } catch (error) {
+    return `unreadable Office document (${(error as Error).message || 'not a zip file'})`;
+  }
+  if (read.unread.length > 0)
+    return `encrypted or unreadable Office document parts: ${read.unread.join('; ')}`;
+  const manifest = read.parts.get('META-INF/manifest.xml');
+  // ODF 1.2 Part 3 §4.8: an encrypted part is listed with its <manifest:encryption-data>.
+  if (manifest && /encryption-data/.test(decode(manifest)))
+    return 'encrypted OpenDocument: a password is needed to open it';
+  const body = odf ? odfBody(read) : ooxmlBody(kind, read);
+  const cut = read.cut.length > 0 ? read.cut.slice(0, 3).join('; ') : undefined;
+  if (typeof body !== 'string') return cut ? `Office document not read: ${cut}` : body.error;
+  const props = properties(read.parts.get(odf ? 'meta.xml' : 'docProps/core.xml'));
+  return { text: collapse(body), ...props, ...(cut ? { cut } : {}) };
+}
+
+function decode(bytes: Uint8Array): string {
+  return new TextDecoder().decode(bytes);
+}
+
+/** Callbacks on elements by local name, and on text with the names of the open elements. */
+interface Walk {
+  open?: (name: string, attrs: Record<string, string>) => void;
+  close?: (name: string) => void;
+  text?: (text: string, open: string[]) => void;
+}
+
+const local = (name: string) => name.slice(name.indexOf(':') + 1);
+
+/** Parses one XML part, fed in 1 MiB pieces (a part can be as large as limits.archiveBytes). */
+function walk(bytes: Uint8Array, cbs: Walk): void {
+  const open: string[] = [];
+  const parser = boundedParser(
+    {
+      onopentag: (name, attrs) => {
+        open.push(local(name));
+        cbs.open?.(local(name), attrs);
+      },
+      onclosetag: (name) => {
+        open.pop();
+        cbs.close?.(local(name));
+      },
+      ontext: (t) => cbs.text?.(t, open),
+    },
+    { xmlMode: true },
+  );
+  const decoder = new TextDecoder();
+  const step = 1024 * 1024;
+  for (let at = 0; at < bytes.length; at += step)
+    parser.write(decoder.decode(bytes.subarray(at, at + step), { stream: true }));
+  parser.end(decoder.decode());
+}
+
+/**
+ * The text of a part: the text inside `textIn` elements (all text when null), a space where a
+ * `breaks` element opens or closes (paragraphs, cells, tabs, line breaks).
+ */
+function partText(bytes: Uint8Array, textIn: string | null, breaks: ReadonlySet<string>): string {
+  const out: string[] = [];
+  const space = (name: string) => breaks.has(name) && out.push(' ');
+  walk(bytes, {
+    open: space,
+    close: space,
+    text: (t, open) => (textIn === null || open.includes(textIn)) && out.push(t),
+  });
+  return out.join('');
+}
+
+const WORD_BREAKS = new Set(['p', 'tab', 'br', 'cr', 'tc']);
+const SLIDE_BREAKS = new Set(['p', 'br', 'tc']);
+const ODF_BREAKS = new Set(['p', 'h', 's', 'tab', 'line-break', 'table-cell', 'list-item', 'frame']);
+
+function ooxmlBody(kind: OfficeKind, read: OfficeParts): string | Missing {
+  if (kind === 'docx') {
+    const doc = read.parts.get('word/document.xml');
+    return doc ? partText(doc, 't', WORD_BREAKS) : missing(read, 'word/document.xml');
+  }
+  if (kind === 'pptx') {
+    // slide10 after slide9: the number, not the name, gives the order.
+    const slides = [...read.parts.keys()]
+      .map((name) => ({ name, n: Number(/^ppt\/slides\/slide(\d+)\.xml$/.exec(name)?.[1]) }))
+      .filter((s) => !Number.isNaN(s.n))
+      .sort((a, b) => a.n - b.n);
+    if (slides.length === 0) return missing(read, 'ppt/slides/slide1.xml');
+    return slides.map((s) => partText(read.parts.get(s.name) as Uint8Array, 't', SLIDE_BREAKS)).join(' ');
+  }
+  return workbookText(read);
+}
+
+/** Why a document has no text. */
+interface Missing {
+  error: string;
+}
+
+/** No text part: it was cut (the caller says by which limit) or the file is no such document. */
+function missing(read: OfficeParts, part: string): Missing {
+  return { error: read.names.includes(part) ? `${part} not read` : `not an Office document: no ${part}` };
+}
+
+function odfBody(read: OfficeParts): string | Missing {
+  const content = read.parts.get('content.xml');
+  if (!content) return missing(read, 'content.xml');
+  // Text outside the body (automatic styles, font declarations) is no content.
+  const out: string[] = [];
+  walk(content, {
+    open: (name) => ODF_BREAKS.has(name) && out.push(' '),
+    close: (name) => ODF_BREAKS.has(name) && out.push(' '),
+    text: (t, open) => open.includes('body') && out.push(t),
+  });
+  return out.join('');
+}
+
+/**
+ * A workbook's text: each sheet's name, then its cells in row order (shared strings resolved,
+ * inline strings, numbers as written, booleans as TRUE/FALSE), sheets in the workbook's order.
+ */
+function workbookText(read: OfficeParts): string | Missing {
+  const shared = sharedStrings(read.parts.get('xl/sharedStrings.xml'));
+  const sheets = sheetOrder(read);
+  if (sheets.length === 0) return missing(read, 'xl/worksheets/sheet1.xml');
+  return sheets.map(({ name, part }) => `${name} ${sheetText(part, shared)}`).join(' ');
+}
+
+/** The shared string table (ECMA-376 §18.4): each `<si>`'s text, phonetic runs (`<rPh>`) left out. */
+function sharedStrings(bytes: Uint8Array | undefined): string[] {
+  const strings: string[] = [];
+  let current: string[] | null = null;
+  if (!bytes) return strings;
+  walk(bytes, {
+    open: (name) => {
+      if (name === 'si') current = [];
+    },
+    close: (name) => {
+      if (name === 'si' && current) strings.push(current.join(''));
+    },
+    text: (t, open) => open.at(-1) === 't' && !open.includes('rPh') && current?.push(t),
+  });
+  return strings;
+}
+
+/** The workbook's sheets in its order with their parts (through its relationships), then any other sheet part. */
+function sheetOrder(read: OfficeParts): { name: string; part: Uint8Array }[] {
+  const targets = new Map<string, string>();
+  const rels = read.parts.get('xl/_rels/workbook.xml.rels');
+  if (rels)
+    walk(rels, {
+      open: (name, a) => {
+        if (name === 'Relationship' && a.Id && a.Target)
+          targets.set(a.Id, a.Target.startsWith('/') ? a.Target.slice(1) : `xl/${a.Target}`);
+      },
+    });
+  const sheets: { name: string; path: string }[] = [];
+  const workbook = read.parts.get('xl/workbook.xml');
+  if (workbook)
+    walk(workbook, {
+      open: (name, a) => {
+        const id = Object.entries(a).find(([k]) => local(k) === 'id')?.[1];
+        const path = id === undefined ? undefined : targets.get(id);
+        if (name === 'sheet' && path) sheets.push({ name: a.name ?? '', path });
+      },
+    });
+  const named = new Set(sheets.map((s) => s.path));
+  const others = [...read.parts.keys()]
+    .filter((p) => /^xl\/worksheets\/[^/]+\.xml$/.test(p) && !named.has(p))
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  return [...sheets, ...others.map((path) => ({ name: '', path }))].flatMap(({ name, path }) => {
+    const part = read.parts.get(path);
+    return part ? [{ name, part }] : [];
+  });
+}
+
+/** One worksheet's cells (`<c t="…"><v>` or `<is><t>`), in the order written (rows, then columns). */
+function sheetText(bytes: Uint8Array, shared: string[]): string {
+  const out: string[] = [];
+  let type = '';
+  let value: string[] = [];
+  walk(bytes, {
+    open: (name, a) => {
+      if (name !== 'c') return;
+      type = a.t ?? 'n';
+      value = [];
+    },
+    text: (t, open) => {
+      const inner = open.at(-1);
+      if (open.includes('c') && (inner === 'v' || (inner === 't' && open.includes('is')))) value.push(t);
+    },
+    close: (name) => {
+      if (name !== 'c' || value.length === 0) return;
+      const v = value.join('');
+      out.push(type === 's' ? (shared[Number(v)] ?? '') : type === 'b' ? (v === '1' ? 'TRUE' : 'FALSE') : v);
+      value = [];
+    },
+  });
+  return out.join(' ');
+}
+
+/**
+ * The document's properties: OOXML's core properties (docProps/core.xml: `dc:title`, `dc:creator`,
+ * `dc:subject`, `dc:description`, `cp:keywords`, `dcterms:modified`) or ODF's meta.xml (`dc:title`,
+ * `meta:initial-creator`, else `dc:creator`, `meta:keyword`s, `dc:date`).
+ */
+function properties(bytes: Uint8Array | undefined): Pick<OfficeText, 'title' | 'info' | 'lastModified'> {
+  // Each element's text, in full (entities can split it into pieces), under its local name.
+  const found = new Map<string, string[]>();
+  const texts: string[][] = [];
+  if (bytes)
+    walk(bytes, {
+      open: () => texts.push([]),
+      text: (t) => texts.at(-1)?.push(t),
+      close: (name) => {
+        const value = collapse(texts.pop()?.join('') ?? '');
+        if (value) found.set(name, [...(found.get(name) ?? []), value]);
+      },
+    });
+  const one = (...names: string[]) => {
+    for (const n of names) {
+      const value = found.get(n)?.join(', ');
+      if (value) return value;
+    }
+    return undefined;
+  };
+  const info: OfficeText['info'] = {};
+  const author = one('initial-creator', 'creator');
+  const subject = one('subject', 'description');
+  const keywords = one('keywords', 'keyword');
+  if (author) info.author = author;
+  if (subject) info.subject = subject;
+  if (keywords) info.keywords = keywords;
+  const date = one('modified', 'date');
+  const ms = date === undefined ? Number.NaN : Date.parse(date);
+  return {
+    title: one('title') ?? null,
+    info,
+    lastModified: Number.isNaN(ms) ? null : new Date(ms).toISOString(),
+  };
+}
