@@ -53,6 +53,11 @@ const ELEMENT_MIME: Record<string, string> = {
   xml: 'text/xml', pdf: 'application/pdf', rst: 'text/plain', adoc: 'text/plain', asciidoc: 'text/plain',
   org: 'text/plain', tex: 'text/plain', log: 'text/plain', json: 'text/plain', yaml: 'text/plain',
   yml: 'text/plain', ini: 'text/plain', cfg: 'text/plain', conf: 'text/plain', properties: 'text/plain',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  odt: 'application/vnd.oasis.opendocument.text', ods: 'application/vnd.oasis.opendocument.spreadsheet',
+  odp: 'application/vnd.oasis.opendocument.presentation',
 };
 
 /**

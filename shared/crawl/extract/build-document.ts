@@ -30,6 +30,8 @@ export interface BuildDocumentInput {
   /** a document without an extraction (a PDF): its mapped metadata and its description */
   meta?: Record<string, string | string[]>;
   description?: string | null;
+  /** the date the document itself records (an Office document's), ISO: used without a Last-Modified header */
+  lastModified?: string;
 }
 
 /** Reads a header case-insensitively (HTTP field names are case-insensitive, RFC 9110 §5.1). */
@@ -94,7 +96,10 @@ export function buildDocument(input: BuildDocumentInput): CrawlDocument {
     contentType,
     mimeType,
     charset,
-    lastModified: notAhead(isoDate(headerValue(input.headers, 'last-modified')), input.indexedAt),
+    lastModified: notAhead(
+      isoDate(headerValue(input.headers, 'last-modified')) ?? input.lastModified ?? null,
+      input.indexedAt,
+    ),
     size: input.size,
     hash: input.hash,
     depth: input.depth,

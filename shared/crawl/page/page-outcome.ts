@@ -19,6 +19,8 @@ import {
   refreshTarget,
   titleFromUrl,
 } from '../extract/extract-html.ts';
+import { officeText } from '../extract/office-text.ts';
+import { OFFICE_MIME, type OfficeKind, officeKind } from '../extract/office-zip.ts';
 import { collapse, type PdfReader, type PdfText, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
 import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
@@ -154,7 +156,7 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const bytes = Buffer.from(page.body, 'base64');
   const contentType = page.headers['content-type'] ?? null;
   const declared = parseContentType(contentType).mimeType;
-  const sniffed = sniffPdf(declared, bytes);
+  const sniffed = sniffPdf(declared, bytes) ?? sniffOffice(page.url, declared, bytes);
   const mimeType = sniffed ?? declared;
   const note = page.truncated
     ? `truncated at fetch.maxBytes (${ctx.config.fetch.maxBytes} bytes)`
@@ -206,8 +208,18 @@ async function plainDocument(
   ctx: PageContext,
   result: PageResult,
 ): Promise<
-  { text: string; title?: string; note?: string; charset?: string | null; info?: PdfText['info'] } | string
+  | {
+      text: string;
+      title?: string;
+      note?: string;
+      charset?: string | null;
+      info?: PdfText['info'];
+      lastModified?: string | null;
+    }
+  | string
 > {
+  const office = mimeType === null ? undefined : OFFICE_KIND.get(mimeType);
+  if (office) return officeDocument(office, bytes, ctx, result);
   if (mimeType === 'application/pdf') {
     const pdf = await pdfDocument(bytes, ctx, result);
     return typeof pdf === 'string' ? pdf : { ...pdf, charset: null };
@@ -262,6 +274,31 @@ async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResu
     ...(pdf.title ? { title: pdf.title } : {}),
     ...(note ? { note } : {}),
     ...(pdf.info ? { info: pdf.info } : {}),
+  };
+}
+
+const OFFICE_KIND = new Map(Object.entries(OFFICE_MIME).map(([k, v]) => [v, k as OfficeKind]));
+
+/**
+ * An Office document (.docx, .xlsx, .pptx, .odt, .ods, .odp) read within limits.archiveEntries and
+ * archiveBytes, as an archive is: a part over them is left out (a zip bomb disguised as .docx), said.
+ */
+function officeDocument(kind: OfficeKind, bytes: Uint8Array, ctx: PageContext, result: PageResult) {
+  const { archiveEntries, archiveBytes } = ctx.config.limits;
+  const doc = officeText(kind, bytes, { maxEntries: archiveEntries, maxTotalBytes: archiveBytes });
+  if (typeof doc === 'string') {
+    if (doc.includes('limits.')) count(result.rejected, 'limit-archive');
+    return doc;
+  }
+  if (doc.cut) count(result.rejected, 'limit-archive');
+  const info = Object.keys(doc.info).length > 0 ? { info: doc.info } : {};
+  return {
+    text: doc.text,
+    charset: null,
+    lastModified: doc.lastModified,
+    ...(doc.title ? { title: doc.title } : {}),
+    ...(doc.cut ? { note: `Office text cut: ${doc.cut}` } : {}),
+    ...info,
   };
 }
 
@@ -566,8 +603,10 @@ interface DocInput {
   charset?: string | null;
   compoundPath?: string[];
   sniffedMimeType?: string;
-  /** a PDF's Author, Subject and Keywords */
+  /** a PDF's or Office document's Author, Subject and Keywords */
   info?: PdfText['info'];
+  /** the date an Office document records it was last modified, ISO */
+  lastModified?: string | null;
 }
 
 /** Media types that say nothing of the bytes ("download this"). */
@@ -585,6 +624,16 @@ const UNDECLARED = new Set([
 function sniffPdf(mimeType: string | null, bytes: Uint8Array): string | undefined {
   if (mimeType !== null && !UNDECLARED.has(mimeType)) return undefined;
   return Buffer.from(bytes.subarray(0, 5)).toString('latin1') === '%PDF-' ? 'application/pdf' : undefined;
+}
+
+/**
+ * An Office document served as a download or a zip (`application/octet-stream`, `application/zip`,
+ * or no type) is known by its parts (`[Content_Types].xml` and its main part, an ODF `mimetype`
+ * entry) or its URL's extension: until 2026-11-29 it was `ignored` as an unsupported type.
+ */
+function sniffOffice(url: string, mimeType: string | null, bytes: Uint8Array): string | undefined {
+  const kind = officeKind(url, mimeType, bytes);
+  return kind && OFFICE_MIME[kind] !== mimeType ? OFFICE_MIME[kind] : undefined;
 }
 
 /** A PDF's information entries under the document fields `extract.metadataMapping` names for them. */
@@ -627,6 +676,7 @@ function documentOutcome(
     hash: '',
     compoundPath: input.compoundPath,
     ...(input.sniffedMimeType ? { sniffedMimeType: input.sniffedMimeType } : {}),
+    ...(input.lastModified ? { lastModified: input.lastModified } : {}),
     // A PDF's information dictionary, as a page's <meta> tags: its Subject is its description,
     // and extract.metadataMapping maps `author`, `subject` and `keywords` (Tika's dc:creator…).
     ...(!extraction && input.info

@@ -12,13 +12,21 @@ import { gzipSync } from 'node:zlib';
 import { strToU8, zipSync } from 'fflate';
 import iconv from 'iconv-lite';
 import { type CrawlConfigInput, parseConfig } from '../../../shared/config.ts';
+import { OFFICE_MIME } from '../../../shared/crawl/extract/office-zip.ts';
 import { processPage } from '../../../shared/crawl/page/page-outcome.ts';
 import { createUrlDecider } from '../../../shared/crawl/rules/decide.ts';
 import { soft404Fingerprint } from '../../../shared/crawl/url/traps.ts';
 import type { FetchedPage, PageOutcome, UrlTask } from '../../../shared/types.ts';
 import { minimalPdf, tarFiles } from '../../helpers/archive-builders.ts';
+import { minimalDocx, minimalPptx, minimalXlsx, oleFile } from '../../helpers/office-builders.ts';
 
 const SITE = 'http://site.test';
+const DOCX_PROPS = {
+  title: 'Travel policy',
+  creator: 'Ada Lovelace',
+  subject: 'Expenses',
+  modified: '2026-10-01T08:30:00Z',
+};
 const AT = '2026-11-23T00:00:00.000Z';
 const HTML = (body: string, head = '') =>
   `<!doctype html><html><head><title>T</title>${head}</head><body>${body}</body></html>`;
@@ -688,6 +696,79 @@ const ROWS: Row[] = [
     check: ([o]) => {
       assert.equal(o?.doc?.mimeType, 'application/pdf');
       assert.match(o?.doc?.content ?? '', /Quarterly figures/);
+    },
+  },
+  {
+    // Until 2026-11-29 Office documents were `ignored` as an unsupported type.
+    kind: 'a .docx: one document of its text, its title, author and date from its core properties',
+    page: {
+      url: '/files/policy.docx',
+      type: OFFICE_MIME.docx,
+      body: minimalDocx([['Travel rules']], DOCX_PROPS),
+    },
+    config: { extract: { metadataMapping: { author: 'author' } } },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.mimeType, OFFICE_MIME.docx);
+      assert.equal(o?.doc?.title, 'Travel policy');
+      assert.equal(o?.doc?.content, 'Travel rules');
+      assert.equal(o?.doc?.description, 'Expenses');
+      assert.deepEqual(o?.doc?.meta, { author: 'Ada Lovelace' });
+      assert.equal(o?.doc?.lastModified, '2026-10-01T08:30:00.000Z');
+      assert.equal(o?.doc?.charset, null);
+    },
+  },
+  {
+    kind: 'a .docx served as application/octet-stream: known by its parts, a document of its type',
+    page: { url: '/download?id=9', type: 'application/octet-stream', body: minimalDocx([['Travel rules']]) },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.mimeType, OFFICE_MIME.docx);
+      assert.equal(o?.doc?.content, 'Travel rules');
+      assert.equal(o?.doc?.title, 'download');
+    },
+  },
+  {
+    kind: 'a .pptx served as application/zip is one document, not an archive of its parts',
+    page: { url: '/get/deck', type: 'application/zip', body: minimalPptx([['One'], ['Two']]) },
+    states: ['indexed'],
+    check: ([o]) => {
+      assert.equal(o?.doc?.mimeType, OFFICE_MIME.pptx);
+      assert.equal(o?.doc?.content, 'One Two');
+      assert.equal(o?.element, undefined);
+    },
+  },
+  {
+    kind: 'a password-protected .docx (an OLE file): ignored with a note',
+    page: { url: '/secret.docx', type: OFFICE_MIME.docx, body: oleFile() },
+    states: ['ignored'],
+    note: /^encrypted Office document: a password is needed to open it$/,
+  },
+  {
+    kind: 'a .docx whose document.xml inflates past limits.archiveBytes: not inflated, counted and noted',
+    page: { url: '/bomb.docx', type: OFFICE_MIME.docx, body: minimalDocx([['x'.repeat(3 * 1024 * 1024)]]) },
+    config: { limits: { archiveBytes: 1024 * 1024 } },
+    states: ['ignored'],
+    note: /Office document not read: word\/document\.xml declares \d+ bytes, over .* limits\.archiveBytes/,
+    rejected: { 'limit-archive': 1 },
+  },
+  {
+    kind: 'a legacy binary .doc stays unsupported',
+    page: { url: '/old.doc', type: 'application/msword', body: oleFile() },
+    states: ['ignored'],
+    note: /unsupported mime type application\/msword/,
+  },
+  {
+    kind: 'an .xlsx in a zip archive is an element document of its type',
+    page: {
+      url: '/bundle?format=zip',
+      type: 'application/zip',
+      body: zipSync({ 'budget.xlsx': minimalXlsx([['Budget', [['Flights', 1250]]]]) }),
+    },
+    states: ['indexed', 'followed'],
+    check: ([el]) => {
+      assert.equal(el?.doc?.mimeType, OFFICE_MIME.xlsx);
+      assert.equal(el?.doc?.content, 'Budget Flights 1250');
     },
   },
   {
