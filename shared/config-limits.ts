@@ -26,9 +26,9 @@ export const LimitsSchema = z
     pdfTimeMs: count(20_000),
     /** @default 128 — heap (MB, V8 old generation) of the worker thread that extracts PDF text; a PDF needing more is stopped, the pages read so far kept. pdf.js also holds buffers outside it: a hostile page at 128 peaked the process at ~390 MB RSS (extract has 512 MB) */
     pdfMemoryMb: z.number().int().min(16).max(4096).default(128),
-    /** @default 1000 — archive entries (zip, tar, gzip) taken over all nesting levels */
+    /** @default 1000 — archive entries (zip, tar, gzip) taken over all nesting levels; also the parts read from one Office document (.docx, .xlsx…: a zip) */
     archiveEntries: count(1000),
-    /** @default 104857600 — uncompressed bytes taken from one archive over all levels; an entry lying about its size is cut and counted */
+    /** @default 104857600 — uncompressed bytes taken from one archive over all levels, or from one Office document's parts; an entry lying about its size is cut and counted */
     archiveBytes: count(100 * MiB),
     /** @default 3 — nested archive levels opened below the top one */
     archiveDepth: z.number().int().nonnegative().max(10).default(3),

@@ -342,7 +342,8 @@ export const ExtractSchema = z
     honorCanonical: z.boolean().default(false),
     /**
      * @default {} — "<meta name or property>": "<document field>"; a PDF's Author, Subject and
-     * Keywords are mapped under the names `author`, `subject` and `keywords`
+     * Keywords, and an Office document's creator, subject and keywords, are mapped under the names
+     * `author`, `subject` and `keywords`
      */
     metadataMapping: z.record(z.string(), z.string()).default({}),
   })
