@@ -289,6 +289,8 @@ export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<s
       // A sitemap or feed (read for its entries, never indexed): named, as it is judged as one.
       ...(i.kind === 'sitemap' ? { kind: 'sitemap' } : {}),
       ...(i.duplicateOf ? { duplicateOf: i.duplicateOf } : {}),
+      // Where it was found (a link's page, a sitemap, a redirecting URL): why it is in the crawl.
+      ...(i.foundOn ? { foundOn: i.foundOn } : {}),
       ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
       // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.
       ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),

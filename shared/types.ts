@@ -65,6 +65,11 @@ export interface UrlItem {
   moved?: string;
   /** a redirect target: the URLs that led to it (its refresh continues the chain, fetch.maxRedirects) */
   redirectChain?: string[];
+  /**
+   * the page, sitemap or redirecting URL whose fetch found this URL first (not for start URLs):
+   * "why is this page in the index?", and where a broken link is
+   */
+  foundOn?: string;
 }
 
 /**
@@ -97,6 +102,8 @@ export interface UrlTask {
   addMeta?: MetaValue[];
   /** URLs of the redirect chain that led here (loop detection, maxRedirects) */
   redirectChain?: string[];
+  /** the page, sitemap or redirecting URL whose fetch found this URL (UrlItem.foundOn) */
+  foundOn?: string;
   /**
    * The URL to request instead of `url`, which it normalizes to: the site redirected `url` to it
    * (`/app;jsessionid=…`, a session id in the path that the crawl's URLs drop). Set once.

@@ -426,6 +426,7 @@ async function refreshOne(
     priority: d.priorityShift,
     kind: item.kind ?? 'page',
     ...(item.redirectChain?.length ? { redirectChain: item.redirectChain } : {}),
+    ...(item.foundOn ? { foundOn: item.foundOn } : {}),
     ...(d.source ? { source: d.source } : {}),
     ...(d.addMeta.length ? { addMeta: d.addMeta } : {}),
     // Seed 004: If-Modified-Since with the recorded time; the ETag too when the server gave one.

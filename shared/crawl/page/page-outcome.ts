@@ -77,6 +77,8 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
     const own = result.outcomes.findLast((o) => o.url === page.url && !o.element);
     if (own) own.note = joinNotes(own.note, c.note);
   }
+  // Every URL a page leads to was found on it: its link, its sitemap entry, its redirect's target.
+  for (const t of result.tasks) t.foundOn = page.url;
   return result;
 }
 

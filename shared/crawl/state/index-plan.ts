@@ -93,6 +93,8 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     ...(o.task.kind ? { kind: o.task.kind } : {}),
     // A redirect target's chain: refreshed, its redirects still count against fetch.maxRedirects.
     ...(o.task.redirectChain?.length ? { redirectChain: o.task.redirectChain } : {}),
+    // Where it was found: a refresh's task carries it on from the state (refresh-stage.ts).
+    ...(o.task.foundOn ? { foundOn: o.task.foundOn } : {}),
     // Orphans: a page's links were read (and their targets stamped) by a whole fetch of it.
     ...(o.task.follow && !o.notModified && o.state !== 'error' ? { linksReadAt: o.fetchedAt } : {}),
     ...schedule(o, ctx, 'unknown'),
