@@ -444,7 +444,8 @@ export const ConfigSchema = z.strictObject({
       /**
        * @default true — pages with the same normalized text are one document, kept by the canonical
        * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document);
-       * archive elements (`archive.zip/a.txt`) are not folded: each stays its archive's document
+       * archive elements (`archive.zip/a.txt`) are not folded: each stays its archive's document, and
+       * neither are pages with no text (a JavaScript app's shells: one title, an empty body)
        */
       foldDuplicates: z.boolean().default(true),
       /** "feed": S3 documents + change feed only; "opensearch": also a search index */

@@ -147,6 +147,12 @@ export async function foldDuplicates(
       const successor = await release(deps, prev.digest, o.url);
       if (successor) again.push({ url: successor, depth: o.task.depth });
     }
+    if (o.state === 'indexed' && !o.notModified && !o.dup) {
+      // A page with no text (page-outcome.ts): a document of its own, folded into none.
+      if (prev?.digest) plan.set.digest = null;
+      if (prev?.duplicateOf) plan.set.duplicateOf = null;
+      return;
+    }
     if (!digest || o.state !== 'indexed' || o.notModified || !o.dup) return;
     plan.set.digest = digest;
     const canonical = o.dup.canonical;

@@ -231,4 +231,41 @@ describe('duplicate content', () => {
     assert.deepEqual(of('/p?session=1'), ['error', null]);
     assert.deepEqual(of('/articles/a-long-copy'), ['duplicate', `${site.url}/a`], 'a duplicate still is one');
   });
+  it("pages with no text (a JavaScript app's shells) are documents of their own, not duplicates of each other", async () => {
+    // One title, an empty body, the text in scripts: every route was folded into the first (helper-52).
+    const app = await startSiteServer({});
+    try {
+      const shell = (n: number) => ({
+        body: `<html><head><title>Acme Portal</title><meta name="description" content="Route ${n}"></head><body><div id="root"></div><script>render(${n})</script></body></html>`,
+      });
+      app.route('/', {
+        body: `<html><head><title>Home</title></head><body><p>Home text.</p>${[1, 2, 3].map((n) => `<a href="/r${n}">r</a>`).join('')}</body></html>`,
+      });
+      for (const n of [1, 2, 3]) app.route(`/r${n}`, shell(n));
+      const session = await openSession(
+        parseConfig({
+          name: uniqueCrawlName('shells'),
+          startUrls: [`${app.url}/`],
+          fetch: { allowPrivateNetworks: true },
+        }),
+      );
+      await crawl(session);
+      const states: Record<string, unknown[]> = {};
+      for await (const u of urlStates(session))
+        states[String(u.url).slice(app.url.length)] = [u.state, u.duplicateOf ?? null];
+      assert.deepEqual(states, {
+        '/': ['indexed', null],
+        '/r1': ['indexed', null],
+        '/r2': ['indexed', null],
+        '/r3': ['indexed', null],
+      });
+      const descriptions = (await collectDocs(session))
+        .map((d) => d.description)
+        .filter(Boolean)
+        .sort();
+      assert.deepEqual(descriptions, ['Route 1', 'Route 2', 'Route 3']);
+    } finally {
+      await app.close();
+    }
+  });
 });

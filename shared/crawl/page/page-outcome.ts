@@ -704,8 +704,11 @@ function documentOutcome(
   doc.hash = deltaHash({ content: JSON.stringify(indexed) }, randomUUID);
   const keep = ctx.config.scope;
   const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
-  const dup = { digest: textDigest(doc.title, doc.content), canonical };
-  return base(page, 'indexed', { doc, dup, ...(note ? { note } : {}) });
+  // No text, no content to fold: the shells of a JavaScript app (one title, an empty body, the
+  // text in scripts) were all one document, every route but one a duplicate of it (helper-52).
+  const dup =
+    doc.content.trim() === '' ? undefined : { digest: textDigest(doc.title, doc.content), canonical };
+  return base(page, 'indexed', { doc, ...(dup ? { dup } : {}), ...(note ? { note } : {}) });
 }
 
 /**
