@@ -66,14 +66,16 @@ const HIDDEN = new Set([
   'rp',
 ]);
 /** Inside SVG and MathML: text never shown (a description for assistive technology, metadata). */
-const FOREIGN_HIDDEN = new Set(['desc', 'metadata', 'annotation-xml']);
-/** Elements that separate words, so "<p>a</p><p>b</p>" reads "a b". */
+const FOREIGN_HIDDEN = new Set(['desc', 'metadata', 'annotation', 'annotation-xml']);
+/**
+ * Elements that separate words, so "<p>a</p><p>b</p>" reads "a b"; an inline chart's labels
+ * (`<svg><text>Q1</text><text>Q2</text></svg>`) and a formula's cells too ("SalesQ1Q2by", helper-52).
+ */
 const BLOCK = new Set(
   `address article aside blockquote body br button caption center dd details dialog dir div dl dt fieldset
   figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 head header hgroup hr html iframe img input legend
-  li main menu nav ol optgroup option p pre search section select summary table tbody td textarea tfoot th thead tr ul`.split(
-    /\s+/,
-  ),
+  li main menu nav ol optgroup option p pre search section select summary table tbody td textarea tfoot th thead tr ul
+  svg text math mtd mtr`.split(/\s+/),
 );
 /** Seed 002 link patterns: a href, FRAME SRC, IFRAME HREF (and src, which browsers load), plus area href. */
 const LINK_ATTRS = new Map([

@@ -218,6 +218,14 @@ describe('extractHtml text: what a reader sees', () => {
     );
     assert.equal(r.content, 'Intro 漢字 Sales searchA searchB');
   });
+  it("an inline chart's labels and a formula's cells are words apart; a formula's TeX source is left out", () => {
+    const r = extract(
+      '<p>Sales<svg><text><tspan>Q1</tspan></text><text>Q2</text></svg>by quarter</p>' +
+        '<p>E<math><semantics><mrow><mi>m</mi><mo>=</mo></mrow><annotation encoding="application/x-tex">E=mc^2</annotation></semantics></math>end</p>' +
+        '<p><math><mtable><mtr><mtd><mn>1</mn></mtd><mtd><mn>2</mn></mtd></mtr></mtable></math></p>',
+    );
+    assert.equal(r.content, 'Sales Q1 Q2 by quarter E m= end 1 2');
+  });
   it("a textarea's character references are decoded, as a browser shows them (htmlparser2 leaves them raw)", () => {
     const r = extract(
       '<p>A &amp; B</p><textarea>x &lt;b&gt; &amp;amp; &eacute;&#233;</textarea>' +
