@@ -175,8 +175,8 @@ export const ScopeSchema = z
       )
       .min(1, { error: 'must name at least one scheme' })
       .default(['http', 'https']),
-    /** @default 2048 — the longest normalized URL a link may have; start URLs are exempt */
-    maxUrlLength: z.number().int().positive().default(2048),
+    /** @default 2048 — the longest normalized URL a link may have; start URLs are exempt, but no URL, a start URL, a robots.txt `Sitemap:` line or an archive element's included, is kept past 2048 (the URLs table's key): `url-too-long` */
+    maxUrlLength: z.number().int().positive().max(2048).default(2048),
     /** @default true — FDSE "Follow Query Strings" */
     followQueryStrings: z.boolean().default(true),
     /** @default null — null keeps every query parameter; a list keeps only those */

@@ -2,6 +2,7 @@
  * The URL table: visited links, per-URL state and error state in one DynamoDB item per URL.
  * The table is the truth; queues only carry work (docs/design-facts.md).
  */
+
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -16,6 +17,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { mapLimit } from '../crawl/state/concurrency.ts';
 import { keepLaterStamps, LATER_KEPT } from '../crawl/state/url-state.ts';
+import { MAX_STORED_URL_BYTES } from '../crawl/url/scope.ts';
 import { TABLES } from '../topology.ts';
 import type { UrlItem, UrlTask } from '../types.ts';
 import { withKeyLock } from './key-lock.ts';
@@ -257,7 +259,7 @@ export function createUrlTable({
       const { stampBefore, gate, reopen } = opts;
       const byUrl = new Map<string, UrlTask>();
       for (const t of tasks)
-        if (!skips(t.url, claimer, stampBefore) && !byUrl.has(t.url)) byUrl.set(t.url, t);
+        if (!skips(t.url, claimer, stampBefore) && !byUrl.has(t.url) && keyFits(t.url)) byUrl.set(t.url, t);
       if (byUrl.size === 0) return [];
       // Read before write: a failed conditional write still costs its write unit (docs/design-facts.md).
       const existing = await getMany([...byUrl.keys()]);
@@ -387,4 +389,12 @@ function firstRepeat(values: string[]): string | undefined {
     seen.add(v);
   }
   return undefined;
+}
+
+/**
+ * A URL the table can key: the deciders reject longer ones (`url-too-long`); one that came another
+ * way is left out here rather than failing the batch's every claim (DynamoDB refuses the request).
+ */
+function keyFits(url: string): boolean {
+  return Buffer.byteLength(url) <= MAX_STORED_URL_BYTES;
 }

@@ -3,8 +3,10 @@
  * (seed 003 WebExtractor: an element's URL is `<archive url>/<element path>`, its `_compoundPath`
  * the URLs of the compounds needed to reach it; nested compounds are extracted in turn).
  */
+
 import { crc32 } from 'node:zlib';
 import { Gunzip, unzipSync } from 'fflate';
+import { MAX_STORED_URL_BYTES } from '../url/scope.ts';
 import { looksLikeTar, readTar, type TarEntry } from './tar.ts';
 import { zipDirectory } from './zip-directory.ts';
 
@@ -334,6 +336,13 @@ function charge(state: Extraction, name: string, size: number, level: Level): bo
 /** An element, or a nested archive to open one level deeper (its elements keep the path to it). */
 function emit(state: Extraction, path: string, bytes: Uint8Array, level: Level, modified?: string): void {
   const url = `${level.url}/${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}`;
+  if (url.length > MAX_STORED_URL_BYTES) {
+    // Its URL could not be kept: its state write failed the whole index batch (helper-51).
+    state.warnings.push(
+      `${level.url}: an entry's name makes a URL of ${url.length} characters, over ${MAX_STORED_URL_BYTES}: skipped`,
+    );
+    return;
+  }
   const nested = archiveFormat(bytes) !== null && !isZipDocument(path, null, bytes);
   if (!nested) {
     state.elements.push({

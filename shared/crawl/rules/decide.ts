@@ -27,7 +27,13 @@ import type { MetaValue, SourceName, UrlTask } from '../../types.ts';
 import { domainOf } from '../url/domains.ts';
 import { maskUserInfo } from '../url/mask-url.ts';
 import { normalizeUrl, normalizeUrlDetailed } from '../url/normalize-url.ts';
-import { createScopeFilters, runFilters, type ScopeCandidate, type ScopeFilters } from '../url/scope.ts';
+import {
+  createScopeFilters,
+  MAX_STORED_URL_BYTES,
+  runFilters,
+  type ScopeCandidate,
+  type ScopeFilters,
+} from '../url/scope.ts';
 import { pathTrap, variantPath } from '../url/traps.ts';
 import { type CompiledRule, compileRules, firstMatchingRule, type RuleActions, urlParts } from './rules.ts';
 
@@ -153,6 +159,9 @@ function decide(
   const parsed = new URL(normalized);
   const domain = domainOf(parsed.hostname, config.domains);
   const candidate: ScopeCandidate = { url: normalized, parsed, depth: ctx.depth };
+  // Start URLs and named sitemaps skip the hard limits, but none skips what storage takes.
+  if (Buffer.byteLength(normalized) > MAX_STORED_URL_BYTES)
+    return rejected(normalized, domain, 'url-too-long');
   const limit = ctx.isStart ? null : runFilters(filters.hardLimits, candidate);
   if (limit) return rejected(normalized, domain, limit);
   const rule = firstMatchingRule(rules, urlParts(normalized)!);

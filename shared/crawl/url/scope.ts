@@ -91,6 +91,14 @@ export function schemeFilter(schemes: string[]): UrlFilter {
   return ({ parsed }) => (allowed.has(parsed.protocol.slice(0, -1)) ? null : 'scheme-not-allowed');
 }
 
+/**
+ * The longest URL the crawl can keep, start URLs and archive elements too: the URL is the URLs
+ * table's key, and DynamoDB takes 2048 bytes of one (a normalized URL is ASCII). A robots.txt
+ * `Sitemap:` line, an index's child or a tar entry's name past it failed its whole batch, again and
+ * again: one hostile site stopped the crawl (helper-51).
+ */
+export const MAX_STORED_URL_BYTES = 2048;
+
 /** Seed 002 "Address length": URLs longer than the maximum are ignored. */
 export function maxUrlLengthFilter(max: number): UrlFilter {
   return ({ url }) => (url.length > max ? 'url-too-long' : null);

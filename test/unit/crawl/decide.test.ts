@@ -197,6 +197,13 @@ describe('explainUrl (trawl explain)', () => {
       3,
     ]);
   });
+  it('a URL longer than the URLs table can key (2048 bytes) is rejected, a start URL too; maxUrlLength cannot go past it', () => {
+    const long = `https://www.example.com/${'x'.repeat(2100)}`;
+    const d = createUrlDecider(config());
+    assert.equal(d.decide(long, { depth: 0, isStart: true }).reason, 'url-too-long');
+    assert.equal(d.decide(long, { depth: 1, sitemap: true, isStart: true }).reason, 'url-too-long');
+    assert.throws(() => config({ scope: { maxUrlLength: 4096 } }), /maxUrlLength/);
+  });
   it('--state: a known URL is judged at the depth the crawl found it, unless --depth says', () => {
     const c = config({ scope: { maxDepth: 2 } });
     const url = 'https://www.example.com/deep/3.html';
