@@ -416,6 +416,20 @@ async function proxiedTargetAddress(host: string, opts: FetchOptions): Promise<s
   return mapped && address !== undefined ? address : null;
 }
 
+/**
+ * The absolute-form target of a plain http request through the proxy: a fetch.resolve entry for the
+ * host is honoured as the CONNECT tunnel honours it (the address checked is the one asked for; the
+ * Host header keeps the name). It was left out: the proxy resolved the name again, to whatever its
+ * DNS said (helper-51).
+ */
+function proxiedHref(target: URL, opts: FetchOptions): string {
+  const mapped = overrideFor(target.hostname, opts.resolve);
+  if (mapped === undefined) return target.href;
+  const u = new URL(target.href);
+  u.hostname = net.isIPv6(mapped) ? `[${mapped}]` : mapped;
+  return u.href;
+}
+
 type ConnectEvent = [http.IncomingMessage, net.Socket, Buffer];
 
 /** RFC 9110 §9.3.6: CONNECT host:port through the proxy; the TLS handshake then runs inside the tunnel. */
@@ -529,7 +543,7 @@ function requestHeaders(target: URL, opts: FetchOptions, viaProxy: boolean): Hea
 async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, signal: AbortSignal) {
   // RFC 9112 §3.2.2: absolute-form to a forward proxy for plain http; origin-form otherwise.
   const viaProxy = opts.proxy !== null && target.protocol === 'http:';
-  const path = viaProxy ? target.href : `${target.pathname}${target.search}`;
+  const path = viaProxy ? proxiedHref(target, opts) : `${target.pathname}${target.search}`;
   const headers = requestHeaders(target, opts, viaProxy);
   const maxHeaderSize = opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
   const req = http.request({
