@@ -445,8 +445,9 @@ export const ConfigSchema = z.strictObject({
           if (problem) ctx.addIssue({ code: 'custom', message: problem });
         }),
       /**
-       * @default true — pages with the same normalized text are one document, kept by the canonical
-       * (else shortest) URL; the others get state `duplicate` (costs one conditional write per new document);
+       * @default true — pages of one site (domain name: `www.example.com` and `example.com` are one)
+       * with the same normalized text are one document, kept by the canonical (else shortest) URL;
+       * pages of two sites never fold (another site's copy cannot take a page over); the others get state `duplicate` (costs one conditional write per new document);
        * archive elements (`archive.zip/a.txt`) are not folded: each stays its archive's document, and
        * neither are pages with no text (a JavaScript app's shells: one title, an empty body)
        */

@@ -268,4 +268,48 @@ describe('duplicate content', () => {
       await app.close();
     }
   });
+  it('content folds within a site (www and apex), never across sites: another site cannot take a page over', async () => {
+    // a.io's page with an intranet page's text, naming itself canonical, took the intranet page's
+    // document: a search hit led to a.io (helper-51).
+    const text = page('Payroll procedure', 'Quarterly payroll steps for HR.');
+    const self = (url: string) =>
+      page('Payroll procedure', 'Quarterly payroll steps for HR.', `<link rel="canonical" href="${url}">`);
+    site.route('/hr/payroll-quarterly-procedure.html', text);
+    site.route('/p', self(`http://a.io:${site.port}/p`));
+    site.route('/mirror', {
+      body: '<html><head><title>M</title></head><body><p>Mirrored text.</p></body></html>',
+    });
+    const start = (host: string, path: string) => `http://${host}:${site.port}${path}`;
+    const session = await openSession(
+      parseConfig({
+        name: uniqueCrawlName('crosssite'),
+        startUrls: [
+          start('intranet.corp', '/hr/payroll-quarterly-procedure.html'),
+          start('a.io', '/p'),
+          start('www.mirror.test', '/mirror'),
+          start('mirror.test', '/mirror'),
+        ],
+        discovery: false,
+        fetch: {
+          allowPrivateNetworks: true,
+          resolve: {
+            'intranet.corp': '127.0.0.1',
+            'a.io': '127.0.0.1',
+            'www.mirror.test': '127.0.0.1',
+            'mirror.test': '127.0.0.1',
+          },
+        },
+      }),
+    );
+    await crawl(session);
+    const states: Record<string, string> = {};
+    for await (const u of urlStates(session))
+      states[new URL(String(u.url)).host.split(':')[0]!] = String(u.state);
+    assert.deepEqual(states, {
+      'intranet.corp': 'indexed',
+      'a.io': 'indexed',
+      'mirror.test': 'indexed',
+      'www.mirror.test': 'duplicate',
+    });
+  });
 });

@@ -48,11 +48,17 @@ function bounded(entry: DupEntry): DupEntry {
 
 /**
  * Digest of title and text, whitespace collapsed: markup and spacing do not count; letter case
- * does (two pages that differ only in it, case-sensitive IDs or codes, are two documents).
+ * does (two pages that differ only in it, case-sensitive IDs or codes, are two documents). With
+ * `site` (the page's domain name), content folds only within that site: a page on another site
+ * with the same text (and a canonical naming itself) took over an intranet page's document, the
+ * search hit then leading to the other site (helper-51). Mirrors on one domain (www and apex)
+ * still fold.
  */
-export function textDigest(title: string, content: string): string {
+export function textDigest(title: string, content: string, site?: string): string {
   const norm = `${title}\n${content}`.replace(/\s+/g, ' ').trim();
-  return createHash('sha256').update(norm).digest('hex').slice(0, 40);
+  const hash = createHash('sha256');
+  if (site !== undefined) hash.update(`${site}\n`);
+  return hash.update(norm).digest('hex').slice(0, 40);
 }
 
 /**

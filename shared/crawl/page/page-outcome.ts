@@ -3,6 +3,7 @@
  * link extraction with meta robots, redirects checked against scope again, sitemaps and feeds,
  * PDFs and compound files. Pure apart from the PDF parser's promise.
  */
+
 import { randomUUID } from 'node:crypto';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
 import { elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
@@ -25,6 +26,7 @@ import { collapse, type PdfReader, type PdfText, pdfToText } from '../extract/pd
 import { userAgentToken } from '../robots/robots-match.ts';
 import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
 import { isSitemapOrFeed } from '../sitemaps/sitemaps.ts';
+import { domainOf } from '../url/domains.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import {
@@ -706,8 +708,9 @@ function documentOutcome(
   const canonical = doc.canonical ? normalizeUrl(doc.canonical, page.url, keep) : null;
   // No text, no content to fold: the shells of a JavaScript app (one title, an empty body, the
   // text in scripts) were all one document, every route but one a duplicate of it (helper-52).
+  const site = domainOf(new URL(page.url).hostname, ctx.config.domains);
   const dup =
-    doc.content.trim() === '' ? undefined : { digest: textDigest(doc.title, doc.content), canonical };
+    doc.content.trim() === '' ? undefined : { digest: textDigest(doc.title, doc.content, site), canonical };
   return base(page, 'indexed', { doc, ...(dup ? { dup } : {}), ...(note ? { note } : {}) });
 }
 
