@@ -210,6 +210,17 @@ describe('hostile servers at the fetcher', () => {
     });
   });
 
+  it("a reason phrase's control characters (a terminal escape) are left out of the error, and it is bounded", async () => {
+    const phrase = `Gone \x1b[2J\x1b[31mFAKE: all good \x1b]0;owned\x07\x1b[0m${'x'.repeat(1000)}`;
+    await rawServer(`HTTP/1.1 404 ${phrase}\r\nContent-Length: 0\r\n\r\n`, async (port) => {
+      const out = await fetchUrl(`http://127.0.0.1:${port}/`, fetchOptions);
+      const message = out.kind === 'error' ? out.message : '';
+      assert.ok(message.startsWith('HTTP 404 Gone [2J[31mFAKE: all good ]0;owned[0m'), message);
+      assert.doesNotMatch(message, /[\u0000-\u001f\u007f-\u009f]/);
+      assert.ok(message.length <= 'HTTP 404 '.length + 200, `${message.length} characters`);
+    });
+  });
+
   it('Retry-After of a day is reported as such (the fetch stage caps it at limits.retryAfterMs)', async () => {
     await rawServer('HTTP/1.1 503 Busy\r\nRetry-After: 86400\r\nContent-Length: 0\r\n\r\n', async (port) => {
       const out = await fetchUrl(`http://127.0.0.1:${port}/`, fetchOptions);
