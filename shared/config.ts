@@ -246,7 +246,8 @@ export const FetchSchema = z
     /**
      * @default false — loopback/private/link-local targets are refused unless true, or unless
      * listed: a list of CIDRs, IPs and host names (e.g. ["10.20.0.0/16", "intranet.corp"]) allows
-     * just those; checked on every hop, through a proxy too — there on Trawl's own resolution of the
+     * just those (never the crawl's own emulator, local cloud or embedded search engine, whatever it
+     * says); checked on every hop, through a proxy too — there on Trawl's own resolution of the
      * name (fetch.resolve, else DNS), and the proxy resolves it again: a name whose DNS answer
      * changes in between (rebinding) is the proxy's egress rules to refuse; a fetch.resolve entry is
      * what the proxy is asked for (CONNECT and plain http alike), so it cannot change

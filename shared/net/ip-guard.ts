@@ -209,6 +209,13 @@ export async function connectGuarded(
   const addresses = await resolveGuarded(host, opts.resolve, opts.allow);
   let lastError: unknown = new Error(`no address for ${host}`);
   for (const address of addresses) {
+    const own = ownService(address, port);
+    if (own)
+      throw new FetchError(
+        `refused ${host}:${port}: ${own}, never a crawl target`,
+        'permanent',
+        'private-address',
+      );
     const socket = net.connect({ host: address, port });
     destroyOnAbort(socket, opts.signal);
     try {
@@ -221,4 +228,32 @@ export async function connectGuarded(
     }
   }
   throw lastError;
+}
+
+/**
+ * The crawl's own services on this machine — the AWS emulator or local cloud (AWS_ENDPOINT_URL),
+ * the embedded search engine (TRAWL_SEARCH_ENDPOINT) — named when `address`:`port` is one of them.
+ * With `fetch.allowPrivateNetworks: true` (a loopback test site, the demo), a hostile page's link to
+ * the emulator's port read its dashboard and its secrets' values (helper-51). Only loopback
+ * endpoints count: a remote one is any host's to reach as the config allows.
+ */
+function ownService(address: string, port: number): string | null {
+  const services: [string, string | undefined][] = [
+    ["the crawl's AWS endpoint", process.env.AWS_ENDPOINT_URL],
+    ["the crawl's search engine", process.env.TRAWL_SEARCH_ENDPOINT],
+  ];
+  for (const [what, endpoint] of services) {
+    const u = endpoint ? URL.parse(endpoint) : null;
+    if (!u || Number(u.port || (u.protocol === 'https:' ? 443 : 80)) !== port) continue;
+    const host = unbracket(u.hostname);
+    const local = host === 'localhost' || (net.isIP(host) !== 0 && isLoopback(host));
+    if (local && isLoopback(address)) return `${what} (${u.host})`;
+  }
+  return null;
+}
+
+/** 127.0.0.0/8, ::1, and IPv4-mapped loopback. */
+function isLoopback(ip: string): boolean {
+  const parsed = ipaddr.process(ip);
+  return parsed.range() === 'loopback';
 }

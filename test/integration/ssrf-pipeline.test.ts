@@ -137,6 +137,28 @@ describe('SSRF guard through the pipeline', () => {
     site.requests.length = 0;
   });
 
+  it("with allowPrivateNetworks: true, the crawl's own emulator is still refused (a link to its dashboard read its secrets)", async () => {
+    const endpoint = process.env.AWS_ENDPOINT_URL ?? '';
+    assert.match(endpoint, /^http:\/\/(127\.0\.0\.1|localhost):\d+/);
+    site.route('/links-emulator', {
+      body: `<html><head><title>E</title></head><body><p>E</p><a href="${endpoint}/moto-api/">dashboard</a></body></html>`,
+    });
+    // Host names only (any port): the emulator's port on 127.0.0.1 is in scope, so only the guard stops it.
+    const { states } = await run({
+      startUrls: [`${site.url}/links-emulator`],
+      scope: { sameHostAndScheme: false },
+      fetch: { allowPrivateNetworks: true },
+    });
+    const dashboard = states.find((u) => String(u.url).startsWith(endpoint));
+    assert.deepEqual(
+      refused(dashboard),
+      ['error', 'permanent', 'private-address'],
+      JSON.stringify(dashboard),
+    );
+    assert.match(String(dashboard?.note), /the crawl's AWS endpoint/);
+    assert.equal(states.find((u) => u.url === `${site.url}/links-emulator`)?.state, 'indexed');
+  });
+
   it('redirect hops from a public host to loopback or 169.254.169.254 are refused; the proxy carries the rest', async () => {
     const paths = ['/start', '/to-metadata', '/to-loopback', '/to-mapped'];
     const { states, docs } = await run({
