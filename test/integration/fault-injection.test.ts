@@ -192,9 +192,9 @@ async function collect(session: CrawlSession): Promise<Outcome> {
   for await (const d of documents(session)) docs.push(`${d.url} ${d.hash} ${d.title}`);
   const states = [];
   for await (const u of urlStates(session)) {
-    // Times differ by run; so does depth, which is the length of the path that claimed the URL
-    // first: concurrent (and retried) workers find the links in a different order.
-    const { lastFetched: _f, nextRefreshAt: _n, depth: _d, ...rest } = u;
+    // Times differ by run; so do depth and foundOn, the length of the path that claimed the URL
+    // first and its last page: concurrent (and retried) workers find the links in a different order.
+    const { lastFetched: _f, nextRefreshAt: _n, depth: _d, foundOn: _o, ...rest } = u;
     states.push(JSON.stringify(rest));
   }
   const feed = await readChanges(session);
