@@ -97,11 +97,13 @@ export function functionArnFromName(stack: Stack, functionName: string): string 
 /**
  * secretsmanager:GetSecretValue on exactly the secrets `fetch.auth` names (`{ "secretArn" }`), for the
  * fetch role only, and `fetch.proxy`'s password, for the fetch and seed roles (their requests go
- * through the proxy); nothing when the config names none. A secret given with its full ARN (suffix
- * included) is granted as is; a partial ARN (no random suffix) gets `-??????`, as IAM documents.
+ * through the proxy); nothing when the config names none. A partial ARN (no random suffix) gets
+ * `-??????`, as IAM documents; one that looks complete (`…-AbC123`) is granted as is and with
+ * `-??????` too, since a secret's own name may end so (`db-secret`, `crawler-passwd`: taken for a
+ * suffix, the grant never matched, helper-51). Either way no other secret is named.
  */
 export function allowAuthSecrets(grantee: iam.IGrantable, arns: string[]): void {
   if (arns.length === 0) return;
-  const resources = arns.map((a) => (/-[A-Za-z0-9]{6}$/.test(a) ? a : `${a}-??????`));
+  const resources = arns.flatMap((a) => (/-[A-Za-z0-9]{6}$/.test(a) ? [a, `${a}-??????`] : [`${a}-??????`]));
   allow(grantee, ['secretsmanager:GetSecretValue'], resources);
 }

@@ -220,12 +220,17 @@ describe('CrawlerStack discovery schedule', () => {
     });
     const reads = (stage: StageName) =>
       grantsOf(template, stack, labels, stage).filter((g) => g.startsWith('secretsmanager:'));
-    // A full ARN (its random suffix given) is granted as is.
+    // A full ARN (its random suffix given) is granted as is, and as a partial one: a name may end
+    // in six letters after a hyphen itself (`db-secret`).
     assert.deepEqual(reads('fetch'), [
       `secretsmanager:GetSecretValue ${siteArn}-??????`,
       `secretsmanager:GetSecretValue ${proxyArn}`,
+      `secretsmanager:GetSecretValue ${proxyArn}-??????`,
     ]);
-    assert.deepEqual(reads('seed'), [`secretsmanager:GetSecretValue ${proxyArn}`]);
+    assert.deepEqual(reads('seed'), [
+      `secretsmanager:GetSecretValue ${proxyArn}`,
+      `secretsmanager:GetSecretValue ${proxyArn}-??????`,
+    ]);
     for (const stage of ['extract', 'index', 'refresh'] as const) assert.deepEqual(reads(stage), []);
     // A proxy without a login, or whose password is not in Secrets Manager: no grant.
     const plain = configFile(
