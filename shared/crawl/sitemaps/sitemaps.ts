@@ -60,8 +60,11 @@ const XML_TYPES = new Set([
 ]);
 /** The root element of an XML sitemap, sitemap index or feed, after the prolog, with any prefix. */
 const SITEMAP_ROOT = /^<(?:[A-Za-z_][\w.-]*:)?(?:urlset|sitemapindex|rss|feed|RDF)[\s/>]/;
-/** The prolog: XML declaration, processing instructions, comments, a doctype, whitespace. */
-const PROLOG = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE[^>]*>)/i;
+/**
+ * The prolog: XML declaration, processing instructions, comments, a doctype (with an internal
+ * subset: `<!DOCTYPE rss [ <!ENTITY …> ]>` ended at its first `>`, and the feed was not one), whitespace.
+ */
+const PROLOG = /^(?:\s+|<\?[\s\S]*?\?>|<!--[\s\S]*?-->|<!DOCTYPE(?:[^>[]|\[[\s\S]*?\])*>)/i;
 
 /**
  * Whether a page fetched as a page (a start URL, a link) is an XML sitemap or feed: served as XML

@@ -277,6 +277,11 @@ describe('isSitemapOrFeed: a page that turns out to be a sitemap or feed', () =>
       '<?xml-stylesheet href="s.xsl"?><urlset xmlns="x"><url/></urlset>',
     ],
     ['a sitemap index as application/xml with a doctype', 'application/xml', '<!DOCTYPE x><sitemapindex>'],
+    [
+      'RSS whose doctype has an internal subset (its first ">" ended the doctype)',
+      'application/rss+xml',
+      '<?xml version="1.0"?>\n<!DOCTYPE rss [ <!ENTITY a "b"> <!ENTITY c "d"> ]>\n<rss version="2.0"><channel/></rss>',
+    ],
   ];
   for (const [label, type, body] of yes)
     it(label, () => assert.equal(isSitemapOrFeed(type, bytes(body)), true));
