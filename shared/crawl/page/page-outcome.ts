@@ -295,13 +295,22 @@ function officeDocument(kind: OfficeKind, bytes: Uint8Array, ctx: PageContext, r
     return doc;
   }
   if (doc.cut) count(result.rejected, 'limit-archive');
+  // The parts are bounded by archiveBytes (100 MB unpacked); the text a document of the index
+  // takes, as an HTML page's, by fetch.maxBytes.
+  const max = ctx.config.fetch.maxBytes;
+  const long = doc.text.length > max;
+  if (long) count(result.rejected, 'limit-fetch-max-bytes');
+  const notes = [
+    ...(doc.cut ? [`Office text cut: ${doc.cut}`] : []),
+    ...(long ? [`Office text cut at fetch.maxBytes (${max} characters of ${doc.text.length})`] : []),
+  ];
   const info = Object.keys(doc.info).length > 0 ? { info: doc.info } : {};
   return {
-    text: doc.text,
+    text: long ? doc.text.slice(0, max) : doc.text,
     charset: null,
     lastModified: doc.lastModified,
     ...(doc.title ? { title: doc.title } : {}),
-    ...(doc.cut ? { note: `Office text cut: ${doc.cut}` } : {}),
+    ...(notes.length ? { note: notes.join('; ') } : {}),
     ...info,
   };
 }

@@ -719,6 +719,17 @@ const ROWS: Row[] = [
     },
   },
   {
+    kind: "a .docx whose text is past fetch.maxBytes: cut there and noted, as an HTML page's",
+    page: { url: '/files/long.docx', type: OFFICE_MIME.docx, body: minimalDocx([['word '.repeat(400)]]) },
+    config: { fetch: { maxBytes: 1000 } },
+    states: ['indexed'],
+    rejected: { 'limit-fetch-max-bytes': 1 },
+    check: ([o]) => {
+      assert.equal(o?.doc?.content.length, 1000, 'cut at 1000 characters');
+      assert.match(o?.note ?? '', /Office text cut at fetch\.maxBytes \(1000 characters of \d+\)/);
+    },
+  },
+  {
     kind: 'a .docx served as application/octet-stream: known by its parts, a document of its type',
     page: { url: '/download?id=9', type: 'application/octet-stream', body: minimalDocx([['Travel rules']]) },
     states: ['indexed'],
