@@ -107,6 +107,13 @@ export interface ScopeSites {
   close(): Promise<void>;
 }
 
+/** Site A serving `routes` beside an empty site B: a one-site test of what crawlSite gives. */
+export async function startSiteA(routes: Record<string, Route>): Promise<ScopeSites> {
+  const a = await startSiteServer({ routes });
+  const b = await startSiteServer({});
+  return { a, b, close: async () => void (await Promise.all([a.close(), b.close()])) };
+}
+
 /** Starts site B, then site A linking to it. */
 export async function startScopeSites(): Promise<ScopeSites> {
   const b = await startSiteServer({ routes: otherRoutes() });

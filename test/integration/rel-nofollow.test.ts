@@ -7,8 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { crawlSite, rejections, type ScopeSites } from '../helpers/scope-site.ts';
-import { startSiteServer } from '../helpers/site-server.ts';
+import { crawlSite, rejections, type ScopeSites, startSiteA } from '../helpers/scope-site.ts';
 
 const html = (title: string, body: string) => ({
   headers: { 'content-type': 'text/html' },
@@ -32,9 +31,7 @@ describe('rel=nofollow links', () => {
       '/ad': html('ad', 'an advert'),
       '/shared': html('shared', 'linked plainly from /plain'),
     };
-    const a = await startSiteServer({ routes });
-    const b = await startSiteServer({});
-    sites = { a, b, close: async () => void (await Promise.all([a.close(), b.close()])) };
+    sites = await startSiteA(routes);
   });
   after(async () => {
     await sites?.close();

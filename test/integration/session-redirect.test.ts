@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.ts';
-import { crawlSite, type ScopeSites } from '../helpers/scope-site.ts';
-import { type Route, startSiteServer } from '../helpers/site-server.ts';
+import { crawlSite, type ScopeSites, startSiteA } from '../helpers/scope-site.ts';
+import type { Route } from '../helpers/site-server.ts';
 
 const SID = ';jsessionid=A1B2C3D4E5F60718';
 const html = (title: string, body: string): Route => ({
@@ -38,9 +38,7 @@ describe('a redirect that only adds a session id', () => {
       '/app/loop': toSession('/app/loop'),
       [`/app/loop${SID}`]: toSession('/app/loop'),
     };
-    const a = await startSiteServer({ routes });
-    const b = await startSiteServer({});
-    sites = { a, b, close: async () => void (await Promise.all([a.close(), b.close()])) };
+    sites = await startSiteA(routes);
   });
   after(async () => {
     await sites?.close();
