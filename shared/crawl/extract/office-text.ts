@@ -99,7 +99,9 @@ function walk(bytes: Uint8Array, cbs: Walk): void {
 
 /**
  * The text of a part: the text inside `textIn` elements (all text when null), a space where a
- * `breaks` element opens or closes (paragraphs, cells, tabs, line breaks).
+ * `breaks` element opens or closes (paragraphs, cells, tabs, line breaks). Not the text of an
+ * `mc:Fallback`: Word writes every text box and shape twice, the copy for older readers there
+ * ("TextBoxOnce TextBoxOnce", helper-53).
  */
 function partText(bytes: Uint8Array, textIn: string | null, breaks: ReadonlySet<string>): string {
   const out: string[] = [];
@@ -107,7 +109,8 @@ function partText(bytes: Uint8Array, textIn: string | null, breaks: ReadonlySet<
   walk(bytes, {
     open: space,
     close: space,
-    text: (t, open) => (textIn === null || open.includes(textIn)) && out.push(t),
+    text: (t, open) =>
+      (textIn === null || open.includes(textIn)) && !open.includes('Fallback') && out.push(t),
   });
   return out.join('');
 }
@@ -146,12 +149,13 @@ function missing(read: OfficeParts, part: string): Missing {
 function odfBody(read: OfficeParts): string | Missing {
   const content = read.parts.get('content.xml');
   if (!content) return missing(read, 'content.xml');
-  // Text outside the body (automatic styles, font declarations) is no content.
+  // Text outside the body (automatic styles, font declarations) is no content, and neither is a
+  // change tracked: its deleted text and its author's name were indexed (helper-53).
   const out: string[] = [];
   walk(content, {
     open: (name) => ODF_BREAKS.has(name) && out.push(' '),
     close: (name) => ODF_BREAKS.has(name) && out.push(' '),
-    text: (t, open) => open.includes('body') && out.push(t),
+    text: (t, open) => open.includes('body') && !open.includes('tracked-changes') && out.push(t),
   });
   return out.join('');
 }

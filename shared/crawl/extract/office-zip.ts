@@ -53,7 +53,9 @@ export function isOleFile(bytes: Uint8Array): boolean {
 export function officeKind(url: string, mimeType: string | null, bytes: Uint8Array): OfficeKind | null {
   const named = mimeType === null ? undefined : KIND_OF_MIME.get(mimeType);
   if (named) return named;
-  if (mimeType !== null && !UNNAMED.has(mimeType)) return null;
+  // A type that names another format (`text/html`, `text/plain`, `application/msword` from an old
+  // server mapping) on a zip whose parts say Office: the parts win. Its bytes were indexed as text.
+  if (mimeType !== null && !UNNAMED.has(mimeType)) return isZip(bytes) ? kindOfZip(bytes) : null;
   const ext = /\.(docx|xlsx|pptx|odt|ods|odp)$/i.exec(url.replace(/[?#].*$/, ''))?.[1]?.toLowerCase();
   if (isZip(bytes)) return kindOfZip(bytes) ?? (ext as OfficeKind | undefined) ?? null;
   return isOleFile(bytes) && ext ? (ext as OfficeKind) : null;

@@ -47,6 +47,18 @@ describe('officeText', () => {
     assert.equal(doc.lastModified, null);
   });
 
+  it("docx: a text box's text once (Word writes it again in mc:Fallback for older readers)", () => {
+    const box = (t: string) => `<w:p><w:r><w:t>${t}</w:t></w:r></w:p>`;
+    const extra = `<w:p><w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing>${box('TextBoxOnce')}</w:drawing></mc:Choice><mc:Fallback><w:pict>${box('TextBoxOnce')}</w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>`;
+    assert.equal(read('docx', minimalDocx([['Body']], {}, extra)).text, 'Body TextBoxOnce');
+  });
+
+  it("odt: a tracked change's deleted text and its author are no content", () => {
+    const body =
+      '<office:text><text:tracked-changes><text:changed-region text:id="c1"><text:deletion><office:change-info><dc:creator>Bob</dc:creator></office:change-info><text:p>DeletedOdfText</text:p></text:deletion></text:changed-region></text:tracked-changes><text:p>Visible text</text:p></office:text>';
+    assert.equal(read('odt', minimalOdf(body)).text, 'Visible text');
+  });
+
   it('xlsx: sheet names in workbook order, shared strings resolved, numbers as written', () => {
     const bytes = minimalXlsx(
       [
@@ -153,6 +165,11 @@ describe('officeKind', () => {
     assert.equal(officeKind('http://a.test/secret.docx', 'application/octet-stream', oleFile()), 'docx');
   });
 
+  it('takes a zip whose parts say Office under a type that names another format (its bytes were indexed as text)', () => {
+    for (const type of ['text/html', 'text/plain', 'application/msword'])
+      assert.equal(officeKind('http://a.test/x.docx', type, docx), 'docx', type);
+  });
+
   it('leaves legacy binaries, plain zips and declared other types alone', () => {
     assert.equal(officeKind('http://a.test/old.doc', 'application/msword', oleFile()), null);
     assert.equal(officeKind('http://a.test/old.doc', 'application/octet-stream', oleFile()), null);
@@ -160,7 +177,7 @@ describe('officeKind', () => {
       officeKind('http://a.test/b.zip', 'application/zip', zipSync({ 'a.txt': strToU8('a') })),
       null,
     );
-    assert.equal(officeKind('http://a.test/x.docx', 'text/html', docx), null);
+    assert.equal(officeKind('http://a.test/x.docx', 'text/html', strToU8('<html>not a zip</html>')), null);
   });
 });
 
