@@ -55,7 +55,9 @@ export function urlFilter(opts: UrlFilterOptions): (line: Record<string, unknown
   const tests: ((line: Record<string, unknown>) => boolean)[] = [];
   if (opts.state !== undefined) tests.push(stateTest(opts.state));
   if (opts.host !== undefined) tests.push(hostTest(opts.host));
-  if (opts.errorCode !== undefined) tests.push((line) => line.errorCode === opts.errorCode);
+  // Codes are lower case (`http-404`); `HTTP-404` matched nothing while --state and --host took any case.
+  const code = opts.errorCode?.toLowerCase();
+  if (code !== undefined) tests.push((line) => String(line.errorCode ?? '').toLowerCase() === code);
   return (line) => tests.every((t) => t(line));
 }
 
@@ -73,7 +75,10 @@ function stateTest(name: string): (line: Record<string, unknown>) => boolean {
  * normalized URLs have it: lower case, an IDN in its xn-- form.
  */
 function hostTest(host: string): (line: Record<string, unknown>) => boolean {
-  const [, name = '', port] = /^(.*?)(?::(\d+))?$/.exec(host.trim()) ?? [];
+  // A URL pasted for its host (`http://www.acme.com:8081/`) is taken for it: it matched nothing.
+  const given = URL.parse(host.trim());
+  const bare = given && /^https?:$/.test(given.protocol) ? given.host : host.trim();
+  const [, name = '', port] = /^(.*?)(?::(\d+))?$/.exec(bare) ?? [];
   const wanted = URL.parse(`http://${name}/`)?.hostname;
   if (!name || !wanted)
     throw new ConfigError(`urls: --host ${JSON.stringify(host)} is not a host name (or host:port)`);

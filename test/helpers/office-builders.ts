@@ -134,9 +134,14 @@ export function minimalOdf(
   });
 }
 
-/** The first bytes of an OLE2 compound file (an encrypted .docx, a legacy .doc). */
-export function oleFile(): Uint8Array {
+/**
+ * The first bytes of an OLE2 compound file, and its directory's stream names in UTF-16LE (at the
+ * directory sector, 512): `EncryptedPackage` and `EncryptionInfo` for an encrypted .docx
+ * (MS-OFFCRYPTO), `WordDocument` for a legacy .doc.
+ */
+export function oleFile(streams: string[] = ['EncryptionInfo', 'EncryptedPackage']): Uint8Array {
   const bytes = new Uint8Array(1536);
   bytes.set([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
+  streams.forEach((name, i) => bytes.set(Buffer.from(name, 'utf16le'), 512 + i * 128));
   return bytes;
 }

@@ -247,6 +247,8 @@ describe('trawl CLI on the embedded emulator', () => {
     );
     assert.deepEqual(lines('--state', 'error/temporary', '--error-code', 'http-404'), []);
     assert.deepEqual(lines('--host', 'other.test'), []);
+    // Any case of an error code, and a URL given for its host (helper-53: both matched nothing).
+    assert.deepEqual(lines('--error-code', 'HTTP-404', '--host', `http://${host}/some/page`), missing);
     const typo = trawl(cwd, 'urls', '-c', demo, '--state', 'indexd');
     assert.equal(typo.code, 2);
     assert.match(

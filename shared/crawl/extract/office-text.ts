@@ -39,8 +39,14 @@ export function officeText(kind: OfficeKind, bytes: Uint8Array, limits: PartLimi
   const odf = ODF.has(kind);
   // Office saves a password-protected .docx/.xlsx/.pptx as an OLE file holding the encrypted
   // package (MS-OFFCRYPTO §2.3.4.1), so one is known by its first bytes.
-  if (isOleFile(bytes))
-    return odf ? 'not an OpenDocument file' : 'encrypted Office document: a password is needed to open it';
+  if (isOleFile(bytes)) {
+    if (odf) return 'not an OpenDocument file';
+    // The encrypted package is a stream of that name; without it, this is a legacy binary
+    // (.doc, .xls, .ppt) under an OOXML name, which a password would not open (helper-53).
+    return hasUtf16(bytes, 'EncryptedPackage')
+      ? 'encrypted Office document: a password is needed to open it'
+      : 'a legacy binary Office document (.doc, .xls, .ppt) under an OOXML name or type: not supported';
+  }
   let read: OfficeParts;
   try {
     read = readParts(bytes, (name) => WANTED[odf ? 'odf' : 'ooxml'].test(name), limits);
@@ -283,4 +289,10 @@ function properties(bytes: Uint8Array | undefined): Pick<OfficeText, 'title' | '
     info,
     lastModified: Number.isNaN(ms) ? null : new Date(ms).toISOString(),
   };
+}
+
+/** Whether `text` is written in `bytes` in UTF-16LE (an OLE directory entry's name). */
+function hasUtf16(bytes: Uint8Array, text: string): boolean {
+  const needle = Buffer.from(text, 'utf16le');
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes(needle);
 }

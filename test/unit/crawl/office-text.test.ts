@@ -138,6 +138,13 @@ describe('officeText', () => {
     );
   });
 
+  it('a legacy .doc under a .docx name is said to be one, not an encrypted document', () => {
+    assert.equal(
+      officeText('docx', oleFile(['WordDocument', '\u0005SummaryInformation']), LIMITS),
+      'a legacy binary Office document (.doc, .xls, .ppt) under an OOXML name or type: not supported',
+    );
+  });
+
   it('an encrypted OpenDocument (manifest encryption-data) is noted', () => {
     const enc = '<manifest:encryption-data manifest:checksum-type="SHA1/1K"/>';
     const doc = officeText('odt', minimalOdf('<office:text/>', {}, undefined, enc), LIMITS);
