@@ -272,12 +272,9 @@ describe('hostile or careless configs: exit 2 with the field path, or answered i
     assert.doesNotMatch(r.stderr, /\n\s+at /);
   });
 
-  it('(a+)+$ as an exclude on a 5,000-character path: explain answers', async () => {
-    writeFileSync(
-      join(cwd, 'redos.json'),
-      JSON.stringify({ ...base, scope: { exclude: ['(a+)+$'], maxUrlLength: 10_000 } }),
-    );
-    const r = await trawl(['explain', '-c', 'redos.json', `${SITE}/${'a'.repeat(5000)}!`]);
+  it('(a+)+$ as an exclude on a 2,000-character path (as long as a kept URL gets): explain answers', async () => {
+    writeFileSync(join(cwd, 'redos.json'), JSON.stringify({ ...base, scope: { exclude: ['(a+)+$'] } }));
+    const r = await trawl(['explain', '-c', 'redos.json', `${SITE}/${'a'.repeat(2000)}!`]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).accepted, true);
   });

@@ -21,18 +21,20 @@ describe('catastrophic patterns answer', () => {
   });
 
   it('as a rule and as a scope exclude, decided through the real decider', () => {
+    // As long as a URL the crawl keeps (2048): backtracking would take ages at a tenth of that.
+    const long = `https://example.com/${'a'.repeat(2000)}!`;
     const config = parseConfig({
       name: 'redos',
       startUrls: ['https://example.com/'],
       rules: [{ match: { atom: { field: 'path', kind: 'inside', value: '(a+)+b' } }, actions: ['ignore'] }],
-      scope: { exclude: ['(a|aa)+$', '(x+x+)+y'], maxUrlLength: 10_000 },
+      scope: { exclude: ['(a|aa)+$', '(x+x+)+y'], maxUrlLength: 2048 },
     });
     const decider = createUrlDecider(config);
-    const evil = decider.decide(LONG, { depth: 1 });
+    const evil = decider.decide(long, { depth: 1 });
     assert.equal(evil.accepted, true, JSON.stringify(evil));
-    const excluded = decider.decide(LONG.slice(0, -1), { depth: 1 });
+    const excluded = decider.decide(long.slice(0, -1), { depth: 1 });
     assert.deepEqual([excluded.accepted, excluded.reason], [false, 'excluded']);
-    const ignored = decider.decide(`https://example.com/${'a'.repeat(5000)}b`, { depth: 1 });
+    const ignored = decider.decide(`https://example.com/${'a'.repeat(2000)}b`, { depth: 1 });
     assert.deepEqual([ignored.accepted, ignored.reason], [false, 'rule 0: ignore']);
   });
 
