@@ -97,7 +97,12 @@ export function minimalXlsx(sheets: [string, (string | number)[][]][], props: Co
 }
 
 /** A .pptx whose slides hold the given text boxes' paragraphs. */
-export function minimalPptx(slides: string[][], props: CoreProps = {}): Uint8Array {
+export function minimalPptx(
+  slides: string[][],
+  props: CoreProps = {},
+  /** the slide files' numbers in the order the deck shows them (a slide moved keeps its file) */
+  order: number[] = slides.map((_, i) => i + 1),
+): Uint8Array {
   const A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
   const P = 'http://schemas.openxmlformats.org/presentationml/2006/main';
   const parts: Record<string, string> = {};
@@ -107,7 +112,11 @@ export function minimalPptx(slides: string[][], props: CoreProps = {}): Uint8Arr
       `${XML}<p:sld xmlns:a="${A}" xmlns:r="${R}" xmlns:p="${P}"><p:cSld><p:spTree><p:sp><p:txBody><a:bodyPr/>${ps}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>`;
   });
   parts['ppt/presentation.xml'] =
-    `${XML}<p:presentation xmlns:a="${A}" xmlns:r="${R}" xmlns:p="${P}"><p:sldIdLst>${slides.map((_, i) => `<p:sldId id="${256 + i}" r:id="rId${i + 2}"/>`).join('')}</p:sldIdLst></p:presentation>`;
+    `${XML}<p:presentation xmlns:a="${A}" xmlns:r="${R}" xmlns:p="${P}"><p:sldIdLst>${order.map((n, i) => `<p:sldId id="${256 + i}" r:id="rId${n + 1}"/>`).join('')}</p:sldIdLst></p:presentation>`;
+  const rel = (n: number) =>
+    `<Relationship Id="rId${n + 1}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide" Target="slides/slide${n}.xml"/>`;
+  parts['ppt/_rels/presentation.xml.rels'] =
+    `${XML}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${slides.map((_, i) => rel(i + 1)).join('')}</Relationships>`;
   const main = 'application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml';
   return ooxml('ppt/presentation.xml', main, parts, props);
 }

@@ -27,7 +27,7 @@ const ODF: ReadonlySet<OfficeKind> = new Set(['odt', 'ods', 'odp']);
 /** The parts each kind reads: its text parts and its properties. */
 const WANTED: Record<'ooxml' | 'odf', RegExp> = {
   ooxml:
-    /^(docProps\/core\.xml|word\/document\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml)$/,
+    /^(docProps\/core\.xml|word\/document\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml|ppt\/presentation\.xml|ppt\/_rels\/presentation\.xml\.rels)$/,
   odf: /^(content\.xml|meta\.xml|META-INF\/manifest\.xml)$/,
 };
 
@@ -131,13 +131,9 @@ function ooxmlBody(kind: OfficeKind, read: OfficeParts): string | Missing {
     return doc ? partText(doc, 't', WORD_BREAKS) : missing(read, 'word/document.xml');
   }
   if (kind === 'pptx') {
-    // slide10 after slide9: the number, not the name, gives the order.
-    const slides = [...read.parts.keys()]
-      .map((name) => ({ name, n: Number(/^ppt\/slides\/slide(\d+)\.xml$/.exec(name)?.[1]) }))
-      .filter((s) => !Number.isNaN(s.n))
-      .sort((a, b) => a.n - b.n);
+    const slides = slideOrder(read);
     if (slides.length === 0) return missing(read, 'ppt/slides/slide1.xml');
-    return slides.map((s) => partText(read.parts.get(s.name) as Uint8Array, 't', SLIDE_BREAKS)).join(' ');
+    return slides.map((s) => partText(read.parts.get(s) as Uint8Array, 't', SLIDE_BREAKS)).join(' ');
   }
   return workbookText(read);
 }
@@ -196,15 +192,7 @@ function sharedStrings(bytes: Uint8Array | undefined): string[] {
 
 /** The workbook's sheets in its order with their parts (through its relationships), then any other sheet part. */
 function sheetOrder(read: OfficeParts): { name: string; part: Uint8Array }[] {
-  const targets = new Map<string, string>();
-  const rels = read.parts.get('xl/_rels/workbook.xml.rels');
-  if (rels)
-    walk(rels, {
-      open: (name, a) => {
-        if (name === 'Relationship' && a.Id && a.Target)
-          targets.set(a.Id, a.Target.startsWith('/') ? a.Target.slice(1) : `xl/${a.Target}`);
-      },
-    });
+  const targets = relationTargets(read, 'xl/_rels/workbook.xml.rels', 'xl/');
   const sheets: { name: string; path: string }[] = [];
   const workbook = read.parts.get('xl/workbook.xml');
   if (workbook)
@@ -223,6 +211,44 @@ function sheetOrder(read: OfficeParts): { name: string; part: Uint8Array }[] {
     const part = read.parts.get(path);
     return part ? [{ name, part }] : [];
   });
+}
+
+/** A relationships part's targets by id, as part names (`slides/slide1.xml` under `base` → `ppt/slides/slide1.xml`). */
+function relationTargets(read: OfficeParts, rels: string, base: string): Map<string, string> {
+  const targets = new Map<string, string>();
+  const part = read.parts.get(rels);
+  if (part)
+    walk(part, {
+      open: (name, a) => {
+        if (name === 'Relationship' && a.Id && a.Target)
+          targets.set(a.Id, a.Target.startsWith('/') ? a.Target.slice(1) : `${base}${a.Target}`);
+      },
+    });
+  return targets;
+}
+
+/**
+ * A deck's slides as it shows them: `presentation.xml`'s slide list (a slide moved keeps its file
+ * name; the file numbers read a reordered deck in the wrong order, helper-53), then any other
+ * slide by its number (slide10 after slide9).
+ */
+function slideOrder(read: OfficeParts): string[] {
+  const targets = relationTargets(read, 'ppt/_rels/presentation.xml.rels', 'ppt/');
+  const listed: string[] = [];
+  const presentation = read.parts.get('ppt/presentation.xml');
+  if (presentation)
+    walk(presentation, {
+      open: (name, a) => {
+        const id = Object.entries(a).find(([k]) => local(k) === 'id' && k !== 'id')?.[1];
+        const path = id === undefined ? undefined : targets.get(id);
+        if (name === 'sldId' && path && read.parts.has(path)) listed.push(path);
+      },
+    });
+  const number = (p: string) => Number(/^ppt\/slides\/slide(\d+)\.xml$/.exec(p)?.[1]);
+  const others = [...read.parts.keys()]
+    .filter((p) => !Number.isNaN(number(p)) && !listed.includes(p))
+    .sort((a, b) => number(a) - number(b));
+  return [...listed, ...others];
 }
 
 /** One worksheet's cells (`<c t="…"><v>` or `<is><t>`), in the order written (rows, then columns). */

@@ -86,6 +86,11 @@ describe('officeText', () => {
     assert.equal(read('xlsx', zipSync(files)).text, 'S inline text TRUE 3');
   });
 
+  it("pptx: slides in the deck's order (presentation.xml), not their files' numbers", () => {
+    const deck = minimalPptx([['ShownThird'], ['ShownFirst'], ['ShownSecond']], {}, [2, 3, 1]);
+    assert.equal(read('pptx', deck).text, 'ShownFirst ShownSecond ShownThird');
+  });
+
   it('pptx: slides in numeric order (slide10 after slide9)', () => {
     const slides = Array.from({ length: 11 }, (_, i) => [`Slide ${i + 1} title`, `point ${i + 1}`]);
     const doc = read('pptx', minimalPptx(slides, { title: 'Kick-off' }));
