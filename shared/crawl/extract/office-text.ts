@@ -27,7 +27,7 @@ const ODF: ReadonlySet<OfficeKind> = new Set(['odt', 'ods', 'odp']);
 /** The parts each kind reads: its text parts and its properties. */
 const WANTED: Record<'ooxml' | 'odf', RegExp> = {
   ooxml:
-    /^(docProps\/core\.xml|word\/document\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml|ppt\/presentation\.xml|ppt\/_rels\/presentation\.xml\.rels)$/,
+    /^(_rels\/\.rels|docProps\/core\.xml|word\/document\d*\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml|ppt\/presentation\.xml|ppt\/_rels\/presentation\.xml\.rels)$/,
   odf: /^(content\.xml|meta\.xml|META-INF\/manifest\.xml)$/,
 };
 
@@ -127,8 +127,13 @@ const ODF_BREAKS = new Set(['p', 'h', 's', 'tab', 'line-break', 'table-cell', 'l
 
 function ooxmlBody(kind: OfficeKind, read: OfficeParts): string | Missing {
   if (kind === 'docx') {
-    const doc = read.parts.get('word/document.xml');
-    return doc ? partText(doc, 't', WORD_BREAKS) : missing(read, 'word/document.xml');
+    // The package's relationships name the main part: Word Online writes word/document2.xml.
+    const main = [...relationTargets(read, '_rels/.rels', '').values()].find((t) =>
+      /^word\/document\d*\.xml$/.test(t),
+    );
+    const part = main ?? 'word/document.xml';
+    const doc = read.parts.get(part);
+    return doc ? partText(doc, 't', WORD_BREAKS) : missing(read, part);
   }
   if (kind === 'pptx') {
     const slides = slideOrder(read);

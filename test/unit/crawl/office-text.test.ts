@@ -37,6 +37,17 @@ describe('officeText', () => {
     assert.equal(doc.cut, undefined);
   });
 
+  it('docx: the main part the package names (Word Online writes word/document2.xml)', () => {
+    const files = unzipSync(minimalDocx([['Online body']]));
+    files['word/document2.xml'] = files['word/document.xml'] as Uint8Array;
+    delete files['word/document.xml'];
+    const rels = new TextDecoder().decode(files['_rels/.rels']);
+    files['_rels/.rels'] = strToU8(
+      rels.replace('Target="word/document.xml"', 'Target="/word/document2.xml"'),
+    );
+    assert.equal(read('docx', zipSync(files)).text, 'Online body');
+  });
+
   it('docx: deleted text and field codes are no content; no properties give no title', () => {
     const extra =
       '<w:p><w:del><w:r><w:delText>removed</w:delText></w:r></w:del><w:r><w:instrText> PAGE </w:instrText></w:r><w:r><w:t>kept</w:t></w:r></w:p>';
