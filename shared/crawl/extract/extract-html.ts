@@ -129,6 +129,12 @@ class Collector implements Partial<Handler> {
   private svg = 0;
   /** inside `<noscript>`: what a browser running scripts never sees */
   private noscript = 0;
+  /**
+   * The text of `<noscript>` elements (left out of the content, as browsers running scripts leave
+   * it): the content of a page that has no other text (a JavaScript app's shell, whose fallback is
+   * its only text on the server side; it was indexed empty, helper-52).
+   */
+  readonly fallback: string[] = [];
   private inTitle = false;
   private titleSeen = false;
   /** a `<textarea>`'s text so far, decoded at its end (a reference may span two text chunks) */
@@ -154,6 +160,7 @@ class Collector implements Partial<Handler> {
     if (name === 'title' && !this.titleSeen && this.svg === 0 && this.inert === 0) f |= F_TITLE;
     if (this.inert === 0) this.collect(name, attribs);
     if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
+    if (name === 'noscript' || (BLOCK.has(name) && this.inFallback())) this.fallback.push(' ');
     if (name === 'textarea') {
       f |= F_TEXTAREA;
       this.textarea = [];
@@ -178,6 +185,7 @@ class Collector implements Partial<Handler> {
       this.textarea = null;
     }
     if (BLOCK.has(name) && this.skip === 0) this.text.push(' ');
+    if (name === 'noscript' || (BLOCK.has(name) && this.inFallback())) this.fallback.push(' ');
   }
 
   ontext(data: string): void {
@@ -185,6 +193,12 @@ class Collector implements Partial<Handler> {
       if (this.skip === 0) this.textarea.push(data);
     } else if (this.inTitle) this.title.push(data);
     else if (this.skip === 0) this.text.push(data);
+    else if (this.inFallback()) this.fallback.push(data);
+  }
+
+  /** Inside `<noscript>` and nothing else that leaves text out (a removed header, a script). */
+  private inFallback(): boolean {
+    return this.noscript > 0 && this.skip === this.noscript;
   }
 
   /** Links (seed 002 patterns), base, canonical and meta. */
@@ -485,7 +499,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
       agent,
     ),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
-    content: collapse(c.text.join('')),
+    content: collapse(c.text.join('')) || collapse(c.fallback.join('')),
     meta: toMetaRecord(c.mapped),
     rawMeta: Object.fromEntries(c.rawMeta),
     description: firstMeta(c.rawMeta, DESCRIPTION_META),

@@ -96,6 +96,14 @@ describe('extractHtml links (seed 002 link detection, seed 004 discovery)', () =
   for (const [label, html, links] of cases) {
     it(label, () => assert.deepEqual(extract(html).links, links));
   }
+  it('<noscript> text is the content only of a page with no other text (a JavaScript app shell)', () => {
+    const shell = extract(
+      '<body><div id="root"></div><noscript><h1>Product 1</h1><p>Red <b>boots</b></p><header>Nav</header></noscript><noscript>More</noscript><script>app()</script></body>',
+    );
+    assert.equal(shell.content, 'Product 1 Red boots More');
+    const page = extract('<body><p>Server text.</p><noscript>Enable JavaScript</noscript></body>');
+    assert.equal(page.content, 'Server text.');
+  });
   it('a refresh inside <noscript> (an "enable JavaScript" fallback) is no redirect and no link', () => {
     const page = extract(
       '<head><noscript><meta http-equiv="refresh" content="0; url=/enable-javascript"></noscript></head><body><noscript><p>Enable it.</p></noscript><p>Server-rendered text.</p></body>',

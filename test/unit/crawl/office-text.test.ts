@@ -38,9 +38,8 @@ describe('officeText', () => {
   });
 
   it('docx: the main part the package names (Word Online writes word/document2.xml)', () => {
-    const files = unzipSync(minimalDocx([['Online body']]));
-    files['word/document2.xml'] = files['word/document.xml'] as Uint8Array;
-    delete files['word/document.xml'];
+    const { 'word/document.xml': main, ...files } = unzipSync(minimalDocx([['Online body']]));
+    files['word/document2.xml'] = new Uint8Array(main ?? []);
     const rels = new TextDecoder().decode(files['_rels/.rels']);
     files['_rels/.rels'] = strToU8(
       rels.replace('Target="word/document.xml"', 'Target="/word/document2.xml"'),
