@@ -305,7 +305,7 @@ export const FetchSchema = z
 
 export const ExtractSchema = z
   .strictObject({
-    /** @default ["header","footer"] — HTML element names (tag names, any case; not CSS selectors) whose text, and that of everything inside them, is left out of `content`; their links are still followed */
+    /** @default ["header","footer"] — HTML element names (tag names, any case; not CSS selectors) whose text, and that of everything inside them, is left out of `content`; their links are still followed. By name, wherever they are (seed 004): an `<article>`'s own `<header>` (its headline, its byline) goes too; `[]` keeps them, `removeClasses` removes by class */
     removeElements: z
       .array(
         // A CSS selector was accepted and matched nothing, silently (helper-47).
