@@ -25,7 +25,61 @@ export const logger = new Logger({
 export function logToStderr(): void {
   const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
   toStderr.trace = (message: unknown, ...rest: unknown[]) => toStderr.log(message, ...rest);
+  // At the CLI's own level (WARN: bin/trawl.mjs sets it when none is asked for), a warning or an
+  // error is a line in words, as the CLI's other warnings are: raw JSON lines were mixed into
+  // `trawl crawl`'s output (helper-47). Asked for another level, every line stays JSON, for tools.
+  const level = process.env.POWERTOOLS_LOG_LEVEL?.toUpperCase();
+  if (level === undefined || level === 'WARN') {
+    for (const level of ['warn', 'error'] as const) {
+      const json = toStderr[level].bind(toStderr);
+      toStderr[level] = (line: unknown, ...rest: unknown[]) => {
+        const words = typeof line === 'string' ? inWords(line) : null;
+        if (words === null) json(line, ...rest);
+        else process.stderr.write(`${words}\n`);
+      };
+    }
+  }
   (logger as unknown as { console: Console }).console = toStderr;
+}
+
+/** The Lambda context's fields and the line's own: not the news of a warning. */
+const CONTEXT_FIELDS = new Set([
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'cold_start',
+  'function_arn',
+  'function_memory_size',
+  'function_name',
+  'function_request_id',
+  'sampling_rate',
+  'xray_trace_id',
+]);
+
+/** A Powertools JSON line as `trawl: warning: MESSAGE (key: value, …)`; null when it is not one. */
+export function inWords(line: string): string | null {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+  if (typeof entry.message !== 'string') return null;
+  const kind = entry.level === 'WARN' ? 'warning' : 'error';
+  const details = Object.entries(entry)
+    .filter(([k]) => !CONTEXT_FIELDS.has(k))
+    .map(([k, v]) => `${k}: ${shortValue(v)}`);
+  return `trawl: ${kind}: ${entry.message}${details.length ? ` (${details.join(', ')})` : ''}`;
+}
+
+/** A detail's value in a few words: an error's message, a value's JSON cut at 200 characters. */
+function shortValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const message = (value as { message?: unknown } | null)?.message;
+  if (typeof message === 'string') return message;
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
 /** Counters a stage bumps as it works; the local runner prints them in the crawl summary. */
