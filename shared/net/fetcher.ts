@@ -614,7 +614,7 @@ async function readResponse(
             };
       // The site's reason phrase, without control characters: printed as sent, an escape sequence
       // cleared the operator's terminal and wrote lines of its own (helper-51). Bounded too.
-      const reason = (res.statusMessage ?? '').replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, 200);
+      const reason = (res.statusMessage ?? '').replace(/\p{Cc}/gu, '').slice(0, 200);
       const message = `HTTP ${status} ${reason}`.trim();
       return {
         kind: 'error',

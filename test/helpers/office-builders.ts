@@ -151,6 +151,6 @@ export function minimalOdf(
 export function oleFile(streams: string[] = ['EncryptionInfo', 'EncryptedPackage']): Uint8Array {
   const bytes = new Uint8Array(1536);
   bytes.set([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]);
-  streams.forEach((name, i) => bytes.set(Buffer.from(name, 'utf16le'), 512 + i * 128));
+  for (const [i, name] of streams.entries()) bytes.set(Buffer.from(name, 'utf16le'), 512 + i * 128);
   return bytes;
 }
