@@ -33,7 +33,7 @@ function away(until: number, now: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
-/** One held host in words: `ra.test until 10:11:50 UTC, in 59 min (its Retry-After)`. */
+/** One held host in words: `ra.test until 10:11:50 UTC, in 59 min (a 429/503 back-off, Retry-After)`. */
 export function describeHeld(h: HeldHost, now: number): string {
   const where = h.section === undefined ? h.host : `${h.host}/${h.section}`;
   const at = new Date(h.until).toISOString().slice(11, 19);

@@ -3,6 +3,7 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { portOf } from '../../shared/net/ip-guard.ts';
 import { resourceNames } from '../../shared/topology.ts';
 import { ERROR_KINDS, URL_STATES } from '../../shared/types.ts';
 import { readChanges } from '../change-feed.ts';
@@ -85,11 +86,9 @@ function hostTest(host: string): (line: Record<string, unknown>) => boolean {
   return (line) => {
     const url = URL.parse(String(line.url));
     if (!url || url.hostname !== wanted) return false;
-    return port === undefined || (url.port || DEFAULT_PORTS[url.protocol]) === String(Number(port));
+    return port === undefined || portOf(url) === Number(port);
   };
 }
-
-const DEFAULT_PORTS: Record<string, string> = { 'http:': '80', 'https:': '443' };
 
 /** `trawl explain --state`: the URL's line of `trawl urls` (null when the crawl does not know it). */
 export async function recordedState(file: string, url: string): Promise<Record<string, unknown> | null> {

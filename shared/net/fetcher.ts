@@ -29,6 +29,7 @@ import {
   detachSockets,
   overrideFor,
   type PrivateAllow,
+  portOf,
   resolveGuarded,
 } from './ip-guard.ts';
 import { type FetchProxy, proxyAnswerError, proxyAuthorization, proxyConnectionId } from './proxy.ts';
@@ -375,10 +376,6 @@ function parseTarget(url: string): URL {
   }
   target.hash = '';
   return target;
-}
-
-function portOf(target: URL): number {
-  return Number(target.port || (target.protocol === 'https:' ? 443 : 80));
 }
 
 /** TCP (+ CONNECT tunnel) (+ TLS) to the target or the proxy; the SSRF check sits in connectGuarded. */

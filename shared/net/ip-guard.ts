@@ -244,12 +244,17 @@ function ownService(address: string, port: number): string | null {
   ];
   for (const [what, endpoint] of services) {
     const u = endpoint ? URL.parse(endpoint) : null;
-    if (!u || Number(u.port || (u.protocol === 'https:' ? 443 : 80)) !== port) continue;
+    if (!u || portOf(u) !== port) continue;
     const host = unbracket(u.hostname);
     const local = host === 'localhost' || (net.isIP(host) !== 0 && isLoopback(host));
     if (local && isLoopback(address)) return `${what} (${u.host})`;
   }
   return null;
+}
+
+/** A URL's port, its scheme's default when it names none. */
+export function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 }
 
 /** 127.0.0.0/8, ::1, and IPv4-mapped loopback. */

@@ -8,7 +8,7 @@ import { unpackLines } from '../aws/page-store.ts';
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
 import type { PdfReader } from '../crawl/extract/pdf-text.ts';
-import { addExample } from '../crawl/page/page-kit.ts';
+import { mergeExamples } from '../crawl/page/page-kit.ts';
 import { processPage } from '../crawl/page/page-outcome.ts';
 import { createUrlDecider, type UrlDecider } from '../crawl/rules/decide.ts';
 import { planContext, planOutcome, previousFromTasks } from '../crawl/state/index-plan.ts';
@@ -115,8 +115,7 @@ async function extractRecord(
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
     for (const [reason, n] of Object.entries(r.recorded ?? {}))
       stats[`recorded:${reason}`] = (stats[`recorded:${reason}`] ?? 0) + n;
-    for (const [reason, list] of Object.entries(r.examples ?? {}))
-      for (const example of list) addExample(examples, reason, example);
+    mergeExamples(examples, r.examples);
   }
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
   const gate = trapGate(deps, config.scope.traps, config.limits.sitemapsPerSite, stats);

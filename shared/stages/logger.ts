@@ -1,7 +1,7 @@
 /** One structured logger per container (Powertools: JSON lines with the Lambda context). */
 import { Console } from 'node:console';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { addExample } from '../crawl/page/page-kit.ts';
+import { mergeExamples } from '../crawl/page/page-kit.ts';
 import { maskingReplacer } from '../crawl/url/mask-url.ts';
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT', 'CRITICAL', 'TRACE'] as const;
@@ -95,6 +95,5 @@ export function bump(name: string, n = 1): void {
 
 /** Keeps a batch's rejected-link examples, EXAMPLES_PER_REASON of each reason in all. */
 export function noteExamples(examples: Record<string, string[]> | undefined): void {
-  for (const [reason, list] of Object.entries(examples ?? {}))
-    for (const example of list) addExample(stageExamples, reason, example);
+  mergeExamples(stageExamples, examples);
 }

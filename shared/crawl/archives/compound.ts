@@ -6,6 +6,7 @@
 
 import { crc32 } from 'node:zlib';
 import { Gunzip, unzipSync } from 'fflate';
+import { OFFICE_MIME } from '../extract/office-zip.ts';
 import { MAX_STORED_URL_BYTES } from '../url/scope.ts';
 import { looksLikeTar, readTar, type TarEntry } from './tar.ts';
 import { zipDirectory } from './zip-directory.ts';
@@ -55,11 +56,7 @@ const ELEMENT_MIME: Record<string, string> = {
   xml: 'text/xml', pdf: 'application/pdf', rst: 'text/plain', adoc: 'text/plain', asciidoc: 'text/plain',
   org: 'text/plain', tex: 'text/plain', log: 'text/plain', json: 'text/plain', yaml: 'text/plain',
   yml: 'text/plain', ini: 'text/plain', cfg: 'text/plain', conf: 'text/plain', properties: 'text/plain',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  odt: 'application/vnd.oasis.opendocument.text', ods: 'application/vnd.oasis.opendocument.spreadsheet',
-  odp: 'application/vnd.oasis.opendocument.presentation',
+  ...OFFICE_MIME, // an Office document's extension is its kind
 };
 
 /**

@@ -20,7 +20,10 @@ export const OFFICE_MIME: Record<OfficeKind, string> = {
   odp: 'application/vnd.oasis.opendocument.presentation',
 };
 
-const KIND_OF_MIME = new Map(Object.entries(OFFICE_MIME).map(([k, v]) => [v, k as OfficeKind]));
+/** The Office kind a media type names (OFFICE_MIME read backwards). */
+export const KIND_OF_MIME: ReadonlyMap<string, OfficeKind> = new Map(
+  Object.entries(OFFICE_MIME).map(([k, v]) => [v, k as OfficeKind]),
+);
 
 /** Media types that say nothing of a zip's kind: the bytes (or the URL) decide. */
 const UNNAMED = new Set([

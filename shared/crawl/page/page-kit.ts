@@ -76,11 +76,25 @@ const EXAMPLE_CHARS = 400;
 /** Counts a rejected link and keeps it as an example of its reason: `URL (where, where from)`. */
 export function reject(result: PageResult, reason: string, url: string, where: string): void {
   count(result.rejected, reason);
+  keepExample(result, reason, url, where);
+}
+
+/** Keeps a rejected link as an example of its reason (its count made elsewhere): `URL (where)`. */
+export function keepExample(result: PageResult, reason: string, url: string, where: string): void {
   result.examples = addExample(result.examples ?? {}, reasonKey(reason), `${url} (${where})`);
 }
 
+/** Adds every example of `from` to `into`, as addExample keeps them (a batch's pages, a run's batches). */
+export function mergeExamples(
+  into: Record<string, string[]>,
+  from: Record<string, string[]> | undefined,
+): void {
+  for (const [reason, list] of Object.entries(from ?? {}))
+    for (const example of list) addExample(into, reason, example);
+}
+
 /** Adds an example of a reason unless it has its EXAMPLES_PER_REASON (or one of this URL); returns `examples`. */
-export function addExample(
+function addExample(
   examples: Record<string, string[]>,
   reason: string,
   example: string,

@@ -21,7 +21,7 @@ import {
   titleFromUrl,
 } from '../extract/extract-html.ts';
 import { officeText } from '../extract/office-text.ts';
-import { OFFICE_MIME, type OfficeKind, officeKind } from '../extract/office-zip.ts';
+import { KIND_OF_MIME, OFFICE_MIME, type OfficeKind, officeKind } from '../extract/office-zip.ts';
 import { collapse, type PdfReader, type PdfText, pdfToText } from '../extract/pdf-text.ts';
 import { userAgentToken } from '../robots/robots-match.ts';
 import { queuedTaskJudge, type UrlDecision } from '../rules/decide.ts';
@@ -30,11 +30,11 @@ import { domainOf } from '../url/domains.ts';
 import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import {
-  addExample,
   base,
   count,
   countRecorded,
   joinNotes,
+  keepExample,
   type PageContext,
   type PageResult,
   reject,
@@ -123,10 +123,11 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
     return void result.tasks.push({ ...moved, queue: 'redir', redirectChain: hop.chain });
   }
   if (!d.accepted) {
-    reject(result, d.reason, shown(d.normalized, ctx), `redirect from ${page.url}`);
+    const rejected = shown(d.normalized, ctx);
+    reject(result, d.reason, rejected, `redirect from ${page.url}`);
     countRecorded(result, d.reason);
     result.outcomes.push(
-      base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${shown(d.normalized, ctx)}` }),
+      base(page, 'ignored', { note: `redirect target rejected (${d.reason}): ${rejected}` }),
     );
     return;
   }
@@ -222,7 +223,7 @@ async function plainDocument(
     }
   | string
 > {
-  const office = mimeType === null ? undefined : OFFICE_KIND.get(mimeType);
+  const office = mimeType === null ? undefined : KIND_OF_MIME.get(mimeType);
   if (office) return officeDocument(office, bytes, ctx, result);
   if (mimeType === 'application/pdf') {
     const pdf = await pdfDocument(bytes, ctx, result);
@@ -280,8 +281,6 @@ async function pdfDocument(bytes: Uint8Array, ctx: PageContext, result: PageResu
     ...(pdf.info ? { info: pdf.info } : {}),
   };
 }
-
-const OFFICE_KIND = new Map(Object.entries(OFFICE_MIME).map(([k, v]) => [v, k as OfficeKind]));
 
 /**
  * An Office document (.docx, .xlsx, .pptx, .odt, .ods, .odp) read within limits.archiveEntries and
@@ -419,11 +418,7 @@ function html(
   if (follow && ex.nofollowLinks > 0) {
     count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
     for (const href of ex.nofollowSample)
-      result.examples = addExample(
-        result.examples ?? {},
-        'rel-nofollow',
-        `${href} (linked from ${page.url})`,
-      );
+      keepExample(result, 'rel-nofollow', href, `linked from ${page.url}`);
   }
   const cut = dropped
     ? `${dropped} links dropped at limits.linksPerPage (${ctx.config.limits.linksPerPage})`
