@@ -197,25 +197,55 @@ function sharedStrings(bytes: Uint8Array | undefined): string[] {
 
 /** The workbook's sheets in its order with their parts (through its relationships), then any other sheet part. */
 function sheetOrder(read: OfficeParts): { name: string; part: Uint8Array }[] {
-  const targets = relationTargets(read, 'xl/_rels/workbook.xml.rels', 'xl/');
-  const sheets: { name: string; path: string }[] = [];
-  const workbook = read.parts.get('xl/workbook.xml');
-  if (workbook)
-    walk(workbook, {
-      open: (name, a) => {
-        const id = Object.entries(a).find(([k]) => local(k) === 'id')?.[1];
+  const list = { part: 'xl/workbook.xml', rels: 'xl/_rels/workbook.xml.rels', base: 'xl/', element: 'sheet' };
+  return listedParts(read, list, /^xl\/worksheets\/[^/]+\.xml$/).map(({ path, attrs }) => ({
+    name: attrs.name ?? '',
+    part: read.parts.get(path) as Uint8Array,
+  }));
+}
+
+/**
+ * A deck's slides as it shows them: `presentation.xml`'s slide list (a slide moved keeps its file
+ * name; the file numbers read a reordered deck in the wrong order, helper-53), then any other
+ * slide by its number (slide10 after slide9).
+ */
+function slideOrder(read: OfficeParts): string[] {
+  const list = {
+    part: 'ppt/presentation.xml',
+    rels: 'ppt/_rels/presentation.xml.rels',
+    base: 'ppt/',
+    element: 'sldId',
+  };
+  return listedParts(read, list, /^ppt\/slides\/slide\d+\.xml$/).map((p) => p.path);
+}
+
+/**
+ * The parts a list part names, in its order, through its relationships (a workbook's `<sheet>`s, a
+ * deck's `<sldId>`s: their `r:id`), each with its listing element's attributes; then the other
+ * parts `unlisted` matches, by the numbers in their names (sheet10 after sheet9). Only parts read.
+ */
+function listedParts(
+  read: OfficeParts,
+  list: { part: string; rels: string; base: string; element: string },
+  unlisted: RegExp,
+): { path: string; attrs: Record<string, string> }[] {
+  const targets = relationTargets(read, list.rels, list.base);
+  const listed: { path: string; attrs: Record<string, string> }[] = [];
+  const part = read.parts.get(list.part);
+  if (part)
+    walk(part, {
+      open: (name, attrs) => {
+        // The relationship id is a prefixed `id` (`r:id`): a slide's own `id` is a number.
+        const id = Object.entries(attrs).find(([k]) => local(k) === 'id' && k !== 'id')?.[1];
         const path = id === undefined ? undefined : targets.get(id);
-        if (name === 'sheet' && path) sheets.push({ name: a.name ?? '', path });
+        if (name === list.element && path && read.parts.has(path)) listed.push({ path, attrs });
       },
     });
-  const named = new Set(sheets.map((s) => s.path));
+  const named = new Set(listed.map((l) => l.path));
   const others = [...read.parts.keys()]
-    .filter((p) => /^xl\/worksheets\/[^/]+\.xml$/.test(p) && !named.has(p))
+    .filter((p) => unlisted.test(p) && !named.has(p))
     .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  return [...sheets, ...others.map((path) => ({ name: '', path }))].flatMap(({ name, path }) => {
-    const part = read.parts.get(path);
-    return part ? [{ name, part }] : [];
-  });
+  return [...listed, ...others.map((path) => ({ path, attrs: {} }))];
 }
 
 /** A relationships part's targets by id, as part names (`slides/slide1.xml` under `base` → `ppt/slides/slide1.xml`). */
@@ -230,30 +260,6 @@ function relationTargets(read: OfficeParts, rels: string, base: string): Map<str
       },
     });
   return targets;
-}
-
-/**
- * A deck's slides as it shows them: `presentation.xml`'s slide list (a slide moved keeps its file
- * name; the file numbers read a reordered deck in the wrong order, helper-53), then any other
- * slide by its number (slide10 after slide9).
- */
-function slideOrder(read: OfficeParts): string[] {
-  const targets = relationTargets(read, 'ppt/_rels/presentation.xml.rels', 'ppt/');
-  const listed: string[] = [];
-  const presentation = read.parts.get('ppt/presentation.xml');
-  if (presentation)
-    walk(presentation, {
-      open: (name, a) => {
-        const id = Object.entries(a).find(([k]) => local(k) === 'id' && k !== 'id')?.[1];
-        const path = id === undefined ? undefined : targets.get(id);
-        if (name === 'sldId' && path && read.parts.has(path)) listed.push(path);
-      },
-    });
-  const number = (p: string) => Number(/^ppt\/slides\/slide(\d+)\.xml$/.exec(p)?.[1]);
-  const others = [...read.parts.keys()]
-    .filter((p) => !Number.isNaN(number(p)) && !listed.includes(p))
-    .sort((a, b) => number(a) - number(b));
-  return [...listed, ...others];
 }
 
 /** One worksheet's cells (`<c t="…"><v>` or `<is><t>`), in the order written (rows, then columns). */
