@@ -18,6 +18,9 @@ import { createRobotsCache } from './politeness/robots-cache.ts';
 import { recordRefreshPolicy } from './refresh-review.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
 
+/** A pending start URL or sitemap a seed queued is queued again by a later seed after this long. */
+const RESEND_PENDING_MS = 24 * 3600_000;
+
 export interface SeedSummary {
   startUrls: number;
   sitemaps: number;
@@ -39,23 +42,31 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   const existing = await deps.urls.getMany(tasks.map((t) => t.url));
   // Known start URLs keep their state (seed 002) but are fetched again, conditionally. Start URLs
   // and sitemaps keep their state in the table (url-state.ts), so the item is all there is.
-  for (const t of tasks) {
+  const queued = tasks.filter((t) => {
     const item = existing.get(t.url);
     if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
+    // Claimed, not yet recorded, and queued by a seed: its task is in the frontier (a copy at each
+    // resumed run reached the site again). A day later it is queued again, in case that task was
+    // lost (the frontier keeps messages 7 days).
+    else if (item?.sentAt && deps.now() - Date.parse(item.sentAt) < RESEND_PENDING_MS) return false;
     // Claimed but not yet recorded: an earlier (failed, retried) seed sent it already, so this task
     // may be a second copy; the index stage checks the URL's state before recording it again.
     else if (item) t.redelivered = true;
     // With orphans on, a start page whose links are followed is fetched whole: a 304 names no links.
     if (item?.docBulk && !(config.refresh.orphanGrace && t.follow))
       t.conditional = { etag: item.etag ?? undefined, lastModified: item.lastModified ?? undefined };
-  }
+    return true;
+  });
   const fresh = tasks.filter((t) => !existing.has(t.url));
   await deps.urls.claim(fresh, `seed:${now}`, now);
   // New sitemaps count towards limits.sitemapsPerSite for the whole crawl (trap-gate.ts: the
   // children of sitemap indexes are admitted while their host's count is under it).
   const newSitemaps = fresh.filter((t) => t.kind === 'sitemap').map((t) => t.url);
   if (newSitemaps.length > 0) await deps.hosts.addCounts(sitemapCounts(newSitemaps, 1));
-  await sendTasks(deps, decidedUnder(config, tasks));
+  await sendTasks(deps, decidedUnder(config, queued));
+  // Only once sent: a seed that fails before (and is retried) finds them unmarked and sends them.
+  const pending = queued.filter((t) => !t.prev).map((t) => t.url);
+  if (pending.length > 0) await deps.urls.markSent(pending, now);
   // The policy the pages' refresh times are fixed under, from the crawl's first seed on.
   await recordRefreshPolicy(deps, config);
   await deps.kickFetch();

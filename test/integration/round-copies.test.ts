@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { depsFromEnv } from '../../shared/stages/deps.ts';
+import { depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
+import { runSeedStage } from '../../shared/stages/seed-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
 import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
@@ -57,4 +58,70 @@ describe('copies of a URL in one fetch round', () => {
     assert.equal(again.fetched, 0);
     assert.equal(site.requests.filter((r) => r.path === '/').length, 1);
   });
+
+  // A resumed `trawl crawl` seeds again. A start URL still pending then has its task in the
+  // frontier: queued again, the copy reached the site a second time once the two were in
+  // different rounds (behind a long frontier). Here the second seed's send is delayed 6 s (SQS
+  // DelaySeconds) to put a copy in a later round, as a long frontier would.
+  it('a start URL still pending when the seed runs again is not queued again', async () => {
+    const path = '/resumed';
+    const { deps, session, url } = await startCrawl(path);
+    await runSeedStage(deps);
+    await runSeedStage(withDelay(deps, 6));
+    const queued = await deps.queues.depth(deps.queueUrls.frontier.user);
+    assert.equal(queued.visible + queued.delayed, 1, JSON.stringify(queued));
+    await session.runner.drain();
+    assert.equal(site.requests.filter((r) => r.path === path).length, 1);
+    const item = (await deps.urls.getMany([url])).get(url);
+    assert.equal(item?.state, 'indexed');
+    assert.equal(item?.sentAt, undefined, 'the pending mark goes with the claim');
+  });
+
+  it('a seed that failed after its claims queues them when it runs again, and a day later once more', async () => {
+    const path = '/seed-failed';
+    const { deps, session, url } = await startCrawl(path);
+    // The send fails (a fault SQS cannot be made to give here: a mock of that one call).
+    const failing = Object.create(deps.queues) as StageDeps['queues'];
+    failing.send = async () => {
+      throw new Error('SQS unavailable (injected)');
+    };
+    await assert.rejects(runSeedStage({ ...deps, queues: failing }), /injected/);
+    assert.equal((await deps.urls.getMany([url])).get(url)?.state, 'pending');
+    await runSeedStage(deps);
+    await runSeedStage(deps);
+    const queued = await deps.queues.depth(deps.queueUrls.frontier.user);
+    assert.equal(queued.visible + queued.delayed, 1, JSON.stringify(queued));
+    // A day after it was queued, a seed queues it again (in case that task was lost).
+    await runSeedStage({ ...deps, now: () => Date.now() + 25 * 3600_000 });
+    const again = await deps.queues.depth(deps.queueUrls.frontier.user);
+    assert.equal(again.visible + again.delayed, 2, JSON.stringify(again));
+    await session.runner.drain();
+    assert.equal((await deps.urls.getMany([url])).get(url)?.state, 'indexed');
+  });
+
+  async function startCrawl(path: string) {
+    site.route(path, {
+      body: `<html><head><title>S</title></head><body><p>Start ${path}.</p></body></html>`,
+    });
+    const session = await openSession(
+      parseConfig({
+        name: uniqueCrawlName('seed-copies'),
+        startUrls: [`${site.url}${path}`],
+        discovery: false,
+        fetch: { allowPrivateNetworks: true },
+      }),
+    );
+    return { deps: depsFromEnv(), session, url: `${site.url}${path}` };
+  }
 });
+
+/** The stage's deps with every message it sends delayed by `seconds`. */
+function withDelay(deps: StageDeps, seconds: number): StageDeps {
+  const queues = Object.create(deps.queues) as StageDeps['queues'];
+  queues.send = (url, messages) =>
+    deps.queues.send(
+      url,
+      messages.map((m) => ({ ...m, delaySeconds: seconds })),
+    );
+  return { ...deps, queues };
+}
