@@ -32,11 +32,6 @@ export interface UrlItem {
   addMeta?: MetaValue[];
   claimedBy?: string;
   discoveredAt?: string;
-  /**
-   * a pending start URL or sitemap: when a seed last queued its task (a later seed queues it
-   * again only once that is a day old; seed-stage.ts)
-   */
-  sentAt?: string;
   lastFetched?: string | null;
   httpStatus?: number | null;
   errorKind?: ErrorKind | null;

@@ -36,9 +36,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
   seed: {
     ...CONFIG,
     'queues:frontier': ['sqs:SendMessage'],
-    // Reads the start URLs' and sitemaps' items, then claims the new ones (conditional put) and
-    // stamps the queued pending ones' `sentAt` (UpdateItem): a later seed does not queue them again.
-    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    // Reads the start URLs' and sitemaps' items, then claims the new ones (conditional put).
+    'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem'],
     // robots.txt (cache read and write, the host's politeness slot), the schedule-run time, the
     // refresh policy (read each cycle, written once: refresh-review.ts) and, in every stage, the
     // usage record: one UpdateItem per invocation (shared/stages/usage.ts).

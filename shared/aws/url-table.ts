@@ -56,8 +56,6 @@ export interface UrlTable {
   /** The tasks this claimer holds the claim of; those it claimed before come back marked `redelivered`. */
   claim(tasks: UrlTask[], claimer: string, now: string, opts?: ClaimOptions): Promise<UrlTask[]>;
   getMany(urls: string[]): Promise<Map<string, UrlItem>>;
-  /** Stamps `sentAt` on the items of URLs still pending (their tasks queued); others are left as they are. */
-  markSent(urls: string[], at: string): Promise<void>;
   /** Removes attributes from a URL's item (e.g. its document pointer when the document is deleted). */
   removeFields(url: string, fields: string[]): Promise<void>;
   /** Moves a table-kept URL's refresh time from `from` to `to`; false when it changed since (refetched). */
@@ -304,22 +302,6 @@ export function createUrlTable({
       return fresh;
     },
     getMany,
-    async markSent(urls, at) {
-      await mapLimit(urls, CLAIM_CONCURRENCY, (url) =>
-        conditionHeld(
-          client.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: { url },
-              UpdateExpression: 'SET sentAt = :at',
-              ConditionExpression: '#s = :pending',
-              ExpressionAttributeNames: { '#s': 'state' },
-              ExpressionAttributeValues: { ':at': at, ':pending': 'pending' },
-            }),
-          ),
-        ),
-      );
-    },
     async removeFields(url, fields) {
       // "REMOVE " with nothing after it is a ValidationException: no fields, no request.
       if (fields.length === 0) return;

@@ -10,7 +10,7 @@ import { mapLimit } from '../crawl/state/concurrency.ts';
 import { isTableKept } from '../crawl/state/url-state.ts';
 import { maskUserInfo } from '../crawl/url/mask-url.ts';
 import { sitemapCounts } from '../crawl/url/traps.ts';
-import type { UrlTask } from '../types.ts';
+import type { UrlItem, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
 import { proxyFor } from './fetch-auth.ts';
 import { HostTurns } from './politeness/host-turns.ts';
@@ -20,6 +20,19 @@ import { decidedUnder, sendTasks } from './send-tasks.ts';
 
 /** A pending start URL or sitemap a seed queued is queued again by a later seed after this long. */
 const RESEND_PENDING_MS = 24 * 3600_000;
+/** The hosts-table value: the claim time up to which every seed's claims were sent. */
+const SEEDS_SENT_KEY = 'seeds-sent';
+
+/**
+ * Whether a pending URL's task is in the frontier already: claimed by a seed at or before
+ * `sentUpTo` (every seed that finished sent what it claimed, and the pending URLs it found
+ * unsent), less than a day ago.
+ */
+function sentBySeed(item: UrlItem, sentUpTo: string | null, now: number): boolean {
+  const claimed = item.claimedBy?.startsWith('seed:') ? item.claimedBy.slice('seed:'.length) : null;
+  if (!claimed || !sentUpTo || claimed > sentUpTo) return false;
+  return now - Date.parse(claimed) < RESEND_PENDING_MS;
+}
 
 export interface SeedSummary {
   startUrls: number;
@@ -42,15 +55,17 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   const existing = await deps.urls.getMany(tasks.map((t) => t.url));
   // Known start URLs keep their state (seed 002) but are fetched again, conditionally. Start URLs
   // and sitemaps keep their state in the table (url-state.ts), so the item is all there is.
+  // Every seed claim up to this time was sent by a seed that finished (written below, after its send).
+  const sentUpTo = await deps.hosts.getValue(SEEDS_SENT_KEY, true);
   const queued = tasks.filter((t) => {
     const item = existing.get(t.url);
     if (item && isTableKept(item)) t.prev = { ...item, stored: 'table' };
-    // Claimed, not yet recorded, and queued by a seed: its task is in the frontier (a copy at each
-    // resumed run reached the site again). A day later it is queued again, in case that task was
-    // lost (the frontier keeps messages 7 days).
-    else if (item?.sentAt && deps.now() - Date.parse(item.sentAt) < RESEND_PENDING_MS) return false;
-    // Claimed but not yet recorded: an earlier (failed, retried) seed sent it already, so this task
-    // may be a second copy; the index stage checks the URL's state before recording it again.
+    // Claimed by a seed that sent it, not yet recorded: its task is in the frontier (a copy at
+    // each resumed run reached the site again). A day later it is queued again, in case that task
+    // was lost (the frontier keeps messages 7 days).
+    else if (item && sentBySeed(item, sentUpTo, deps.now())) return false;
+    // Claimed but not yet recorded, and maybe never sent (a seed that failed after its claims):
+    // queued, and maybe a second copy; the index stage checks the URL's state before recording it again.
     else if (item) t.redelivered = true;
     // With orphans on, a start page whose links are followed is fetched whole: a 304 names no links.
     if (item?.docBulk && !(config.refresh.orphanGrace && t.follow))
@@ -64,9 +79,9 @@ export async function runSeedStage(deps: StageDeps): Promise<SeedSummary> {
   const newSitemaps = fresh.filter((t) => t.kind === 'sitemap').map((t) => t.url);
   if (newSitemaps.length > 0) await deps.hosts.addCounts(sitemapCounts(newSitemaps, 1));
   await sendTasks(deps, decidedUnder(config, queued));
-  // Only once sent: a seed that fails before (and is retried) finds them unmarked and sends them.
-  const pending = queued.filter((t) => !t.prev).map((t) => t.url);
-  if (pending.length > 0) await deps.urls.markSent(pending, now);
+  // Only once sent: a later seed finds this seed's claims (and those it queued again) sent. One
+  // write a seed, none a URL. The time never moves back (`refresh --now` moves the crawl's clock).
+  if (!sentUpTo || now > sentUpTo) await deps.hosts.putValue(SEEDS_SENT_KEY, now);
   // The policy the pages' refresh times are fixed under, from the crawl's first seed on.
   await recordRefreshPolicy(deps, config);
   await deps.kickFetch();

@@ -145,7 +145,7 @@ export function planOutcome(o: PageOutcome, ctx: PlanContext): OutcomePlan {
     outcome: o,
     writeDoc: false,
     set: common(o, ctx),
-    remove: ['claimedBy', 'sentAt'],
+    remove: ['claimedBy'],
     forget: false,
     stat: o.state,
   };
