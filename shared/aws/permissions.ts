@@ -72,6 +72,8 @@ export const STAGE_ACCESS: Record<StageName, StageAccess> = {
     ...CONFIG,
     'queues:frontier': ['sqs:SendMessage'],
     'queue:index': ['sqs:SendMessage'],
+    // The records a batch past its deadline did not start go back as new messages.
+    'queue:extract': ['sqs:SendMessage'],
     // Read-before-write claims: BatchGetItem, then a conditional PutItem per new URL; with
     // refresh.orphanGrace, a known URL's link stamp (reachedAt: one UpdateItem per quarter grace).
     'table:urls': ['dynamodb:BatchGetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],

@@ -29,7 +29,7 @@ import { sitemapsAgain, writeChangeHints } from './change-hints.ts';
 import type { StageDeps } from './deps.ts';
 import { kickFor } from './fetch-presence.ts';
 import { syncForgotten } from './forget-epoch.ts';
-import { DEADLINE_MARGIN_MS } from './handler-kit.ts';
+import { type BatchTime, DEADLINE_MARGIN_MS } from './handler-kit.ts';
 import { createPdfWorkerReader } from './pdf-worker.ts';
 import { decidedUnder, sendTasks } from './send-tasks.ts';
 import { reopenCapped, trapGate } from './trap-gate.ts';
@@ -59,33 +59,79 @@ function invocationPdfReader(): PdfReader {
   return (bytes, limits) => pdfReader.read(bytes, { ...limits, leftMs: end - performance.now() });
 }
 
-/** Processes a batch of extract messages. */
+/**
+ * Processes a batch of extract messages. Past `time.deadline` it starts no more of them: they go
+ * back to the queue as they were, to be taken at once by another invocation. A batch of 10 full
+ * messages (2,000 pages of a fast crawl's backlog) outlived the 60 s timeout; the timed-out
+ * handler went on in the background and sent its claims' tasks, and so did each retry (a 30,000
+ * page crawl fetched pages twice, a 50,000-URL sitemap three times: helper-54).
+ */
 export async function runExtractStage(
   deps: StageDeps,
   records: StageRecord<ExtractMessage>[],
+  time: Partial<BatchTime> = {},
 ): Promise<BatchResult> {
   const config = await deps.loadConfig();
   const decider = deciderFor(config);
   const result: BatchResult = { failedMessageIds: [], stats: {}, examples: {} };
   const outcomes: PageOutcome[] = [];
   const readPdf = invocationPdfReader();
+  let started = 0;
   for (const record of records) {
+    // One record at least, whatever the time: a batch always moves on.
+    if (started > 0 && outOfTime(time)) break;
+    started++;
     try {
-      outcomes.push(...(await extractRecord(deps, { config, decider, readPdf }, record, result)));
+      outcomes.push(
+        ...(await extractRecord(deps, { config, decider, readPdf }, record, result, time.signal)),
+      );
     } catch (err) {
+      if (time.signal?.aborted) throw err;
       deps.log.error('extract record failed', { messageId: record.messageId, error: err as Error });
       result.failedMessageIds.push(record.messageId);
     }
   }
   try {
+    // Timed out meanwhile: the invocation has failed already, its records are retried whole.
+    time.signal?.throwIfAborted();
     await bulkDocuments(deps, config, outcomes);
     await sendOutcomes(deps, outcomes);
   } catch (err) {
+    if (time.signal?.aborted) throw err;
     // Without their outcomes the records are not done: all of them are retried (claims are idempotent).
     deps.log.error('sending outcomes failed', { error: err as Error });
     return { ...result, failedMessageIds: records.map((r) => r.messageId) };
   }
+  await putBack(deps, records.slice(started), result);
   return result;
+}
+
+/** Whether a batch is past the time it may start another record in. */
+function outOfTime(time: Partial<BatchTime>): boolean {
+  return time.signal?.aborted === true || (time.deadline !== undefined && Date.now() > time.deadline);
+}
+
+/**
+ * The records a batch did not start go back to the queue as new messages (a failed record would
+ * wait out its visibility timeout, 6 minutes on AWS); failed if that send fails.
+ */
+async function putBack(
+  deps: StageDeps,
+  records: StageRecord<ExtractMessage>[],
+  result: BatchResult,
+): Promise<void> {
+  const kept = records.filter((r) => r.body !== null);
+  if (kept.length === 0) return;
+  try {
+    await deps.queues.send(
+      deps.queueUrls.extract,
+      kept.map((r) => ({ body: r.body })),
+    );
+    result.stats['put-back:deadline'] = (result.stats['put-back:deadline'] ?? 0) + kept.length;
+  } catch (err) {
+    deps.log.warn('putting records back failed; they are retried', { error: err as Error });
+    result.failedMessageIds.push(...kept.map((r) => r.messageId));
+  }
 }
 
 async function extractRecord(
@@ -93,6 +139,7 @@ async function extractRecord(
   { config, decider, readPdf }: { config: CrawlConfig; decider: UrlDecider; readPdf: PdfReader },
   record: StageRecord<ExtractMessage>,
   { stats, examples = {} }: BatchResult,
+  signal?: AbortSignal,
 ): Promise<PageOutcome[]> {
   const source = pagesOf(record.body);
   if (!source) {
@@ -120,6 +167,7 @@ async function extractRecord(
   // The claimer names the pages: a redelivery of this record re-sends what it claimed before a crash.
   const gate = trapGate(deps, config.scope.traps, config.limits.sitemapsPerSite, stats);
   if (tasks.length > 0) await syncForgotten(deps);
+  signal?.throwIfAborted();
   const fresh = await deps.urls.claim(tasks, source.claimer, now, {
     ...reachStamps(config, deps.now()),
     gate,
@@ -130,6 +178,9 @@ async function extractRecord(
   const again = (record.receiveCount ?? 1) > 1 || fresh.some((t) => t.redelivered);
   for (const o of outcomes) if (again || o.task.redelivered) o.redelivered = true;
   const reread = await sitemapsAgain(deps, config, tasks, fresh, now);
+  // A handler past its timeout sends nothing on: the retry sends its claims (claimed by the same
+  // claimer, they come back to it), and both sent them before: every page fetched twice.
+  signal?.throwIfAborted();
   await sendTasks(deps, decidedUnder(config, [...fresh, ...reread]));
   if (reread.length > 0) stats['sitemap-reread'] = (stats['sitemap-reread'] ?? 0) + reread.length;
   await writeChangeHints(deps, changed, fresh, now, stats);

@@ -28,26 +28,40 @@ export function decodeRecords<T>(event: SQSEvent): StageRecord<T>[] {
   });
 }
 
+/**
+ * An invocation's time, for a batch stage: it starts no record past `deadline` (epoch ms, real
+ * time), and `signal` is aborted at Lambda's timeout (middy's early timeout). A handler that
+ * timed out goes on in the background (locally, and on Lambda in the container's next
+ * invocation), so a stage checks it before anything that sends work on.
+ */
+export interface BatchTime {
+  deadline: number;
+  signal?: AbortSignal;
+}
+
+type BatchRun<T> = (deps: StageDeps, records: StageRecord<T>[], time: BatchTime) => Promise<BatchResult>;
+
 /** Wraps an SQS batch stage as a middy handler that reports only the failed records. */
-export function sqsBatchHandler<T>(
-  stage: string,
-  run: (deps: StageDeps, records: StageRecord<T>[]) => Promise<BatchResult>,
-) {
+export function sqsBatchHandler<T>(stage: string, run: BatchRun<T>) {
   return middy<SQSEvent, SQSBatchResponse>()
     .use(injectLambdaContext(logger))
-    .handler((event, context) => inStage(stage, () => runBatch(stage, run, event, context)));
+    .handler((event, context, opts) =>
+      inStage(stage, () => runBatch(stage, run, event, context, opts?.signal)),
+    );
 }
 
 async function runBatch<T>(
   stage: string,
-  run: (deps: StageDeps, records: StageRecord<T>[]) => Promise<BatchResult>,
+  run: BatchRun<T>,
   event: SQSEvent,
   context: Context,
+  signal: AbortSignal | undefined,
 ): Promise<SQSBatchResponse> {
   const deps = containerDeps(stage);
   const started = Date.now();
+  const deadline = started + (context.getRemainingTimeInMillis?.() ?? 60_000) - DEADLINE_MARGIN_MS;
   const result = await withUsage(deps, stage as StageName, event, context, noPages, () =>
-    run(deps, decodeRecords<T>(event)),
+    run(deps, decodeRecords<T>(event), { deadline, signal }),
   );
   for (const [k, v] of Object.entries(result.stats)) bump(k, v);
   noteExamples(result.examples);

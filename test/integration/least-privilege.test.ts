@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { lambdaContext, scheduledEvent } from '../../cli/runner.ts';
 import { type CrawlSession, crawl, openSession } from '../../cli/session.ts';
+import { handler as extractHandler } from '../../functions/extract/handler.ts';
 import { handler as fetchHandler } from '../../functions/fetch/handler.ts';
 import { handler as indexHandler } from '../../functions/index/handler.ts';
 import { EVENT_SOURCE_ACTIONS, EVENT_SOURCES } from '../../shared/aws/permissions.ts';
@@ -66,6 +67,19 @@ async function indexSpill(session: CrawlSession): Promise<void> {
   const result = (await indexHandler({ Records: [record] } as never, lambdaContext('index'))) as {
     batchItemFailures: unknown[];
   };
+  assert.deepEqual(result.batchItemFailures, []);
+}
+
+/**
+ * An extract batch with no time left: its first record is done (an empty one), the second goes
+ * back to the extract queue as a new message (extract-stage.ts putBack).
+ */
+async function extractPastDeadline(): Promise<void> {
+  const records = ['late-1', 'late-2'].map((messageId) => ({ messageId, body: '{}', attributes: {} }));
+  const result = (await extractHandler({ Records: records } as never, {
+    ...lambdaContext('extract'),
+    getRemainingTimeInMillis: () => DEADLINE_MARGIN_MS - 1,
+  })) as { batchItemFailures: unknown[] };
   assert.deepEqual(result.batchItemFailures, []);
 }
 
@@ -245,6 +259,7 @@ describe('least privilege: each role allows what its stage sends, and nothing mo
     await second.runner.invoke('seed', scheduledEvent());
     await second.runner.drain();
     await indexSpill(second);
+    await extractPastDeadline();
     recorder.stop();
 
     const { stack, template, labels } = buildStack(crawlName, { bundle: false });
