@@ -14,7 +14,7 @@ import { lambdaContext, sqsEvent } from '../../cli/runner.ts';
 import { openSession } from '../../cli/session.ts';
 import { handler } from '../../functions/extract/handler.ts';
 import { parseConfig } from '../../shared/config.ts';
-import { depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
+import { containerDeps, depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { DEADLINE_MARGIN_MS } from '../../shared/stages/handler-kit.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
@@ -36,6 +36,10 @@ describe('an extract batch and its timeout', () => {
     site.route('/many', {
       body: `<html><head><title>Many</title></head><body><p>${links}</p></body></html>`,
     });
+    for (let i = 0; i < 700; i++)
+      site.route(`/bulk/${i}`, {
+        body: `<html><head><title>Bulk ${i}</title></head><body><p>Bulk page ${i}.</p></body></html>`,
+      });
     for (const name of ['a', 'b', 'c'])
       site.route(`/${name}`, {
         body: `<html><head><title>${name}</title></head><body><p>Page ${name}. <a href="/${name}/next">next</a></p></body></html>`,
@@ -105,6 +109,38 @@ describe('an extract batch and its timeout', () => {
     assert.equal(await inFrontier(deps), 3, "every page's link queued once");
   });
 
+  it('sends outcomes as the batch goes: a send that fails late fails only the records since the last one', async () => {
+    const deps = await fetched([]);
+    await sendTasks(
+      deps,
+      Array.from({ length: 700 }, (_, i) => urlTask(`${site.url}/bulk/${i}`)),
+    );
+    await runFetchStage(deps, { deadline: Date.now() + 60_000 });
+    const d = await deps.queues.depth(deps.queueUrls.extract);
+    const event = await received(deps, Math.min(10, d.visible));
+    assert.ok(event.Records.length >= 4, `the fetch round's extract messages: ${event.Records.length}`);
+    // SQS refuses the batch's second send to the index queue (a fault the emulator cannot be made
+    // to give: a mock of that one call).
+    let sends = 0;
+    containerDeps('extract').clients.sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { QueueUrl?: string };
+        const name = (context as { commandName?: string }).commandName ?? '';
+        if (name.startsWith('SendMessage') && input.QueueUrl === deps.queueUrls.index && ++sends === 2)
+          throw new Error('SQS unavailable (injected)');
+        return next(args);
+      },
+      { step: 'initialize', name: 'failSecondIndexSend' },
+    );
+    const res = (await handler(event, lambdaContext('extract'))) as SQSBatchResponse;
+    const failed = res.batchItemFailures.map((f) => f.itemIdentifier);
+    const ids = event.Records.map((r) => r.messageId);
+    assert.ok(failed.length > 0 && failed.length < ids.length, `failed ${failed.length} of ${ids.length}`);
+    assert.deepEqual(failed, ids.slice(ids.length - failed.length), 'the records after the last send');
+    const outcomes = await indexOutcomes(deps);
+    assert.ok(outcomes >= 400, `the outcomes sent before: ${outcomes}`);
+  });
+
   it('a handler past its timeout sends none of its claims on (the retry does, once)', async () => {
     const deps = await fetched(['/many']);
     const event = await received(deps, 1);
@@ -145,5 +181,15 @@ async function frontierTasks(deps: StageDeps, url: string): Promise<string[]> {
     const batch = await deps.queues.receive<{ tasks: { url: string }[] }>(url, 10, 0, 120);
     if (batch.length === 0) return urls;
     for (const m of batch) urls.push(...(m.body?.tasks ?? []).map((t) => t.url));
+  }
+}
+
+/** How many outcomes the index queue's messages carry. */
+async function indexOutcomes(deps: StageDeps): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const batch = await deps.queues.receive<{ outcomes?: unknown[] }>(deps.queueUrls.index, 10, 0, 120);
+    if (batch.length === 0) return n;
+    for (const m of batch) n += m.body?.outcomes?.length ?? 0;
   }
 }
