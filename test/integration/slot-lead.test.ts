@@ -85,4 +85,38 @@ describe('the slot lead follows the slot writes', () => {
     await one.turn('h60.lead.test', 1000);
     assert.ok(other.leadMs >= 375, `the other invocation's lead: ${other.leadMs} ms`);
   });
+
+  // A run whose first slot was lost to its own slow write still holds the host until its end: a
+  // booking before that was refused by it, a write unit for nothing (100-135 refused bookings for
+  // 500 pages of a broad crawl). The task waits for the run's end, or goes back to its queue.
+  it('books nothing into its own run after losing its slot to a slow write', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('own-run'),
+      startUrls: ['http://h0.own.test/'],
+      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
+    });
+    await openSession(config);
+    const deps = depsFromEnv();
+    let writeLatencyMs = 300;
+    const writes: boolean[] = [];
+    const acquire = deps.hosts.acquireSlot;
+    deps.hosts.acquireSlot = async (...args) => {
+      await sleep(writeLatencyMs);
+      const slot = await acquire(...args);
+      writes.push(slot.ok);
+      return slot;
+    };
+    const turns = new HostTurns(deps, config, Date.now() + 60_000, undefined, new SlotLead());
+    const first = await turns.turn('h0.own.test', 1000);
+    // The slot is lost; the run's end (about 850 ms away) is booked once the lead the slow write
+    // raised (450 ms) reaches it: a wait in the invocation, as after the refusal it used to get.
+    assert.ok('sendBy' in first, JSON.stringify(first));
+    assert.deepEqual(writes, [true, true], 'two bookings, none refused');
+    // A host whose run's end is further off than an invocation waits (a 3 s delay, its one slot
+    // lost to a 700 ms write) goes back to its queue, with no booking.
+    writeLatencyMs = 700;
+    const far = await turns.turn('h1.own.test', 3000);
+    assert.ok('requeueSeconds' in far, JSON.stringify(far));
+    assert.deepEqual(writes, [true, true, true], 'the far one booked once, refused never');
+  });
 });

@@ -360,6 +360,19 @@ export class HostTurns implements RobotsTurns {
         this.late();
         continue;
       }
+      // This invocation's own run still holds the host (its slots missed: a booking that came
+      // back past its first slot's start, a stall): a booking before the run's end is refused by
+      // it, a write unit for nothing (100-135 of 500 pages of a broad crawl, bench/README.md).
+      // It waits until a booking ahead by the lead starts at the run's end, as it did after that
+      // refusal, or goes back to its queue.
+      const ownUntil = this.runs.get(host)?.until ?? 0;
+      if (ownUntil > this.deps.now() + this.lead.ms) {
+        const now = this.deps.now();
+        const requeue = await this.waitOrRequeue(now, ownUntil - this.lead.ms - now);
+        if (requeue === null) continue;
+        this.defer(host, ownUntil, weight);
+        return { requeueSeconds: requeue };
+      }
       const start = this.deps.now() + this.lead.ms;
       const slots = this.runLength(host, start, step);
       // More of the host's tasks in the round than slots: they go back and come for the host again,
