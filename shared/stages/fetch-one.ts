@@ -73,8 +73,9 @@ async function politeFetch(
           ctx.requests.release?.();
           const slot = await ctx.turns.turn(host, delayMs, task.queue, sectionOf(task.url));
           if ('requeueSeconds' in slot) return slot;
-          // The request's place again (a TaskPlace keeps what a run takes) before it is sent.
-          await ctx.requests.run(async () => undefined);
+          // The request's place again (a TaskPlace keeps what a run takes) before it is sent, ahead
+          // of requests that are not yet due: its slot is lost past its jitter.
+          await ctx.requests.run(async () => undefined, true);
           placed = deps.now();
           sent.at = placed;
           sendBy = slot.sendBy;

@@ -35,6 +35,8 @@ export async function mapLimit<T, R>(
 export class Lane {
   private active = 0;
   private waiters: (() => void)[] = [];
+  /** waiters that go first: a request whose host's turn has come (it is lost past its jitter) */
+  private urgent: (() => void)[] = [];
 
   constructor(private readonly capacity: () => number) {}
 
@@ -48,23 +50,28 @@ export class Lane {
     }
   }
 
-  /** Takes a place once fewer than `capacity()` are taken; the function returned gives it back (once). */
-  async acquire(): Promise<() => void> {
-    while (this.active >= Math.max(1, this.capacity())) await new Promise<void>((r) => this.waiters.push(r));
+  /**
+   * Takes a place once fewer than `capacity()` are taken; the function returned gives it back
+   * (once). An `urgent` waiter is woken before the others, so it takes the next place given back.
+   */
+  async acquire(urgent = false): Promise<() => void> {
+    while (this.active >= Math.max(1, this.capacity()))
+      await new Promise<void>((r) => (urgent ? this.urgent : this.waiters).push(r));
     this.active++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.active--;
-      for (const wake of this.waiters.splice(0)) wake();
+      for (const wake of [...this.urgent.splice(0), ...this.waiters.splice(0)]) wake();
     };
   }
 }
 
 /** Runs work within a bound (a {@link Lane}, or one task's {@link TaskPlace} in it). */
 export interface Places {
-  run<T>(fn: () => Promise<T>): Promise<T>;
+  /** `urgent`: the place is taken before those of non-urgent waiters (a {@link TaskPlace}'s) */
+  run<T>(fn: () => Promise<T>, urgent?: boolean): Promise<T>;
   /** gives back a place held past its run (a {@link TaskPlace}) */
   release?(): void;
 }
@@ -79,8 +86,8 @@ export class TaskPlace implements Places {
 
   constructor(private readonly lane: Lane) {}
 
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    this.taken ??= this.lane.acquire();
+  async run<T>(fn: () => Promise<T>, urgent = false): Promise<T> {
+    this.taken ??= this.lane.acquire(urgent);
     await this.taken;
     return fn();
   }

@@ -67,4 +67,27 @@ describe('TaskPlace', () => {
     await other;
     assert.equal(otherRan, true);
   });
+
+  it('a request whose turn has come takes the next place before the tasks that waited longer', async () => {
+    const lane = new Lane(() => 1);
+    const holder = new TaskPlace(lane);
+    await holder.run(async () => undefined);
+    const order: string[] = [];
+    const places = [1, 2].map(() => new TaskPlace(lane));
+    const starting = places.map((p, i) => p.run(async () => void order.push(`starting ${i + 1}`)));
+    await tick();
+    const due = new TaskPlace(lane);
+    const dueDone = due.run(async () => void order.push('due'), true);
+    await tick();
+    holder.release();
+    for (let i = 0; i < 5; i++) await tick();
+    assert.deepEqual(order, ['due'], 'the due request went first');
+    await dueDone;
+    due.release();
+    await starting[0];
+    places[0]?.release();
+    await starting[1];
+    places[1]?.release();
+    assert.deepEqual(order, ['due', 'starting 1', 'starting 2']);
+  });
 });
