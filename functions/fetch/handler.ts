@@ -1,13 +1,13 @@
 /** Fetch: weighted polling of the frontier, many concurrent fetches per invocation. */
 
 import { runFetchStage, sourcesToPoll } from '../../shared/stages/fetch-stage.ts';
-import { DEADLINE_MARGIN_MS, scheduledHandler } from '../../shared/stages/handler-kit.ts';
+import { invocationDeadline, scheduledHandler } from '../../shared/stages/handler-kit.ts';
 import { containerMetrics, fetchMetrics, publishMetrics } from '../../shared/stages/metrics.ts';
 
 export const handler = scheduledHandler('fetch', async (deps, context, event) => {
   const stop = (context as { trawlStop?: AbortSignal }).trawlStop;
   const summary = await runFetchStage(deps, {
-    deadline: deps.now() + context.getRemainingTimeInMillis() - DEADLINE_MARGIN_MS,
+    deadline: invocationDeadline(context, deps.now()),
     // The local runner's Ctrl-C (cli/runner.ts); absent on Lambda.
     signal: stop,
     // Started by wake-up calls: only the sources they name.

@@ -16,6 +16,11 @@ import { withUsage } from './usage.ts';
 /** Lambda stops us at its timeout; we stop starting new work this long before. */
 export const DEADLINE_MARGIN_MS = 15_000;
 
+/** When an invocation stops starting new work, on the clock of `now` (the crawl's, or real time). */
+export function invocationDeadline(context: Context, now: number): number {
+  return now + (context.getRemainingTimeInMillis?.() ?? 60_000) - DEADLINE_MARGIN_MS;
+}
+
 /** Decodes SQS records; a body that is not JSON becomes null (the stage drops it with a log line). */
 export function decodeRecords<T>(event: SQSEvent): StageRecord<T>[] {
   return event.Records.map((r) => {
@@ -59,7 +64,7 @@ async function runBatch<T>(
 ): Promise<SQSBatchResponse> {
   const deps = containerDeps(stage);
   const started = Date.now();
-  const deadline = started + (context.getRemainingTimeInMillis?.() ?? 60_000) - DEADLINE_MARGIN_MS;
+  const deadline = invocationDeadline(context, started);
   const result = await withUsage(deps, stage as StageName, event, context, noPages, () =>
     run(deps, decodeRecords<T>(event), { deadline, signal }),
   );

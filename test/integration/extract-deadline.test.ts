@@ -174,22 +174,24 @@ describe('an extract batch and its timeout', () => {
   });
 });
 
-/** The URLs of every task in the queue (received and left leased). */
-async function frontierTasks(deps: StageDeps, url: string): Promise<string[]> {
-  const urls: string[] = [];
+/** The bodies of every message in the queue (received and left leased). */
+async function allBodies<T>(deps: StageDeps, url: string): Promise<T[]> {
+  const bodies: T[] = [];
   for (;;) {
-    const batch = await deps.queues.receive<{ tasks: { url: string }[] }>(url, 10, 0, 120);
-    if (batch.length === 0) return urls;
-    for (const m of batch) urls.push(...(m.body?.tasks ?? []).map((t) => t.url));
+    const batch = await deps.queues.receive<T>(url, 10, 0, 120);
+    if (batch.length === 0) return bodies;
+    for (const m of batch) if (m.body !== null) bodies.push(m.body);
   }
+}
+
+/** The URLs of every task in the queue. */
+async function frontierTasks(deps: StageDeps, url: string): Promise<string[]> {
+  const bodies = await allBodies<{ tasks?: { url: string }[] }>(deps, url);
+  return bodies.flatMap((b) => (b.tasks ?? []).map((t) => t.url));
 }
 
 /** How many outcomes the index queue's messages carry. */
 async function indexOutcomes(deps: StageDeps): Promise<number> {
-  let n = 0;
-  for (;;) {
-    const batch = await deps.queues.receive<{ outcomes?: unknown[] }>(deps.queueUrls.index, 10, 0, 120);
-    if (batch.length === 0) return n;
-    for (const m of batch) n += m.body?.outcomes?.length ?? 0;
-  }
+  const bodies = await allBodies<{ outcomes?: unknown[] }>(deps, deps.queueUrls.index);
+  return bodies.reduce((n, b) => n + (b.outcomes?.length ?? 0), 0);
 }
