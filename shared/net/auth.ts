@@ -9,7 +9,7 @@ import type { SecretResolver } from '../aws/secrets.ts';
 import type { AuthEntry, ProxyConfig, SecretRef } from '../config-auth.ts';
 import { normalizePercentEncoding } from '../crawl/url/normalize-url.ts';
 import type { FetchOutcome, HeaderRecord } from './fetcher.ts';
-import { findLoginForm, type LoginForm, loginBody } from './login-form.ts';
+import type { LoginForm } from './login-form.ts';
 
 export interface ResolvedAuth {
   origin: string;
@@ -287,11 +287,20 @@ export class AuthSessions {
     const pageJar: Record<string, string> = {};
     let target = form.loginUrl;
     let method: 'GET' | 'POST' = 'POST';
+    // Loaded at the first login: its HTML parser (htmlparser2 and its entity tables, 7 MB) is not
+    // in the memory of a fetch function that logs in nowhere (shared/stages/fetch-memory.ts).
+    const { findLoginForm, loginBody } = await import('./login-form.ts');
     let body = loginBody(null, form.fields);
     // As a browser sends them: a site checking its CSRF token checks these too (Django on https).
     const headers: HeaderRecord = { origin: loginOrigin };
     if (form.readForm) {
-      const page = await this.readLoginPage(form.loginUrl, Object.keys(form.fields), entryCookies, pageJar);
+      const page = await this.readLoginPage(
+        form.loginUrl,
+        Object.keys(form.fields),
+        entryCookies,
+        pageJar,
+        findLoginForm,
+      );
       if ('failed' in page) return page;
       body = loginBody(page.form, form.fields);
       headers.referer = page.url;
@@ -341,6 +350,7 @@ export class AuthSessions {
     fieldNames: string[],
     cookies: Record<string, string>,
     jar: Record<string, string>,
+    findLoginForm: (html: string, pageUrl: string, fieldNames: string[]) => LoginForm | null,
   ): Promise<{ url: string; form: LoginForm } | { failed: string }> {
     const origin = new URL(loginUrl).origin;
     let url = loginUrl;

@@ -12,9 +12,9 @@
 const MB = 1024 * 1024;
 
 /**
- * RSS of a fetch container once loaded and running, with slack: 76 MB measured (Node 24, AWS's
+ * RSS of a fetch container once loaded and running, with slack: 80 MB measured (Node 24, AWS's
  * runtime interface client, the bundle with its SDK clients, no zod and no undici;
- * bench/fetch-memory.ts), plus 24 MB for the garbage collector's timing and what a Lambda sandbox
+ * bench/fetch-memory.ts, 2026-11-29), plus 20 MB for the garbage collector's timing and what a Lambda sandbox
  * may hold that the benchmark's container does not.
  */
 export const RUNTIME_MB = 100;

@@ -355,6 +355,34 @@ describe('CrawlerStack', () => {
     }
   });
 
+  it('the fetch bundle loads in the memory its function was sized for (what a crawl uses only when configured loads later)', () => {
+    // The fetch function's memory is chosen from a measured load (RUNTIME_MB, shared/stages/
+    // fetch-memory.ts): Node itself, the built-ins and the bundle. A static import of a module
+    // only some configs use adds its tables to every container (the login form's HTML parser
+    // did: +6.5 MB, until it was imported at the first login). The same Node measured bare and
+    // with the bundle loaded, each after a full collection, the lower of two runs.
+    const rss = (load: string) => {
+      const probe = `${load}; globalThis.gc(); await new Promise((r) => setTimeout(r, 300)); globalThis.gc(); console.log(process.memoryUsage().rss);`;
+      const runs = [0, 1].map(() => {
+        const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', probe], {
+          encoding: 'utf8',
+          env: { PATH: process.env.PATH, POWERTOOLS_LOG_LEVEL: 'WARN' },
+          timeout: 60_000,
+        });
+        assert.equal(run.status, 0, run.stderr.slice(-2000));
+        return Number(run.stdout.trim().split('\n').at(-1)) / 2 ** 20;
+      });
+      return Math.min(...runs);
+    };
+    const bundle = pathToFileURL(join(assetDir('fetch'), 'index.mjs')).href;
+    const added = rss(`await import(${JSON.stringify(bundle)})`) - rss('');
+    // 35-36 MB measured on 2026-11-29 (42 with the login form's parser loaded at once).
+    assert.ok(
+      added < 39,
+      `loading the fetch bundle added ${added.toFixed(1)} MB to a bare Node (at most 39)`,
+    );
+  });
+
   it('the fetch bundle holds no URL decider; the one bundled beside it judges a queued task under a config', () => {
     // The fetch stage loads decide.mjs only for tasks queued under another config (fetch-scope.ts).
     const dir = assetDir('fetch');
