@@ -29,6 +29,16 @@ version with TRAWL_EMULATOR_PLAIN=1 in the environment.
   the attributes so far each time (quadratic in the attributes, ~0.3 ms for a claim's 12): a new
   item keeps one running total instead. The same items are refused, at the same attribute, with
   the same error.
+- DynamoDB reads: moto 5.2 serializes a response by walking botocore's model for every value,
+  each member looked up through an attribute picker (~0.1 ms an attribute): a Scan of a
+  10,000-URL table took 9 s, nearly all of it there. An item's attribute values are already in
+  the wire's shape; made of strings, numbers, flags, lists and maps they are sent as they are
+  (binary is left to moto, which base64-encodes it). And a Scan, which sorts the whole table for
+  every page it answers, sorts by keys cast once an item instead of once per comparison.
+- Memory: moto lists every model instance it makes in its class (for its /moto-api/ browser):
+  every DynamoDB item written and every copy a read made of one, every SQS message. The server
+  grew by ~55 MB with every read of a 30,000-URL table until stopped. Items and messages are not
+  listed any more.
 - HTTP keep-alive (werkzeug 3.1 only): werkzeug's server answers every request with
   `Connection: close`, as Python's http.server would not skip an unread request body before the
   next request; then it reads whatever the client sends next off the socket for 10 ms to throw it
@@ -76,15 +86,31 @@ def _patch() -> None:
     core_responses.camelcase_to_underscores = camel
     core_responses.method_names_from_class = method_names_from_class
 
+    # moto keeps every model instance it ever made in a class list (for its /moto-api/ data
+    # browser and reset): every DynamoDB item written, every copy a read made of one, every SQS
+    # message sent, deleted or not, for the life of the server. Items and messages are no longer
+    # listed there (trawl uses neither the browser nor reset); the tables and queues still hold
+    # theirs.
+    import moto.dynamodb.models.dynamo_type as dynamo_type
+    import moto.sqs.models as sqs_models
+
+    for model in (dynamo_type.Item, sqs_models.Message):
+        model.__new__ = _untracked_new
+
     _patch_sqs()
     _patch_dynamodb()
     _patch_keep_alive()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
 
+def _untracked_new(cls, *args, **kwargs):  # type: ignore[no-untyped-def]
+    return object.__new__(cls)
+
+
 def _patch_dynamodb() -> None:
     import moto.dynamodb.comparisons as comparisons
     import moto.dynamodb.models.dynamo_type as dynamo_type
+    import moto.dynamodb.models.table as table_module
 
     parser_class = comparisons.ConditionExpressionParser
     uncached_parse = parser_class.parse
@@ -132,6 +158,76 @@ def _patch_dynamodb() -> None:
             dict.__setitem__(self.attrs, key, converted)
 
     item_class.__init__ = item_init
+
+    # A Scan sorts the whole table by key for every page it answers; sorting by the DynamoType
+    # compared each pair through `cast_value` (a Decimal made per comparison for numbers), 2n log n
+    # times. The same order from keys cast once an item (a key column has one type, fixed by the
+    # table's schema, so comparing the cast values is what DynamoType's comparisons do).
+    table_class = table_module.Table
+
+    def all_items(self):  # type: ignore[no-untyped-def]
+        items = []
+        for hash_set in self.items.values():
+            if self.range_key_attr:
+                items.extend(hash_set.values())
+            else:
+                items.append(hash_set)
+        return sorted(
+            items,
+            key=lambda x: (x.hash_key.cast_value, x.range_key.cast_value) if x.range_key else x.hash_key.cast_value,
+        )
+
+    table_class.all_items = all_items
+
+    _patch_attribute_values()
+
+
+# The AttributeValue members whose plain value is what the JSON protocol sends as it is.
+_PLAIN_MEMBERS = {"S": str, "N": str, "BOOL": bool, "NULL": bool, "SS": list, "NS": list}
+
+
+def _plain_attribute_value(value):  # type: ignore[no-untyped-def]
+    """`value` as the wire's JSON when it is made of strings, numbers as strings, flags, lists and
+    maps only (no binary: moto base64-encodes bytes); else None, and moto serializes it."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    ((kind, inner),) = value.items()
+    plain = _PLAIN_MEMBERS.get(kind)
+    if plain is not None:
+        if type(inner) is not plain:
+            return None
+        if plain is list and not all(type(v) is str for v in inner):
+            return None
+        return value
+    if kind == "L" and type(inner) is list:
+        out = [_plain_attribute_value(v) for v in inner]
+        return None if any(v is None for v in out) else {"L": out}
+    if kind == "M" and type(inner) is dict:
+        members = {k: _plain_attribute_value(v) for k, v in inner.items()}
+        return None if any(v is None for v in members.values()) else {"M": members}
+    return None
+
+
+def _patch_attribute_values() -> None:
+    import moto.core.serialize as serialize
+
+    # moto 5.2 serializes a response by walking botocore's model for every value, looking each
+    # member up through an attribute picker: about 0.1 ms an attribute, so a Scan page of 1 MB
+    # took seconds and a read of a 30,000-URL table most of a minute. A DynamoDB item's
+    # attribute values are already in the wire's shape (dynamo_to_dict): sent as they are, unless
+    # one holds binary (left to moto, which base64-encodes it).
+    serializer_class = serialize.BaseJSONSerializer
+    uncached_structure = serializer_class._serialize_type_structure
+
+    def serialize_structure(self, serialized, value, shape, key):  # type: ignore[no-untyped-def]
+        if key and shape.name == "AttributeValue":
+            plain = _plain_attribute_value(value)
+            if plain is not None:
+                serialized[self.get_serialized_name(shape, key)] = plain
+                return
+        uncached_structure(self, serialized, value, shape, key)
+
+    serializer_class._serialize_type_structure = serialize_structure
 
 
 def _patch_sqs() -> None:
