@@ -33,7 +33,8 @@ version with TRAWL_EMULATOR_PLAIN=1 in the environment.
   each member looked up through an attribute picker (~0.1 ms an attribute): a Scan of a
   10,000-URL table took 9 s, nearly all of it there. An item's attribute values are already in
   the wire's shape; made of strings, numbers, flags, lists and maps they are sent as they are
-  (binary is left to moto, which base64-encodes it). And a Scan, which sorts the whole table for
+  (binary is left to moto, which base64-encodes it); requests are parsed the same way (a
+  PutItem's item, a BatchGetItem's keys, a condition's values). And a Scan, which sorts the whole table for
   every page it answers, sorts by keys cast once an item instead of once per comparison.
 - Memory: moto lists every model instance it makes in its class (for its /moto-api/ browser):
   every DynamoDB item written and every copy a read made of one, every SQS message. The server
@@ -220,7 +221,7 @@ def _patch_attribute_values() -> None:
     uncached_structure = serializer_class._serialize_type_structure
 
     def serialize_structure(self, serialized, value, shape, key):  # type: ignore[no-untyped-def]
-        if key and shape.name == "AttributeValue":
+        if key and shape.name == "AttributeValue" and _is_dynamodb(self.operation_model):
             plain = _plain_attribute_value(value)
             if plain is not None:
                 serialized[self.get_serialized_name(shape, key)] = plain
@@ -228,6 +229,27 @@ def _patch_attribute_values() -> None:
         uncached_structure(self, serialized, value, shape, key)
 
     serializer_class._serialize_type_structure = serialize_structure
+
+    # The same walk parsed every request: a PutItem's item, a BatchGetItem's keys, a condition's
+    # values, each AttributeValue checked against its ten possible members. Parsed, a plain
+    # value is the JSON it came as (binary is left to moto, which base64-decodes it).
+    import moto.core.parse as parse
+
+    parser_class = parse.BaseJSONParser
+    uncached_parse_structure = parser_class._parse_structure
+
+    def parse_structure(self, shape, value):  # type: ignore[no-untyped-def]
+        if shape.name == "AttributeValue" and _is_dynamodb(self.operation_model):
+            plain = _plain_attribute_value(value)
+            if plain is not None:
+                return plain
+        return uncached_parse_structure(self, shape, value)
+
+    parser_class._parse_structure = parse_structure
+
+
+def _is_dynamodb(operation_model) -> bool:  # type: ignore[no-untyped-def]
+    return operation_model.service_model.service_name == "dynamodb"
 
 
 def _patch_sqs() -> None:
