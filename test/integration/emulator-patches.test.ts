@@ -242,6 +242,7 @@ async function scenario(endpoint: string): Promise<Record<string, unknown>> {
     }),
   );
   out.typed = await typedItems(endpoint);
+  out.receivedRaw = await receivedRaw(endpoint);
   await s3.send(new CreateBucketCommand({ Bucket: 'patches' }));
   await s3.send(new PutObjectCommand({ Bucket: 'patches', Key: 'a/b.txt', Body: 'object body' }));
   out.object = await (
@@ -263,6 +264,69 @@ async function rawDynamo(endpoint: string, action: string, body: unknown): Promi
     body: JSON.stringify(body),
   });
   return `${res.status} ${await res.text()}`;
+}
+
+/** An SQS request sent as JSON; the answer's body parsed, in the order its keys came. */
+async function rawSqs(endpoint: string, action: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(endpoint, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': `AmazonSQS.${action}`,
+      authorization:
+        'AWS4-HMAC-SHA256 Credential=test/20261129/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0',
+    },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, ...(await res.json()) };
+}
+
+/**
+ * Messages received as the wire carries them (moto's serializer is bypassed for a message of
+ * strings and string attributes; binary attributes are left to moto): ids, receipt handles and
+ * times taken out, the rest in the order the answer gave it.
+ */
+async function receivedRaw(endpoint: string): Promise<unknown[]> {
+  const { QueueUrl } = (await rawSqs(endpoint, 'CreateQueue', { QueueName: 'raw' })) as { QueueUrl: string };
+  await rawSqs(endpoint, 'SendMessageBatch', {
+    QueueUrl,
+    Entries: [
+      { Id: 'plain', MessageBody: '{"tasks":[{"url":"https://example.com/é"}]}' },
+      {
+        Id: 'text',
+        MessageBody: 'text',
+        MessageAttributes: { crawl: { DataType: 'String', StringValue: 'docs' } },
+      },
+      {
+        Id: 'binary',
+        MessageBody: 'binary',
+        MessageAttributes: {
+          blob: { DataType: 'Binary', BinaryValue: Buffer.from('bytes').toString('base64') },
+          n: { DataType: 'Number', StringValue: '12' },
+        },
+      },
+    ],
+  });
+  const received: Record<string, unknown>[] = [];
+  for (let i = 0; i < 5 && received.length < 3; i++) {
+    const r = await rawSqs(endpoint, 'ReceiveMessage', {
+      QueueUrl,
+      MaxNumberOfMessages: 10,
+      MessageAttributeNames: ['All'],
+      MessageSystemAttributeNames: ['All'],
+    });
+    received.push(...((r.Messages as Record<string, unknown>[] | undefined) ?? []));
+  }
+  return received
+    .map(({ MessageId: _id, ReceiptHandle: _handle, ...m }) => {
+      const attrs = { ...(m.Attributes as Record<string, string>) };
+      for (const time of ['SentTimestamp', 'ApproximateFirstReceiveTimestamp']) {
+        assert.match(attrs[time] ?? '', /^\d{13}$/);
+        delete attrs[time];
+      }
+      return JSON.stringify({ ...m, Attributes: attrs });
+    })
+    .sort();
 }
 
 /**
@@ -468,6 +532,8 @@ describe('the embedded emulator launcher (cli/moto-server.py)', () => {
     ]);
     assert.deepEqual(a.claimedBy, ['A', 'B', 'none', 'none']);
     assert.equal(a.object, 'object body');
+    assert.equal((a.receivedRaw as string[]).length, 3);
+    assert.match((a.receivedRaw as string[]).join('\n'), /"BinaryValue":"Ynl0ZXM="/);
     const typed = a.typed as { answers: string[]; scanOrder: number[] };
     const failed = typed.answers.find((t) => !t.startsWith('200'));
     assert.equal(failed, undefined);
