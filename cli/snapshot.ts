@@ -36,6 +36,7 @@ import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createPageStore } from '../shared/aws/page-store.ts';
 import { provision } from '../shared/aws/provision.ts';
 import { currentStates } from '../shared/aws/refresh-manifest.ts';
+import { mapLimit } from '../shared/crawl/state/concurrency.ts';
 import { PREFIXES } from '../shared/layout.ts';
 import { resourceNames } from '../shared/topology.ts';
 import type { UrlItem } from '../shared/types.ts';
@@ -43,6 +44,8 @@ import { withFileLock } from './file-lock.ts';
 import { sendFrontierTasks, taskOf } from './frontier.ts';
 
 const PREFIX = 'trawl-';
+/** Requests a restore keeps in flight. */
+const RESTORE_CONCURRENCY = 4;
 
 function clientsFor(endpoint: string): AwsClients {
   return createAwsClients({ endpoint, count: false });
@@ -174,21 +177,24 @@ async function restore(endpoint: string, snapshot: string): Promise<number> {
       items: Record<string, AttributeValue>[];
     };
     await c.ddbRaw.send(new CreateTableCommand(createTableInput(desc)));
-    for (let i = 0; i < items.length; i += 25) {
-      const batch = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));
-      await c.ddbRaw.send(new BatchWriteItemCommand({ RequestItems: { [desc.TableName as string]: batch } }));
-    }
+    const batches = Array.from({ length: Math.ceil(items.length / 25) }, (_, b) =>
+      items.slice(b * 25, b * 25 + 25).map((Item) => ({ PutRequest: { Item } })),
+    );
+    // A few requests at once: the emulator parses one while the next is on its way.
+    await mapLimit(batches, RESTORE_CONCURRENCY, (batch) =>
+      c.ddbRaw.send(new BatchWriteItemCommand({ RequestItems: { [desc.TableName as string]: batch } })),
+    );
     const crawl = desc.TableName?.match(/^trawl-(.+)-urls$/)?.[1];
     if (crawl) urlTables.push({ crawl, items });
   }
   for (const bucketDir of existsSync(join(dir, 's3')) ? readdirSync(join(dir, 's3')) : []) {
     await c.s3.send(new CreateBucketCommand({ Bucket: bucketDir })).catch(() => undefined);
-    for (const file of filesUnder(join(dir, 's3', bucketDir))) {
+    await mapLimit(filesUnder(join(dir, 's3', bucketDir)), RESTORE_CONCURRENCY, (file) => {
       const key = relative(join(dir, 's3', bucketDir), file)
         .split('\\')
         .join('/');
-      await c.s3.send(new PutObjectCommand({ Bucket: bucketDir, Key: key, Body: readFileSync(file) }));
-    }
+      return c.s3.send(new PutObjectCommand({ Bucket: bucketDir, Key: key, Body: readFileSync(file) }));
+    });
   }
   // States kept in manifest lines are in S3: the buckets are back before pending URLs are sought.
   for (const { crawl, items } of urlTables) pending += await requeuePending(c, crawl, items);

@@ -278,7 +278,7 @@ async function rawSqs(endpoint: string, action: string, body: unknown): Promise<
     },
     body: JSON.stringify(body),
   });
-  return { status: res.status, ...(await res.json()) };
+  return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
 }
 
 /**
