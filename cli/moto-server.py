@@ -192,10 +192,18 @@ def _patch_dynamodb() -> None:
 _PLAIN_MEMBERS = {"S": str, "N": str, "BOOL": bool, "NULL": bool, "SS": list, "NS": list}
 
 
-def _plain_attribute_value(value):  # type: ignore[no-untyped-def]
+# DynamoDB nests values 32 levels deep at most; deeper ones are left to moto. A value moto walks
+# itself (binary inside) is checked again at each level of its walk: the bound keeps that check,
+# and its stack, small.
+_PLAIN_DEPTH = 32
+
+
+def _plain_attribute_value(value, depth=0):  # type: ignore[no-untyped-def]
     """`value` as the wire's JSON when it is made of strings, numbers as strings, flags, lists and
-    maps only (no binary: moto base64-encodes bytes); else None, and moto serializes it."""
-    if not isinstance(value, dict) or len(value) != 1:
+    maps only (no binary: moto base64-encodes bytes); else None, and moto serializes it. A map
+    with an empty key is left to moto too: moto answers one flattened into its parent (a bug of
+    moto's that a patch must not change)."""
+    if depth > _PLAIN_DEPTH or not isinstance(value, dict) or len(value) != 1:
         return None
     ((kind, inner),) = value.items()
     plain = _PLAIN_MEMBERS.get(kind)
@@ -206,10 +214,10 @@ def _plain_attribute_value(value):  # type: ignore[no-untyped-def]
             return None
         return value
     if kind == "L" and type(inner) is list:
-        out = [_plain_attribute_value(v) for v in inner]
+        out = [_plain_attribute_value(v, depth + 1) for v in inner]
         return None if any(v is None for v in out) else {"L": out}
-    if kind == "M" and type(inner) is dict:
-        members = {k: _plain_attribute_value(v) for k, v in inner.items()}
+    if kind == "M" and type(inner) is dict and "" not in inner:
+        members = {k: _plain_attribute_value(v, depth + 1) for k, v in inner.items()}
         return None if any(v is None for v in members.values()) else {"M": members}
     return None
 

@@ -364,7 +364,14 @@ async function typedItems(endpoint: string): Promise<{ answers: string[]; scanOr
       list: {
         L: [{ S: 'a' }, { N: '1' }, { M: { deep: { L: [{ BOOL: false }, { NULL: true }] } } }, { L: [] }],
       },
-      map: { M: { k: { S: 'v' }, nested: { M: { SS: { SS: ['x', 'y'] } } }, none: { M: {} } } },
+      map: {
+        M: {
+          k: { S: 'v' },
+          nested: { M: { SS: { SS: ['x', 'y'] } } },
+          none: { M: {} },
+          blank: { M: { '': { S: 'moto flattens an empty key' } } },
+        },
+      },
       ss: { SS: ['one', 'two'] },
       ns: { NS: ['1', '2.5'] },
     };
