@@ -15,7 +15,7 @@ import { recordUrl, resolveRecords, type StateRecord } from '../shared/crawl/sta
 import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
-import { logger } from '../shared/stages/logger.ts';
+import { setLogLevel } from '../shared/stages/logger.ts';
 import { RUN_SLOTS } from '../shared/stages/politeness/host-turns.ts';
 import { ROBOTS_TTL_MS } from '../shared/stages/politeness/robots-cache.ts';
 import { type PlannedAction, planRefreshCycle } from '../shared/stages/refresh-stage.ts';
@@ -100,7 +100,7 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   });
   delete process.env.TRAWL_FETCH_FUNCTION;
   resetContainerDeps();
-  logger.setLogLevel(opts.logLevel ?? 'WARN');
+  setLogLevel(opts.logLevel ?? 'WARN');
   const runner = new LocalRunner({
     handlers: await loadHandlers(),
     queueUrls: resources.queueUrls,

@@ -15,7 +15,7 @@ import { CrawlError } from '../errors.ts';
 import { CONFIG_KEY } from '../layout.ts';
 import { readStoredConfig } from '../stored-config.ts';
 import type { QueueUrls } from '../topology.ts';
-import { logger } from './logger.ts';
+import { logger, stageLogger } from './logger.ts';
 
 export interface StageDeps {
   crawl: string;
@@ -102,7 +102,7 @@ const shared = new Map<string, StageDeps>();
 export function containerDeps(stage = 'any'): StageDeps {
   let deps = shared.get(stage);
   if (!deps) {
-    deps = depsFromEnv();
+    deps = { ...depsFromEnv(), log: stageLogger(stage) };
     shared.set(stage, deps);
   }
   return deps;

@@ -9,7 +9,7 @@ import { inStage } from '../aws/request-counter.ts';
 import type { StageName } from '../topology.ts';
 import type { BatchResult, StageRecord } from '../types.ts';
 import { containerDeps, type StageDeps } from './deps.ts';
-import { bump, logger, noteExamples } from './logger.ts';
+import { bump, noteExamples, stageLogger } from './logger.ts';
 import { batchMetrics, containerMetrics, publishMetrics } from './metrics.ts';
 import { withUsage } from './usage.ts';
 
@@ -49,7 +49,7 @@ type BatchRun<T> = (deps: StageDeps, records: StageRecord<T>[], time: BatchTime)
 /** Wraps an SQS batch stage as a middy handler that reports only the failed records. */
 export function sqsBatchHandler<T>(stage: string, run: BatchRun<T>) {
   return middy<SQSEvent, SQSBatchResponse>()
-    .use(injectLambdaContext(logger))
+    .use(injectLambdaContext(stageLogger(stage)))
     .handler((event, context, opts) =>
       inStage(stage, () => runBatch(stage, run, event, context, opts?.signal)),
     );
@@ -91,7 +91,7 @@ export function scheduledHandler<R>(
 ) {
   return (
     middy<unknown, R>()
-      .use(injectLambdaContext(logger))
+      .use(injectLambdaContext(stageLogger(stage)))
       // Every AWS request the stage makes is attributed to it (request-counter.ts: the IAM test).
       .handler((event, context) => inStage(stage, () => runScheduled(stage, run, event, context)))
   );

@@ -9,12 +9,42 @@ type Level = (typeof LEVELS)[number];
 const fromEnv = process.env.POWERTOOLS_LOG_LEVEL?.toUpperCase() as Level | undefined;
 
 /** The level comes from POWERTOOLS_LOG_LEVEL when the container starts (the CLI sets WARN). */
+const initialLevel: Level = fromEnv && LEVELS.includes(fromEnv) ? fromEnv : 'INFO';
 export const logger = new Logger({
   serviceName: 'trawl',
-  logLevel: fromEnv && LEVELS.includes(fromEnv) ? fromEnv : 'INFO',
+  logLevel: initialLevel,
   // URLs in any string of a log line lose their user info (a start URL may carry credentials)
   jsonReplacerFn: maskingReplacer,
 });
+
+const stageLoggers = new Map<string, Logger>();
+/** the console `logToStderr` gave the loggers, for the stage loggers made after it */
+let stderrConsole: Console | null = null;
+
+/**
+ * The logger of one stage: a child of `logger` with a Lambda context of its own. On Lambda a
+ * container runs one function and it is the same as `logger`; the local runner runs every stage
+ * in one process, and with one logger a stage's line went out named after whichever stage was
+ * invoked last (a fetch warning as `trawl-local-index`).
+ */
+export function stageLogger(stage: string): Logger {
+  let child = stageLoggers.get(stage);
+  if (!child) {
+    // The container's level, as `logger`'s: Powertools' context middleware sets a logger back to
+    // the level it was made with at each warm invocation (a child is made with its parent's
+    // level of the moment).
+    child = logger.createChild({ logLevel: initialLevel });
+    if (stderrConsole) (child as unknown as { console: Console }).console = stderrConsole;
+    stageLoggers.set(stage, child);
+  }
+  return child;
+}
+
+/** Sets the level of `logger` and of every stage logger. */
+export function setLogLevel(level: Level): void {
+  logger.setLogLevel(level);
+  for (const child of stageLoggers.values()) child.setLogLevel(level);
+}
 
 /**
  * The handlers' log lines go to stderr, every level: in `trawl`'s own process (a local run) they
@@ -39,7 +69,9 @@ export function logToStderr(): void {
       };
     }
   }
-  (logger as unknown as { console: Console }).console = toStderr;
+  stderrConsole = toStderr;
+  for (const each of [logger, ...stageLoggers.values()])
+    (each as unknown as { console: Console }).console = toStderr;
 }
 
 /** The Lambda context's fields and the line's own: not the news of a warning. */
