@@ -251,34 +251,33 @@ async function scenario(endpoint: string): Promise<Record<string, unknown>> {
   return out;
 }
 
-/** A DynamoDB request sent as JSON, and the answer's body as it came (not parsed by an SDK). */
-async function rawDynamo(endpoint: string, action: string, body: unknown): Promise<string> {
+/**
+ * A request of AWS's JSON protocol (`service` signs it, `target` names the action), sent without an
+ * SDK: the answer's status and body as they came.
+ */
+async function rawJson(endpoint: string, service: string, target: string, body: unknown) {
   const res = await fetch(endpoint, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-amz-json-1.0',
-      'x-amz-target': `DynamoDB_20120810.${action}`,
-      authorization:
-        'AWS4-HMAC-SHA256 Credential=test/20261129/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
+      'x-amz-target': target,
+      authorization: `AWS4-HMAC-SHA256 Credential=test/20261129/us-east-1/${service}/aws4_request, SignedHeaders=host, Signature=0`,
     },
     body: JSON.stringify(body),
   });
-  return `${res.status} ${await res.text()}`;
+  return { status: res.status, text: await res.text() };
 }
 
-/** An SQS request sent as JSON; the answer's body parsed, in the order its keys came. */
+/** A DynamoDB request, and the answer as `STATUS BODY`, the body as it came (not parsed by an SDK). */
+async function rawDynamo(endpoint: string, action: string, body: unknown): Promise<string> {
+  const { status, text } = await rawJson(endpoint, 'dynamodb', `DynamoDB_20120810.${action}`, body);
+  return `${status} ${text}`;
+}
+
+/** An SQS request; the answer's body parsed, in the order its keys came. */
 async function rawSqs(endpoint: string, action: string, body: unknown): Promise<Record<string, unknown>> {
-  const res = await fetch(endpoint, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-amz-json-1.0',
-      'x-amz-target': `AmazonSQS.${action}`,
-      authorization:
-        'AWS4-HMAC-SHA256 Credential=test/20261129/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0',
-    },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+  const { status, text } = await rawJson(endpoint, 'sqs', `AmazonSQS.${action}`, body);
+  return { status, ...(JSON.parse(text) as Record<string, unknown>) };
 }
 
 /**
