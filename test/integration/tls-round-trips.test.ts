@@ -221,9 +221,12 @@ describe('HTTPS sites a few round trips away', () => {
         assert.equal(times.length, PAGES);
         for (const gap of gaps(times)) assert.ok(gap >= WAIT_MS, `requests ${gap} ms apart`);
       }
-      // One handshake a host (keep-alive), and one after each missed turn.
+      // One handshake a host (keep-alive), and one after each missed turn: those the first
+      // invocation put back (`missed`), and up to two it took again itself, which `missed` does
+      // not count (one such made a clean-clone CI run fail with 6 of 5 on 2026-11-29). Without
+      // keep-alive it would be a handshake a page: 20.
       const connections = sites.reduce((n, s) => n + s.connections, 0);
-      assert.ok(connections <= HOSTS + missed, `${connections} connections`);
+      assert.ok(connections <= HOSTS + missed + 2, `${connections} connections`);
     } finally {
       for (const s of sites) s.close();
     }
