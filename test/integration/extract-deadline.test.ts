@@ -7,7 +7,7 @@
  * extract messages that the real fetch stage wrote from a loopback site, on the emulator.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { lambdaContext, sqsEvent } from '../../cli/runner.ts';
@@ -18,36 +18,28 @@ import { containerDeps, depsFromEnv, type StageDeps } from '../../shared/stages/
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { DEADLINE_MARGIN_MS } from '../../shared/stages/handler-kit.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
 import { urlTask } from '../helpers/tasks.ts';
 
 const LINKS = 2_000;
 
 describe('an extract batch and its timeout', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
+  const env = useEmulatorAndSite({ routes: { '/robots.txt': { status: 404, body: '' } } });
 
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({});
-    site.route('/robots.txt', { status: 404, body: '' });
+  before(() => {
     const links = Array.from({ length: LINKS }, (_, i) => `<a href="/p/${i}">page ${i}</a>`).join(' ');
-    site.route('/many', {
+    env.site.route('/many', {
       body: `<html><head><title>Many</title></head><body><p>${links}</p></body></html>`,
     });
     for (let i = 0; i < 700; i++)
-      site.route(`/bulk/${i}`, {
+      env.site.route(`/bulk/${i}`, {
         body: `<html><head><title>Bulk ${i}</title></head><body><p>Bulk page ${i}.</p></body></html>`,
       });
     for (const name of ['a', 'b', 'c'])
-      site.route(`/${name}`, {
+      env.site.route(`/${name}`, {
         body: `<html><head><title>${name}</title></head><body><p>Page ${name}. <a href="/${name}/next">next</a></p></body></html>`,
       });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
   });
 
   /** A crawl whose extract queue holds one message for each of `paths`, written by the fetch stage. */
@@ -55,14 +47,14 @@ describe('an extract batch and its timeout', () => {
     await openSession(
       parseConfig({
         name: uniqueCrawlName('extract-deadline'),
-        startUrls: [`${site.url}/`],
+        startUrls: [`${env.site.url}/`],
         fetch: { allowPrivateNetworks: true },
       }),
     );
     const deps = depsFromEnv();
     // One fetch invocation a page: each ends with its own extract message.
     for (const path of paths) {
-      await sendTasks(deps, [urlTask(`${site.url}${path}`)]);
+      await sendTasks(deps, [urlTask(`${env.site.url}${path}`)]);
       await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     }
     return deps;
@@ -113,7 +105,7 @@ describe('an extract batch and its timeout', () => {
     const deps = await fetched([]);
     await sendTasks(
       deps,
-      Array.from({ length: 700 }, (_, i) => urlTask(`${site.url}/bulk/${i}`)),
+      Array.from({ length: 700 }, (_, i) => urlTask(`${env.site.url}/bulk/${i}`)),
     );
     await runFetchStage(deps, { deadline: Date.now() + 60_000 });
     const d = await deps.queues.depth(deps.queueUrls.extract);
@@ -156,7 +148,7 @@ describe('an extract batch and its timeout', () => {
     // The handler goes on in the background; it must send nothing once it is done.
     for (let quiet = 0; quiet < 10; ) {
       await sleep(500);
-      quiet = (await deps.urls.getMany([`${site.url}/p/${LINKS - 1}`])).size > 0 ? quiet + 1 : 0;
+      quiet = (await deps.urls.getMany([`${env.site.url}/p/${LINKS - 1}`])).size > 0 ? quiet + 1 : 0;
       if (Date.now() - started > 120_000) break;
     }
     assert.equal(await inFrontier(deps), 0, 'the timed-out handler sent no task');

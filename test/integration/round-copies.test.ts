@@ -5,58 +5,51 @@
  * real loopback site.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { openSession } from '../../cli/session.ts';
 import { parseConfig } from '../../shared/config.ts';
 import { depsFromEnv, type StageDeps } from '../../shared/stages/deps.ts';
 import { runFetchStage } from '../../shared/stages/fetch-stage.ts';
 import { runSeedStage } from '../../shared/stages/seed-stage.ts';
 import { sendTasks } from '../../shared/stages/send-tasks.ts';
-import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
-import { type SiteServer, startSiteServer } from '../helpers/site-server.ts';
+import { useEmulatorAndSite } from '../helpers/crawl-env.ts';
+import { uniqueCrawlName } from '../helpers/emulator.ts';
 import { urlTask } from '../helpers/tasks.ts';
 
 describe('copies of a URL in one fetch round', () => {
-  let emu: TestEmulator;
-  let site: SiteServer;
-
-  before(async () => {
-    emu = await startTestEmulator();
-    site = await startSiteServer({});
-    site.route('/robots.txt', { status: 404, body: '' });
-    site.route('/', { body: '<html><head><title>Home</title></head><body><p>Home.</p></body></html>' });
-    site.route('/b', { body: '<html><head><title>B</title></head><body><p>B.</p></body></html>' });
-  });
-  after(async () => {
-    await site?.close();
-    await emu?.stop();
+  const env = useEmulatorAndSite({
+    routes: {
+      '/robots.txt': { status: 404, body: '' },
+      '/': { body: '<html><head><title>Home</title></head><body><p>Home.</p></body></html>' },
+      '/b': { body: '<html><head><title>B</title></head><body><p>B.</p></body></html>' },
+    },
   });
 
   it('are fetched once, and every message is done', async () => {
     await openSession(
       parseConfig({
         name: uniqueCrawlName('copies'),
-        startUrls: [`${site.url}/`],
+        startUrls: [`${env.site.url}/`],
         fetch: { allowPrivateNetworks: true },
       }),
     );
     const deps = depsFromEnv();
     // Three messages: the start URL twice (as three resumed runs left it), and one with it and /b.
-    await sendTasks(deps, [urlTask(`${site.url}/`)]);
-    await sendTasks(deps, [urlTask(`${site.url}/`)]);
-    await sendTasks(deps, [urlTask(`${site.url}/`), urlTask(`${site.url}/b`)]);
+    await sendTasks(deps, [urlTask(`${env.site.url}/`)]);
+    await sendTasks(deps, [urlTask(`${env.site.url}/`)]);
+    await sendTasks(deps, [urlTask(`${env.site.url}/`), urlTask(`${env.site.url}/b`)]);
     const summary = await runFetchStage(deps, { deadline: Date.now() + 30_000 });
     assert.equal(
-      site.requests.filter((r) => r.path === '/').length,
+      env.site.requests.filter((r) => r.path === '/').length,
       1,
-      site.requests.map((r) => r.path).join(' '),
+      env.site.requests.map((r) => r.path).join(' '),
     );
-    assert.equal(site.requests.filter((r) => r.path === '/b').length, 1);
+    assert.equal(env.site.requests.filter((r) => r.path === '/b').length, 1);
     assert.equal(summary.fetched, 2);
     // Nothing left to fetch: a second invocation finds no message (all three were deleted).
     const again = await runFetchStage(deps, { deadline: Date.now() + 5_000 });
     assert.equal(again.fetched, 0);
-    assert.equal(site.requests.filter((r) => r.path === '/').length, 1);
+    assert.equal(env.site.requests.filter((r) => r.path === '/').length, 1);
   });
 
   // A resumed `trawl crawl` seeds again. A start URL still pending then has its task in the
@@ -71,7 +64,7 @@ describe('copies of a URL in one fetch round', () => {
     const queued = await deps.queues.depth(deps.queueUrls.frontier.user);
     assert.equal(queued.visible + queued.delayed, 1, JSON.stringify(queued));
     await session.runner.drain();
-    assert.equal(site.requests.filter((r) => r.path === path).length, 1);
+    assert.equal(env.site.requests.filter((r) => r.path === path).length, 1);
     assert.equal((await deps.urls.getMany([url])).get(url)?.state, 'indexed');
   });
 
@@ -98,18 +91,18 @@ describe('copies of a URL in one fetch round', () => {
   });
 
   async function startCrawl(path: string) {
-    site.route(path, {
+    env.site.route(path, {
       body: `<html><head><title>S</title></head><body><p>Start ${path}.</p></body></html>`,
     });
     const session = await openSession(
       parseConfig({
         name: uniqueCrawlName('seed-copies'),
-        startUrls: [`${site.url}${path}`],
+        startUrls: [`${env.site.url}${path}`],
         discovery: false,
         fetch: { allowPrivateNetworks: true },
       }),
     );
-    return { deps: depsFromEnv(), session, url: `${site.url}${path}` };
+    return { deps: depsFromEnv(), session, url: `${env.site.url}${path}` };
   }
 });
 

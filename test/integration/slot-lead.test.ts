@@ -20,6 +20,30 @@ import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helper
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * A session of a polite crawl whose slot writes take `latency.ms` longer (set it at will), each
+ * booking's outcome recorded in `writes` (true: granted).
+ */
+async function slowSlotSession(name: string, host: string) {
+  const config = parseConfig({
+    name: uniqueCrawlName(name),
+    startUrls: [`http://${host}/`],
+    fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
+  });
+  await openSession(config);
+  const deps = depsFromEnv();
+  const latency = { ms: 0 };
+  const writes: boolean[] = [];
+  const acquire = deps.hosts.acquireSlot;
+  deps.hosts.acquireSlot = async (...args) => {
+    await sleep(latency.ms);
+    const slot = await acquire(...args);
+    writes.push(slot.ok);
+    return slot;
+  };
+  return { config, deps, latency, writes };
+}
+
 describe('the slot lead follows the slot writes', () => {
   let emu: TestEmulator;
   before(async () => {
@@ -30,25 +54,13 @@ describe('the slot lead follows the slot writes', () => {
   });
 
   it('rises at once after a slow write and comes back down while writes are fast', async () => {
-    const config = parseConfig({
-      name: uniqueCrawlName('slot-lead'),
-      startUrls: ['http://h0.lead.test/'],
-      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
-    });
-    await openSession(config);
-    const deps = depsFromEnv();
-    let writeLatencyMs = 0;
-    const acquire = deps.hosts.acquireSlot;
-    deps.hosts.acquireSlot = async (...args) => {
-      await sleep(writeLatencyMs);
-      return acquire(...args);
-    };
+    const { config, deps, latency } = await slowSlotSession('slot-lead', 'h0.lead.test');
     const lead = new SlotLead();
     const turns = new HostTurns(deps, config, Date.now() + 60_000, undefined, lead);
     assert.equal(turns.leadMs, 50, 'a new lead begins at the jitter');
 
     // A slow write: its slot's start has passed when it comes back, so the lead jumps past it.
-    writeLatencyMs = 400;
+    latency.ms = 400;
     // (its host goes back to the queue: the slot was lost and the next is a whole delay away, more
     // than an invocation waits for alone)
     assert.ok('requeueSeconds' in (await turns.turn('h0.lead.test', 3000)));
@@ -60,7 +72,7 @@ describe('the slot lead follows the slot writes', () => {
     // (test/unit/stages/slot-lead.test.ts); here, twenty bookings of other hosts with no latency
     // added take it far below where the slow write put it. (Whether each booked slot is used
     // depends on that load too: a write slower than the lead loses its slot.)
-    writeLatencyMs = 0;
+    latency.ms = 0;
     const leads: number[] = [];
     for (let h = 1; h <= 20; h++) {
       await turns.turn(`h${h}.lead.test`, 1000);
@@ -74,14 +86,14 @@ describe('the slot lead follows the slot writes', () => {
     assert.equal(next.leadMs, turns.leadMs);
 
     // And a slow write again raises it again.
-    writeLatencyMs = 300;
+    latency.ms = 300;
     await turns.turn('h30.lead.test', 1000);
     assert.ok(turns.leadMs >= 450, `raised again: ${turns.leadMs} ms`);
 
     // Without a lead of their own, a container's invocations share one.
     const one = new HostTurns(deps, config, Date.now() + 60_000);
     const other = new HostTurns(deps, config, Date.now() + 60_000);
-    writeLatencyMs = 250;
+    latency.ms = 250;
     await one.turn('h60.lead.test', 1000);
     assert.ok(other.leadMs >= 375, `the other invocation's lead: ${other.leadMs} ms`);
   });
@@ -90,22 +102,8 @@ describe('the slot lead follows the slot writes', () => {
   // booking before that was refused by it, a write unit for nothing (100-135 refused bookings for
   // 500 pages of a broad crawl). The task waits for the run's end, or goes back to its queue.
   it('books nothing into its own run after losing its slot to a slow write', async () => {
-    const config = parseConfig({
-      name: uniqueCrawlName('own-run'),
-      startUrls: ['http://h0.own.test/'],
-      fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
-    });
-    await openSession(config);
-    const deps = depsFromEnv();
-    let writeLatencyMs = 300;
-    const writes: boolean[] = [];
-    const acquire = deps.hosts.acquireSlot;
-    deps.hosts.acquireSlot = async (...args) => {
-      await sleep(writeLatencyMs);
-      const slot = await acquire(...args);
-      writes.push(slot.ok);
-      return slot;
-    };
+    const { config, deps, latency, writes } = await slowSlotSession('own-run', 'h0.own.test');
+    latency.ms = 300;
     const turns = new HostTurns(deps, config, Date.now() + 60_000, undefined, new SlotLead());
     const first = await turns.turn('h0.own.test', 1000);
     // The slot is lost; the run's end (about 850 ms away) is booked once the lead the slow write
@@ -114,7 +112,7 @@ describe('the slot lead follows the slot writes', () => {
     assert.deepEqual(writes, [true, true], 'two bookings, none refused');
     // A host whose run's end is further off than an invocation waits (a 3 s delay, its one slot
     // lost to a 700 ms write) goes back to its queue, with no booking.
-    writeLatencyMs = 700;
+    latency.ms = 700;
     const far = await turns.turn('h1.own.test', 3000);
     assert.ok('requeueSeconds' in far, JSON.stringify(far));
     assert.deepEqual(writes, [true, true, true], 'the far one booked once, refused never');
