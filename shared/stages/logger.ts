@@ -34,10 +34,15 @@ export function stageLogger(stage: string): Logger {
     // the level it was made with at each warm invocation (a child is made with its parent's
     // level of the moment).
     child = logger.createChild({ logLevel: initialLevel });
-    if (stderrConsole) (child as unknown as { console: Console }).console = stderrConsole;
+    if (stderrConsole) useConsole(child, stderrConsole);
     stageLoggers.set(stage, child);
   }
   return child;
+}
+
+/** Powertools writes through a console of its own that it offers no option for: replaced here. */
+function useConsole(target: Logger, console: Console): void {
+  (target as unknown as { console: Console }).console = console;
 }
 
 /** Sets the level of `logger` and of every stage logger. */
@@ -70,8 +75,7 @@ export function logToStderr(): void {
     }
   }
   stderrConsole = toStderr;
-  for (const each of [logger, ...stageLoggers.values()])
-    (each as unknown as { console: Console }).console = toStderr;
+  for (const each of [logger, ...stageLoggers.values()]) useConsole(each, toStderr);
 }
 
 /** The Lambda context's fields and the line's own: not the news of a warning. */
