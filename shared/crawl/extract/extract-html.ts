@@ -46,6 +46,8 @@ export interface ExtractHtmlInput {
   agent?: string;
   /** the charset the page was decoded with: a legacy one encodes the links' queries (query-encoding.ts) */
   charset?: string | null;
+  /** the path the last-resort title is named after, when not the URL's (an archive element's entry path) */
+  titlePath?: string;
 }
 
 /**
@@ -345,15 +347,20 @@ function resolveLinks(hrefs: string[], base: string | undefined): string[] {
 }
 
 /** Seed 004 title fallback: metadata titles, then the cleaned last URL path segment, then the host. */
-function fallbackTitle(url: string, rawMeta: Map<string, string[]>): string {
-  return firstMeta(rawMeta, TITLE_META) ?? titleFromUrl(url);
+function fallbackTitle(url: string, rawMeta: Map<string, string[]>, path?: string): string {
+  return firstMeta(rawMeta, TITLE_META) ?? titleFromUrl(url, path);
 }
 
-/** Seed 004's last resort for any document: the last URL path segment, `-` and `_` as spaces, else the host. */
-export function titleFromUrl(url: string): string {
+/**
+ * Seed 004's last resort for any document: the last URL path segment, `-` and `_` as spaces, else
+ * the host. `path` stands for the URL's path where that is not where the name is: an archive
+ * element's entry path (`<archive url>/<entry>`, whose URL path is the archive's when the archive's
+ * URL has a query: `/download?id=7/guide.txt` is "guide", not "download").
+ */
+export function titleFromUrl(url: string, path?: string): string {
   const u = URL.parse(url);
   if (u === null) return '';
-  const segment = u.pathname.split('/').findLast((s) => s !== '') ?? '';
+  const segment = (path ?? u.pathname).split('/').findLast((s) => s !== '') ?? '';
   const name = collapse(
     safeDecode(segment)
       .replace(/\.[a-z0-9]{1,8}$/i, '')
@@ -498,7 +505,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
       robotsIgnoredBy(input.options, input.rogue === true),
       agent,
     ),
-    title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta),
+    title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta, input.titlePath),
     content: collapse(c.text.join('')) || collapse(c.fallback.join('')),
     meta: toMetaRecord(c.mapped),
     rawMeta: Object.fromEntries(c.rawMeta),

@@ -6,7 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
-import { elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
+import { type CompoundElement, elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
 import { boundedParser } from '../extract/bounded-parser.ts';
 import { buildDocument } from '../extract/build-document.ts';
 import { decodeBody, parseContentType } from '../extract/decode-body.ts';
@@ -550,7 +550,7 @@ async function compound(
     // The archive's previous state is not the element's: the index stage reads the element's own.
     const { prev: _archive, ...task } = page.task;
     const elementPage: FetchedPage = { ...page, url: el.url, headers, task: { ...task, url: el.url } };
-    const doc = await elementDocument(el.url, el.bytes, mimeType, ctx, result);
+    const doc = await elementDocument(el, mimeType, ctx, result);
     if (doc === null) skipped++;
     else {
       given.push(el.url);
@@ -585,21 +585,22 @@ async function compound(
 }
 
 async function elementDocument(
-  url: string,
-  bytes: Uint8Array,
+  el: CompoundElement,
   mimeType: string | null,
   ctx: PageContext,
   result: PageResult,
 ): Promise<(DocInput & { note?: string }) | null> {
+  const { url, bytes, name: titlePath } = el;
   if (mimeType !== null && HTML_TYPES.has(mimeType)) {
     const { text: html, charset } = decodeBody(bytes, null, charsetDeclaredBy(mimeType));
     // Links inside an archive are not followed: they are relative to where the files came from.
-    const extraction = extractHtml({ url, html, options: ctx.config.extract, rogue: true, charset });
+    const options = ctx.config.extract;
+    const extraction = extractHtml({ url, html, options, rogue: true, charset, titlePath });
     return { extraction, size: bytes.length, charset };
   }
   // a PDF element cut by a limit is counted like a PDF page, and says so in its own note
   const doc = await plainDocument(bytes, mimeType, null, ctx, result);
-  return typeof doc === 'string' ? null : { ...doc, size: bytes.length };
+  return typeof doc === 'string' ? null : { ...doc, size: bytes.length, titlePath };
 }
 
 interface DocInput {
@@ -610,6 +611,8 @@ interface DocInput {
   /** the charset the text was decoded with; null for a binary document */
   charset?: string | null;
   compoundPath?: string[];
+  /** what the last-resort title is named after instead of the URL's path (an element's entry path) */
+  titlePath?: string;
   sniffedMimeType?: string;
   /** a PDF's or Office document's Author, Subject and Keywords */
   info?: PdfText['info'];
@@ -673,7 +676,7 @@ function documentOutcome(
     extraction,
     text: input.text,
     // Seed 004: a document without a title of its own is named after its last URL segment.
-    title: extraction ? undefined : input.title || titleFromUrl(page.url),
+    title: extraction ? undefined : input.title || titleFromUrl(page.url, input.titlePath),
     headers: page.headers,
     charset: input.charset,
     size: input.size,

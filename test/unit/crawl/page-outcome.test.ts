@@ -783,6 +783,32 @@ const ROWS: Row[] = [
     },
   },
   {
+    // The element's URL is `<archive url>/<entry>`, so with a query the entry lands in the query:
+    // every element was titled "download", after the archive's path.
+    kind: 'elements of an archive whose URL has a query: untitled ones named after their entry',
+    page: {
+      url: '/download?id=7',
+      type: 'application/zip',
+      body: zipSync({
+        'guide_intro.txt': strToU8('Intro'),
+        'sub/release-notes.html': strToU8('<p>Notes</p>'),
+        'titled.html': strToU8(HTML('<p>x</p>')),
+      }),
+    },
+    states: ['indexed', 'indexed', 'indexed', 'followed'],
+    check: (outcomes) => {
+      const titles = Object.fromEntries(
+        outcomes.map((o) => [o.url.replace(/^.*\?id=7\//, ''), o.doc?.title]),
+      );
+      assert.deepEqual(titles, {
+        'guide_intro.txt': 'guide intro',
+        'sub/release-notes.html': 'release notes',
+        'titled.html': 'T',
+        [`${SITE}/download?id=7`]: undefined,
+      });
+    },
+  },
+  {
     kind: 'other bytes served as application/octet-stream: unsupported',
     page: { url: '/download?id=8', type: 'application/octet-stream', body: '\u0000\u0001 not a pdf' },
     states: ['ignored'],
