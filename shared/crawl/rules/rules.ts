@@ -160,9 +160,39 @@ function compileShortcut(key: ShortcutKey, value: unknown, path: string): Matche
   // ("http://A.b" = "http://a.b/"), a host as punycode ("bücher.de"), a path or query with the
   // escapes the URL has ("/café", "q=a b").
   const literal = escapeRegExp(normalizedValue(key, text));
-  // Seed 001: Domain "foo.com" matches foo.com and bar.foo.com, not barfoo.com.
-  const source = key === 'domain' ? `(?:^|\\.)${literal.replace(/^\\\./, '')}` : literal;
-  return compileAtom({ field, kind, value: source }, at);
+  const asLiteral = compileAtom({ field, kind, value: domainAnchored(key, literal) }, at);
+  const asPattern = REGEX_SYNTAX.test(value) ? shortcutPattern(key, value, at) : null;
+  return asPattern ? (p, n) => asLiteral(p, n) || asPattern(p, n) : asLiteral;
+}
+
+/**
+ * Seed 001: Domain "foo.com" matches foo.com and bar.foo.com, not barfoo.com. `source` is a
+ * regular expression for the domain itself.
+ */
+function domainAnchored(key: ShortcutKey, source: string): string {
+  return key === 'domain' ? `(?:^|\\.)(?:${source.replace(/^\\\./, '')})` : source;
+}
+
+/**
+ * What makes a shortcut value a regular expression as well as a string: the syntax no URL part
+ * needs written out. A dot and a question mark are left out: in `{"host": "www.foo.com"}` or
+ * `{"url": "http://a.com/?id=1"}` they are the characters themselves, as users mean them.
+ */
+const REGEX_SYNTAX = /[*+[\](){}|^$]|\\./;
+
+/**
+ * Seed 001: "For all parts of the url, the val attribute is a regular expression", and a shortcut
+ * stands for an atom (`<Path val="/cgi-bin/.*\.pl"/>` is an atom path-prefix). A value written
+ * with regular-expression syntax also matches as that atom; one that is no valid pattern is the
+ * string alone (`{"path": "/a(b"}`).
+ */
+function shortcutPattern(key: ShortcutKey, value: string, at: string): Matcher | null {
+  const [field, kind] = SHORTCUTS[key];
+  try {
+    return compileAtom({ field, kind, value: domainAnchored(key, stripDelimiter(key, value)) }, at);
+  } catch {
+    return null;
+  }
 }
 
 function stripDelimiter(key: ShortcutKey, text: string): string {

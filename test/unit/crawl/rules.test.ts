@@ -184,6 +184,32 @@ const MATCH_CASES: [string, RuleMatch, string, string[], string[]][] = [
     ['http://h/axb(1)', 'http://h/cxd', 'http://h/c\\.d'],
   ],
   [
+    'a shortcut value written as a regular expression also matches as one (seed 001: "the val attribute is a regular expression")',
+    { or: [{ path: '/cgi-bin/.*\\.pl' }, { ext: '\\.(gif|png)' }, { domain: '(foo|bar)\\.com' }] },
+    '<Or><Path val="/cgi-bin/.*\\.pl"/><Ext val="\\.(gif|png)"/><Domain val="(foo|bar)\\.com"/></Or>',
+    [
+      'http://h/cgi-bin/x.pl',
+      'http://h/CGI-BIN/a/b.pl?x=1',
+      'http://h/i/a.PNG',
+      'http://a.bar.com/',
+      'http://foo.com/',
+    ],
+    [
+      'http://h/cgi-bin/x.txt',
+      'http://h/docs/cgi-bin/x.pl',
+      'http://h/i/agif',
+      'http://barfoo.com/',
+      'http://foo.com.x/',
+    ],
+  ],
+  [
+    'dots and question marks in shortcut values are themselves: a URL with its query, a host',
+    { or: [{ url: 'http://h/a?b=1' }, { host: 'www.foo.com' }, { path: '/c++/' }] },
+    '<Or><Url val="http://h/a?b=1"/><Host val="www.foo.com"/><Path val="/c++/"/></Or>',
+    ['http://h/a?b=1', 'http://www.foo.com/x', 'http://h/c++/intro'],
+    ['http://h/ab=1', 'http://h/a?b=12', 'http://wwwxfoo.com/', 'http://h/c/'],
+  ],
+  [
     'litteral="true": value matched literally (seed 001 sample)',
     { atom: { field: 'url', kind: 'prefix', norm: 'none', value: 'http://www\\.example\\.com/' } },
     '<ar:Atom litteral="true" value="http://www.example.com/" norm="none" kind="prefix" field="url"/>',
