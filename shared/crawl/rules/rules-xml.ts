@@ -84,12 +84,16 @@ export function parseXmlRules(xml: string): Rule[] {
 function convertRule(node: XmlNode, path: string): Rule {
   const children = elements(node[tagOf(node)]!);
   const matches = children.filter((c) => MATCH_TAGS.has(tagOf(c).toLowerCase()));
+  // The actions first: an element that is neither a match nor an action is named as such
+  // (`<Bogus>`), not counted as a missing match element.
+  const actions = children
+    .filter((c) => !MATCH_TAGS.has(tagOf(c).toLowerCase()))
+    .map((a, i) => convertAction(a, `${path}.actions.${i}`));
   if (matches.length !== 1)
     fail(`${path}.match`, `a <Rule> needs exactly one match element, found ${matches.length}`);
-  const actions = children.filter((c) => !MATCH_TAGS.has(tagOf(c).toLowerCase()));
   return {
     match: convertMatch(matches[0]!, `${path}.match`) as Rule['match'],
-    actions: actions.map((a, i) => convertAction(a, `${path}.actions.${i}`)) as Rule['actions'],
+    actions: actions as Rule['actions'],
   };
 }
 

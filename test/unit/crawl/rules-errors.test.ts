@@ -35,6 +35,7 @@ const BAD: [string, unknown, RegExp][] = [
   ['XML: missing val', '<Rules><Rule><Path/><Index/></Rule></Rules>', /^rules\.0\.match\.path: needs a val attribute/],
   ['XML: two match elements', '<Rules><Rule><Path val="/"/><Ext val=".x"/><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 2/],
   ['XML: rule without match', '<Rules><Rule><Index/></Rule></Rules>', /^rules\.0\.match: a <Rule> needs exactly one match element, found 0/],
+  ['XML: a misspelt match element is named, not counted as a missing one', '<Rules><Rule><Bogus val="/"/><Index/></Rule></Rules>', /^rules\.0\.actions\.0: unknown rule element or action <Bogus>/],
   ['XML: bad atom field (path)', '<Rules><Rule><Atom field="port" kind="exact" value="1"/><Index/></Rule></Rules>', /^rules\.0\.match\.atom\.field: unknown field "port"/],
   ['XML: bad priority', '<Rules><Rule><Path val="/"/><Priority shift="high"/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got "high"/],
   ['XML: empty priority', '<Rules><Rule><Path val="/"/><Priority shift=" "/></Rule></Rules>', /^rules\.0\.actions\.0\.priority: <Priority shift> must be a whole number -2\.\.2, got ""/],
