@@ -197,7 +197,7 @@ export const ScopeSchema = z
     include: z.array(regexString).default([]),
     /** @default [] — any matching exclude rejects */
     exclude: z.array(regexString).default([]),
-    /** @default seed 004's list — a link whose path ends in one of these extensions (any case, without the dot) is not followed (counted `ignored-extension`) */
+    /** @default seed 004's list — a link whose path's last segment ends in one of these extensions (any case, without the dot; the segment's `;parameters` left out: `/a.css;v=2` is a `css`) is not followed (counted `ignored-extension`) */
     ignoredExtensions: z.array(z.string().min(1)).default(DEFAULT_IGNORED_EXTENSIONS),
     /** @default ["video/*","audio/*","image/*"] — media types, any case, matched against the Content-Type: `type/subtype`, `type/*` (the whole type) or `*` (every type). A match is not downloaded past its headers, stored or indexed */
     ignoredMimeTypes: z.array(mimePattern).default(['video/*', 'audio/*', 'image/*']),

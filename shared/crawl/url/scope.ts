@@ -206,7 +206,11 @@ export function excludeFilter(patterns: LinearRegex[], sources: string[] = []): 
   return ({ url }) => (matched(url) ? 'excluded' : null);
 }
 
-/** Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list. */
+/**
+ * Seeds 002/004: the extension of the path's last segment, case-insensitive, in the ignored list.
+ * The segment's parameters are not part of its name: `/logo.png;jsessionid=A1` is a `.png` (Java
+ * servers add the session to every link of a page), as is `/a.css;v=2`.
+ */
 export function ignoredExtensionFilter(extensions: string[]): UrlFilter {
   const ignored = new Set(extensions.map((e) => e.toLowerCase().replace(/^\./, '')));
   // A multi-part extension ("tar.gz") is matched against the segment's end: it never matched.
@@ -215,16 +219,23 @@ export function ignoredExtensionFilter(extensions: string[]): UrlFilter {
     const ext = extensionOf(parsed.pathname);
     if (ext !== null && ignored.has(ext)) return 'ignored-extension';
     if (multi.length === 0) return null;
-    const segment = parsed.pathname.slice(parsed.pathname.lastIndexOf('/') + 1).toLowerCase();
+    const segment = lastSegmentName(parsed.pathname).toLowerCase();
     return multi.some((e) => segment.endsWith(e) && segment.length > e.length) ? 'ignored-extension' : null;
   };
 }
 
 /** Lower-cased extension of a path's last segment ("/a/B.JPG" -> "jpg"); null when it has none. */
 export function extensionOf(path: string): string | null {
-  const segment = path.slice(path.lastIndexOf('/') + 1);
+  const segment = lastSegmentName(path);
   const dot = segment.lastIndexOf('.');
   return dot === -1 || dot === segment.length - 1 ? null : segment.slice(dot + 1).toLowerCase();
+}
+
+/** The last segment of a path without its parameters (`;jsessionid=…`, RFC 3986 §3.3). */
+function lastSegmentName(path: string): string {
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  const semicolon = segment.indexOf(';');
+  return semicolon === -1 ? segment : segment.slice(0, semicolon);
 }
 
 /** Seed 003 maxCrawlDepth: links deeper than the maximum are discarded (start URLs have depth 0). */
