@@ -340,7 +340,8 @@ export const ExtractSchema = z
     /**
      * @default false — true: a page whose `<link rel="canonical">` (or a document whose
      * `Link: <…>; rel="canonical"` header, as a PDF's) names another URL the crawl accepts is not indexed (state `followed`, its note names the canonical); the canonical is fetched and
-     * indexed instead (Norconex's and Algolia's crawlers' default). False: the canonical is recorded
+     * indexed instead (Norconex's and Algolia's crawlers' default); should the canonical end as no
+     * document (an error, robots.txt, noindex, a redirect back), the page is indexed after all. False: the canonical is recorded
      * (the `canonical` field) and only decides which URL keeps a duplicate's content (Elastic's way)
      */
     honorCanonical: z.boolean().default(false),

@@ -70,6 +70,12 @@ export interface UrlItem {
    * "why is this page in the index?", and where a broken link is
    */
   foundOn?: string;
+  /**
+   * extract.honorCanonical: the canonical the page names and is indexed in spite of, as that URL
+   * ended as no document (an error, robots.txt, noindex, a redirect back): its refresh honors it
+   * no more while the page names the same one
+   */
+  canonicalIgnored?: string | null;
 }
 
 /**
@@ -128,6 +134,14 @@ export interface UrlTask {
    * again to record what it is now; its delete is recorded already
    */
   demoted?: true;
+  /**
+   * extract.honorCanonical: the page that named this URL its canonical and was not indexed for
+   * it. Should this URL end as no document (an error, robots.txt, noindex, a redirect back), that
+   * page is fetched again with `ignoreCanonical` (page-outcome.ts canonicalFallback): its content is not lost.
+   */
+  canonicalOf?: string;
+  /** the page's canonical ended as no document: the page is indexed under its own URL */
+  ignoreCanonical?: true;
   /**
    * the scope version (crawl/rules/scope-version.ts) of the config the task was decided under: the
    * fetch stage decides a task again, before any request, only when it is not the current config's
@@ -268,6 +282,8 @@ export interface PageOutcome {
   redelivered?: boolean;
   /** digest of the document's normalized text and its rel=canonical: duplicate folding (index stage) */
   dup?: { digest: string; canonical: string | null };
+  /** extract.honorCanonical: the canonical the page names, which ended as no document (UrlItem.canonicalIgnored) */
+  canonicalIgnored?: string;
 }
 
 /** One SQS record as a stage sees it (handler-kit.ts decodes the event). */

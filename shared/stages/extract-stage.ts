@@ -24,6 +24,7 @@ import type {
   IndexMessage,
   PageOutcome,
   StageRecord,
+  UrlTask,
 } from '../types.ts';
 import { sitemapsAgain, writeChangeHints } from './change-hints.ts';
 import type { StageDeps } from './deps.ts';
@@ -167,11 +168,14 @@ async function extractRecord(
   const now = new Date(deps.now()).toISOString();
   const outcomes: PageOutcome[] = [];
   const tasks = [];
+  // known URLs fetched again without a claim (a page whose canonical is no document)
+  const fallbacks: UrlTask[] = [];
   const changed: ChangeHint[] = [];
   for (const page of pages) {
     const r = await processPage(await withBody(deps, page), { config, decider, now, readPdf });
     outcomes.push(...r.outcomes);
     tasks.push(...r.tasks);
+    fallbacks.push(...(r.again ?? []));
     changed.push(...(r.changed ?? []));
     for (const [reason, n] of Object.entries(r.rejected))
       stats[`rejected:${reason}`] = (stats[`rejected:${reason}`] ?? 0) + n;
@@ -196,11 +200,14 @@ async function extractRecord(
   // A handler past its timeout sends nothing on: the retry sends its claims (claimed by the same
   // claimer, they come back to it), and both sent them before: every page fetched twice.
   signal?.throwIfAborted();
-  await sendTasks(deps, decidedUnder(config, [...fresh, ...reread]));
+  await sendTasks(deps, decidedUnder(config, [...fresh, ...reread, ...fallbacks]));
   if (reread.length > 0) stats['sitemap-reread'] = (stats['sitemap-reread'] ?? 0) + reread.length;
+  if (fallbacks.length > 0)
+    stats['canonical-fallback'] = (stats['canonical-fallback'] ?? 0) + fallbacks.length;
   await writeChangeHints(deps, changed, fresh, now, stats);
   deps.urls.markKnown(fresh.map((t) => t.url));
-  if (fresh.length + reread.length > 0) await kickFor(deps, config, [...fresh, ...reread]);
+  const sent = [...fresh, ...reread, ...fallbacks];
+  if (sent.length > 0) await kickFor(deps, config, sent);
   stats.discovered = (stats.discovered ?? 0) + fresh.length;
   return outcomes;
 }

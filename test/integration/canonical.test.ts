@@ -110,4 +110,85 @@ describe('rel=canonical', () => {
     assert.ok(docs.includes('/p'), 'the canonical keeps its document');
     assert.ok(docs.includes('/d.pdf?v=2'), `the PDF's copy is a document again: ${docs.join(' ')}`);
   });
+
+  it('honored, a canonical that is no document gives the page its document back, and its refresh keeps it', async () => {
+    // Each page defers to a canonical that ends as no document: its content was in the index under
+    // no URL (helper-59). `/a5` is the control: its canonical is a document.
+    const other = await startSiteServer({
+      routes: {
+        '/robots.txt': {
+          body: 'User-agent: *\nDisallow: /private/\n',
+          headers: { 'content-type': 'text/plain' },
+        },
+        '/': {
+          body: `<html><head><title>Home</title></head><body>${['/a1', '/a2', '/a3', '/cat', '/a5', '/m1']
+            .map((l) => `<a href="${l}">x</a>`)
+            .join(' ')}</body></html>`,
+        },
+        '/a1': page('A1', 'The a1 article.', '/gone'),
+        '/a2': page('A2', 'The a2 article.', '/hidden'),
+        '/hidden': {
+          body: '<html><head><title>H</title><meta name="robots" content="noindex"></head><body><p>h</p></body></html>',
+        },
+        '/a3': page('A3', 'The a3 article.', '/private/a3'),
+        '/private/a3': page('A3', 'The a3 article, private.'),
+        // The trailing-slash contradiction the other way round: `/cat` names `/cat/`, which answers 301 to `/cat`.
+        '/cat': page('Cat', 'The cat article.', '/cat/'),
+        '/cat/': { status: 301, headers: { location: '/cat' } },
+        '/a5': page('A5', 'The a5 article, with a visit stamp.', '/a5-main'),
+        '/a5-main': page('A5', 'The a5 article.'),
+        // Each names the other: the one named first keeps the content.
+        '/m1': page('M', 'The m article, first copy.', '/m2'),
+        '/m2': page('M', 'The m article.', '/m1'),
+      },
+    });
+    try {
+      const name = uniqueCrawlName('canon-none');
+      const config = (now?: Date) =>
+        openSession(
+          parseConfig({
+            name,
+            startUrls: [`${other.url}/`],
+            fetch: { allowPrivateNetworks: true },
+            extract: { honorCanonical: true },
+          }),
+          now ? { now } : {},
+        );
+      const paths = async (s: Awaited<ReturnType<typeof openSession>>) => {
+        const out: string[] = [];
+        for await (const d of documents(s)) out.push(String(d.url).slice(other.url.length));
+        return out.sort();
+      };
+      const s = await config();
+      await crawl(s);
+      assert.deepEqual(await paths(s), ['/', '/a1', '/a2', '/a3', '/a5-main', '/cat', '/m2']);
+      const states = new Map<string, Record<string, unknown>>();
+      for await (const u of urlStates(s)) states.set(String(u.url).slice(other.url.length), u);
+      assert.equal(states.get('/a5')?.state, 'followed', 'a canonical that is a document is honored');
+      assert.equal(states.get('/m1')?.state, 'followed', 'it deferred to /m2, which keeps the content');
+      assert.match(
+        String(states.get('/a1')?.note),
+        /canonical http:\/\/127\.0\.0\.1:\d+\/gone is no document/,
+      );
+      assert.deepEqual(
+        ['/gone', '/hidden', '/private/a3', '/cat/'].map((p) => states.get(p)?.state),
+        ['error', 'followed', 'ignored', 'ignored'],
+      );
+      assert.ok(
+        !other.requests.some((r) => r.path === '/private/a3'),
+        'robots.txt holds for a canonical too',
+      );
+
+      // Two days on, the refresh fetches the pages whole (no Last-Modified, no 304): each names the
+      // same canonical, still no document, and keeps its document instead of deferring again.
+      const later = await config(new Date(Date.now() + 2 * DAY + 3_600_000));
+      const before = other.requests.length;
+      await refresh(later);
+      const refetched = other.requests.slice(before).map((r) => r.path);
+      assert.ok(refetched.includes('/a1'), `the refresh fetched the pages again: ${refetched.join(' ')}`);
+      assert.deepEqual(await paths(later), ['/', '/a1', '/a2', '/a3', '/a5-main', '/cat', '/m2']);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -24,6 +24,13 @@ export interface PageResult {
   examples?: Record<string, string[]>;
   /** entries a sitemap or feed says changed since it was last read (page-sitemap.ts) */
   changed?: ChangeHint[];
+  /**
+   * Known URLs to fetch again, sent without a claim: a page that deferred to its canonical, which
+   * ended as no document (`UrlTask.ignoreCanonical`)
+   */
+  again?: UrlTask[];
+  /** the canonical the page names and does not defer to, as it ended as no document (canonicalFallback) */
+  canonicalDeclined?: string;
 }
 
 export interface PageContext {

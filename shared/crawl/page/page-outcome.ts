@@ -5,7 +5,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { CrawlDocument, FetchedPage, PageOutcome } from '../../types.ts';
+import type { CrawlDocument, FetchedPage, PageOutcome, UrlTask } from '../../types.ts';
 import { type CompoundElement, elementMimeType, extractCompound, isCompound } from '../archives/compound.ts';
 import { boundedParser } from '../extract/bounded-parser.ts';
 import { buildDocument } from '../extract/build-document.ts';
@@ -79,9 +79,38 @@ export async function processPage(page: FetchedPage, ctx: PageContext): Promise<
     const own = result.outcomes.findLast((o) => o.url === page.url && !o.element);
     if (own) own.note = joinNotes(own.note, c.note);
   }
+  canonicalFallback(page, ctx, result);
   // Every URL a page leads to was found on it: its link, its sitemap entry, its redirect's target.
   for (const t of result.tasks) t.foundOn = page.url;
   return result;
+}
+
+/**
+ * extract.honorCanonical: the page that deferred to this URL, its canonical (`canonicalOf`), is
+ * fetched again to be indexed under its own URL when this URL ends as no document: an error, a
+ * robots.txt or noindex refusal, a redirect back to that page (`/a` naming `/a/`, which answers
+ * 301 to `/a`). Until 2026-11-29 the page's content was in the index under no URL. A redirect's
+ * or an instant refresh's target carries the page on (`canonicalOf`), as does this URL's own
+ * honored canonical (should that one fail, this URL is fetched again, and the page defers to it).
+ */
+function canonicalFallback(page: FetchedPage, ctx: PageContext, result: PageResult): void {
+  const own = result.outcomes.find((o) => o.url === page.url && !o.element);
+  const declined = result.canonicalDeclined;
+  if (declined && own?.state === 'indexed') {
+    own.canonicalIgnored = declined;
+    own.note = joinNotes(own.note, `canonical ${declined} is no document: indexed under its own URL`);
+  }
+  const of = page.task.canonicalOf;
+  if (!of) return;
+  if (!own || own.state === 'indexed') return;
+  if (result.tasks.some((t) => t.canonicalOf === of || t.canonicalOf === page.url)) return;
+  const depth = page.task.depth;
+  const d = ctx.decider.decide(of, { depth, isStart: depth === 0 });
+  if (!d.accepted || !d.normalized) return;
+  // `redelivered`: the index stage reads the page's state (followed, for its canonical) first.
+  const task: UrlTask = { ...taskFrom(d, depth), ignoreCanonical: true, redelivered: true };
+  result.again = [...(result.again ?? []), task];
+  own.note = joinNotes(own.note, `canonical of ${of}, which is fetched again to be indexed itself`);
 }
 
 /**
@@ -135,6 +164,7 @@ function redirect(page: FetchedPage, ctx: PageContext, result: PageResult): void
   // SMILA: redirect targets are checked against the filters again; seed 001: they go to the redir source.
   result.tasks.push({
     ...taskFrom(d, page.task.depth),
+    ...handedOn(page.task, d.normalized),
     queue: 'redir',
     redirectChain: hop.chain,
     kind: page.task.kind,
@@ -183,13 +213,10 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   }
   // extract.honorCanonical holds for a document that names its canonical in a Link header (a PDF,
   // as Google reads it) as for a page's <link rel="canonical">: until 2026-11-28 it was recorded only.
-  const named =
-    ctx.config.extract.honorCanonical && ctx.config.discovery
-      ? headerCanonical(page.headers, page.url)
-      : null;
-  const elsewhere = named ? movedTo(named, page, ctx) : null;
-  if (elsewhere && !('code' in elsewhere.hop))
-    return canonicalInstead(elsewhere, page, result, page.task.follow && robots.follow, note);
+  const named = honorsCanonical(ctx) ? headerCanonical(page.headers, page.url) : null;
+  const moved = named ? movedTo(named, page, ctx) : null;
+  const elsewhere = moved && !('code' in moved.hop) ? unlessDeclined(moved, page, result) : null;
+  if (elsewhere) return canonicalInstead(elsewhere, page, result, page.task.follow && robots.follow, note);
   if (mimeType !== 'application/pdf' && isCompound(page.url, mimeType, bytes))
     return compound(page, bytes, ctx, result, note);
   const doc = await plainDocument(bytes, mimeType, contentType, ctx, result);
@@ -434,10 +461,8 @@ function html(
   // A canonical the page was redirected from (`/a` → `/a/`, which names `/a`) contradicts the
   // redirect: the page stays a document.
   const named =
-    index && !moved && ex.canonical && ctx.config.extract.honorCanonical && ctx.config.discovery
-      ? movedTo(ex.canonical, page, ctx)
-      : null;
-  const elsewhere = named && !('code' in named.hop) ? named : null;
+    index && !moved && ex.canonical && honorsCanonical(ctx) ? movedTo(ex.canonical, page, ctx) : null;
+  const elsewhere = named && !('code' in named.hop) ? unlessDeclined(named, page, result) : null;
   if (elsewhere) {
     canonicalInstead(elsewhere, page, result, page.task.follow && ex.robots.follow, cut);
   } else if (moved) {
@@ -449,7 +474,12 @@ function html(
       const error = { kind: 'permanent' as const, code: hop.code, message: `${hop.message} (${via})` };
       result.outcomes.push(base(page, 'error', { error }));
     } else {
-      const task = { ...taskFrom(d, page.task.depth), redirectChain: hop.chain, kind: page.task.kind };
+      const task = {
+        ...taskFrom(d, page.task.depth),
+        ...handedOn(page.task, target),
+        redirectChain: hop.chain,
+        kind: page.task.kind,
+      };
       result.tasks.push({ ...task, queue: 'redir' });
       result.outcomes.push(
         base(page, 'followed', { note: joinNotes(`redirected to ${target} (${via})`, cut) }),
@@ -489,9 +519,44 @@ function canonicalInstead(
   followed: boolean,
   cut: string | undefined,
 ): void {
-  if (!result.tasks.some((t) => t.url === target)) result.tasks.push(taskFrom(d, page.task.depth));
+  // The canonical's task names the page, which is fetched again should the canonical be no document.
+  const linked = result.tasks.findIndex((t) => t.url === target);
+  if (linked === -1) result.tasks.push({ ...taskFrom(d, page.task.depth), canonicalOf: page.url });
+  else result.tasks[linked] = { ...result.tasks[linked]!, canonicalOf: page.url };
   const why = `canonical is ${target} (extract.honorCanonical): that URL is indexed instead`;
   result.outcomes.push(base(page, followed ? 'followed' : 'ignored', { note: joinNotes(why, cut) }));
+}
+
+/**
+ * The page a canonical stands for (`canonicalOf`), handed on to where the canonical moved, unless
+ * it moved back to that page (which is then fetched again: canonicalFallback).
+ */
+function handedOn(task: UrlTask, target: string): Pick<UrlTask, 'canonicalOf'> {
+  return task.canonicalOf && task.canonicalOf !== target ? { canonicalOf: task.canonicalOf } : {};
+}
+
+/** extract.honorCanonical, with discovery on (else nothing else would be fetched). */
+function honorsCanonical(ctx: PageContext): boolean {
+  return ctx.config.extract.honorCanonical && ctx.config.discovery;
+}
+
+/**
+ * The canonical to honor, or null when it ended as no document before: this fetch is the one that
+ * indexes the page under its own URL (`UrlTask.ignoreCanonical`), or an earlier one did and the
+ * page names the same canonical (its state's `canonicalIgnored`, which a refresh carries). Also
+ * null for the page that deferred to this one (`/a` names `/b`, `/b` names `/a`): this one keeps
+ * the content. The page's document then records that canonical as declined (processPage).
+ */
+function unlessDeclined<T extends { target: string }>(
+  named: T,
+  page: FetchedPage,
+  result: PageResult,
+): T | null {
+  const { ignoreCanonical, prev, canonicalOf } = page.task;
+  if (!ignoreCanonical && prev?.canonicalIgnored !== named.target && canonicalOf !== named.target)
+    return named;
+  result.canonicalDeclined = named.target;
+  return null;
 }
 
 /**

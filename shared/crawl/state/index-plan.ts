@@ -95,10 +95,20 @@ function common(o: PageOutcome, ctx: PlanContext): Partial<UrlItem> {
     ...(o.task.redirectChain?.length ? { redirectChain: o.task.redirectChain } : {}),
     // Where it was found: a refresh's task carries it on from the state (refresh-stage.ts).
     ...(o.task.foundOn ? { foundOn: o.task.foundOn } : {}),
+    ...canonicalIgnored(o, ctx.existing.get(o.url)),
     // Orphans: a page's links were read (and their targets stamped) by a whole fetch of it.
     ...(o.task.follow && !o.notModified && o.state !== 'error' ? { linksReadAt: o.fetchedAt } : {}),
     ...schedule(o, ctx, 'unknown'),
   };
+}
+
+/**
+ * A declined canonical (page-outcome.ts canonicalFallback) is kept while fetches find the page
+ * naming it (a 304 reads nothing, so keeps it too), and dropped by one that does not.
+ */
+function canonicalIgnored(o: PageOutcome, prev: UrlItem | undefined): Partial<UrlItem> {
+  if (o.canonicalIgnored) return { canonicalIgnored: o.canonicalIgnored };
+  return prev?.canonicalIgnored && !o.notModified ? { canonicalIgnored: null } : {};
 }
 
 /**
