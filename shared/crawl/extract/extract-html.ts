@@ -219,9 +219,17 @@ class Collector implements Partial<Handler> {
     } else if (name === 'meta') this.addMeta(a);
     else if (name === 'html' && this.htmlLang === null) this.htmlLang = a.lang ?? a['xml:lang'] ?? null;
     else if (name === 'base' && this.base === null) this.base = a.href ?? null;
-    else if (name === 'link' && this.canonical === null && a.href && hasToken(a.rel, 'canonical')) {
-      this.canonical = a.href;
-    }
+    else if (name === 'link' && a.href) this.linkElement(a.href, a);
+  }
+
+  /**
+   * `<link>`: the page's canonical (the first), and the language versions it names (`rel=alternate`
+   * with `hreflang`, as search engines read them), which are links: a site whose language switcher
+   * is a script had its other languages found nowhere else.
+   */
+  private linkElement(href: string, a: Attribs): void {
+    if (hasToken(a.rel, 'canonical')) this.canonical ??= href;
+    else if (a.hreflang !== undefined && hasToken(a.rel, 'alternate')) this.addHref(href);
   }
 
   private addHref(href: string | undefined): void {

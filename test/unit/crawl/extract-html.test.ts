@@ -494,6 +494,19 @@ describe('extractHtml canonical', () => {
   });
 });
 
+describe('extractHtml language versions', () => {
+  it('<link rel=alternate hreflang> names a link; other alternates (a feed, a print view) and a canonical do not', () => {
+    const r = extract(
+      '<link rel="canonical" href="/en/"><link rel="alternate" hreflang="de" href="/de/">' +
+        '<link rel="Alternate" hreflang="x-default" href="https://www.example.com/">' +
+        '<link rel="alternate" type="application/rss+xml" href="/feed.xml"><link rel="alternate" media="print" href="/print">' +
+        '<link rel="stylesheet" hreflang="de" href="/s.css">',
+    );
+    assert.deepEqual(r.links, ['https://www.example.com/de/', 'https://www.example.com/']);
+    assert.equal(r.canonical, 'https://www.example.com/en/');
+  });
+});
+
 describe('extractHtml on a full page (fixture)', () => {
   const html = readFileSync(new URL('../../fixtures/html/seed-004-page.html', import.meta.url), 'utf8');
   const result = extractHtml({ url: 'https://www.example.com/news/example.html', html, options: OPTIONS });
