@@ -263,8 +263,11 @@ function judgePolicy(line: UrlItem, ctx: ReviewContext, stored: number): LineVer
   if (widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
   // A duplicate too: folding turned off indexes it, and any other change may end the likeness.
   if (redocument && (madeDocuments(line) || line.state === 'duplicate')) return { due: now };
-  // A page fetched for its links only that the config now indexes (a rule's noIndex dropped).
-  if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index) return { due: now };
+  // A page fetched for its links only that the config now indexes (a rule's noIndex dropped). Not
+  // one the page itself keeps out (meta robots, X-Robots-Tag, its canonical): the config decided
+  // to index it then too, and every config change fetched all of them whole again (helper-60).
+  if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index && !line.index)
+    return { due: now };
   if (retryReason(line, d.index, ctx.changes)) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');
   if (Number.isNaN(fetched)) return null;

@@ -138,6 +138,26 @@ describe('a changed refresh policy (refresh-review.ts)', () => {
       );
     });
 
+    it('a page a noIndex rule followed only is due once the rule no longer says noIndex; a noindex page is not', () => {
+      const rules: CrawlConfigInput['rules'] = [{ match: { path: '/docs/' }, actions: ['noIndex'] }];
+      const ruled: Partial<UrlItem> = {
+        state: 'followed',
+        docBulk: null,
+        index: false,
+        note: 'rule: noIndex',
+      };
+      assert.equal(judge({ ...month, rules }, ruled, now), null);
+      assert.deepEqual(judge(month, ruled, now), dueNow);
+      // The config said index, the page said noindex: a narrowing change reads it again for nothing.
+      for (const note of [
+        'noindex (meta robots: noindex)',
+        'canonical is https://example.com/b (extract.honorCanonical)',
+      ]) {
+        const own: Partial<UrlItem> = { state: 'followed', docBulk: null, index: true, note };
+        assert.equal(judge(month, own, now, { described: 'scope.exclude gained /x/' }), null, note);
+      }
+    });
+
     it('a page a noIndex rule skipped is due once the rule no longer says noIndex', () => {
       const rules: CrawlConfigInput['rules'] = [{ match: { path: '/docs/' }, actions: ['noIndex'] }];
       const line = skipped('rule: noIndex');
