@@ -17,6 +17,8 @@ export function taskOf(i: UrlItem): UrlTask {
     ...(i.kind ? { kind: i.kind } : {}),
     ...(i.source ? { source: i.source } : {}),
     ...(i.addMeta?.length ? { addMeta: i.addMeta } : {}),
+    // Where it was found: its next state keeps naming the page that links to it (a broken link's page).
+    ...(i.foundOn ? { foundOn: i.foundOn } : {}),
   };
 }
 

@@ -67,4 +67,23 @@ describe('clear-errors and the documents of URLs in temporary error', () => {
     assert.equal((await state('/q'))?.state, 'indexed');
     assert.equal((await state('/q'))?.temporaryErrors, 0);
   });
+
+  it('a broken link cleared and fetched again still names the page that links to it', async () => {
+    // `trawl urls --state error` lists a site's broken links with the page each is on (foundOn).
+    env.site.route('/b', { body: linkPage('B', ['/broken']) });
+    env.site.route('/broken', { status: 404, body: 'gone' });
+    const config = parseConfig({
+      name: uniqueCrawlName('clearerr-found'),
+      startUrls: [`${env.site.url}/b`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    const session = await openSession(config);
+    await crawl(session);
+    const broken = async () =>
+      (await collect(urlStates(session))).find((u) => new URL(u.url as string).pathname === '/broken');
+    assert.equal((await broken())?.foundOn, `${env.site.url}/b`);
+    assert.equal(await clearErrors(session), 1);
+    await crawl(session);
+    assert.deepEqual([(await broken())?.state, (await broken())?.foundOn], ['error', `${env.site.url}/b`]);
+  });
 });
