@@ -5,9 +5,16 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
+import { createAwsClients } from '../shared/aws/clients.ts';
+import { createPageStore } from '../shared/aws/page-store.ts';
 import type { ProvisionedResources } from '../shared/aws/provision.ts';
+import type { CrawlConfig } from '../shared/config.ts';
 import { ConfigError } from '../shared/errors.ts';
+import { CONFIG_KEY } from '../shared/layout.ts';
 import type { QueueUrls } from '../shared/topology.ts';
+import { isDemoConfig } from './demo-site.ts';
 import { stateDir } from './emulator.ts';
 import { type LocalCloud, localCloudEnv, localCloudStatus } from './local-cloud.ts';
 
@@ -83,16 +90,29 @@ export function functionNames(outputs: StackOutputs): Record<string, string> {
   return JSON.parse(outputs.FunctionNames) as Record<string, string>;
 }
 
+/** The stack of a deployment is gone: deleted outside trawl (the console, `cdk destroy`). */
+export class StackGoneError extends ConfigError {}
+
 /**
- * Points this process's AWS clients where `d` lives. A local deployment needs its local cloud running
- * (same endpoint): its state lives in that process.
+ * Points this process's AWS clients where `d` lives, once its stack answers. A local deployment
+ * needs its local cloud running (same endpoint): its state lives in that process. With the config
+ * the command read (`config`), a FILE edited since the deploy is said: the functions crawl the
+ * config `trawl deploy` uploaded.
  */
 export async function useDeployment(
   d: Deployment,
   /** the config file the user named, for the commands a message gives */
   file = 'FILE',
   cwd?: string,
+  config?: CrawlConfig,
 ): Promise<LocalCloud | null> {
+  const cloud = await pointAt(d, file, cwd);
+  await requireStack(d, file);
+  if (config) await warnIfEdited(file, config, d);
+  return cloud;
+}
+
+async function pointAt(d: Deployment, file: string, cwd?: string): Promise<LocalCloud | null> {
   if (!d.local) {
     if (d.endpoint) process.env.AWS_ENDPOINT_URL = d.endpoint;
     process.env.AWS_REGION ??= d.region;
@@ -113,4 +133,41 @@ export async function useDeployment(
   }
   Object.assign(process.env, localCloudEnv(cloud));
   return cloud;
+}
+
+/**
+ * The stack's extract queue answers (one request). A stack deleted outside trawl left every command
+ * failing in AWS's words (`QueueDoesNotExist`, `Function not found`) or, for `docs` and `urls`,
+ * reading the tables the stack retains as if the crawl were running.
+ */
+async function requireStack(d: Deployment, file: string): Promise<void> {
+  const queue = (JSON.parse(d.outputs.QueueUrls) as QueueUrls).extract;
+  try {
+    await createAwsClients({ count: false }).sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: queue, AttributeNames: ['QueueArn'] }),
+    );
+  } catch (err) {
+    const name = (err as Error).name;
+    if (name !== 'QueueDoesNotExist' && name !== 'AWS.SimpleQueueService.NonExistentQueue') throw err;
+    throw new StackGoneError(
+      `crawl "${d.crawl}" was deployed as stack ${d.stackName}${d.endpoint ? ` at ${d.endpoint}` : ''}, which is gone (deleted outside trawl?): "trawl deploy -c ${file}${d.local ? ' --local' : ''}" deploys it again, "trawl destroy -c ${file}${d.local ? ' --local' : ''}" forgets the deployment (its retained URL table and bucket are left as they are)`,
+    );
+  }
+}
+
+/**
+ * The deployed functions read the config `trawl deploy` uploaded: a FILE edited since (a start URL
+ * added, a rule changed) is not what they crawl, and nothing said so.
+ */
+async function warnIfEdited(file: string, config: CrawlConfig, d: Deployment): Promise<void> {
+  if (isDemoConfig(file)) return; // its URLs are swapped at deploy
+  const store = createPageStore({
+    client: createAwsClients({ count: false }).s3,
+    bucket: d.outputs.BucketName,
+  });
+  const deployed = await store.getJson<{ config?: unknown }>(CONFIG_KEY).catch(() => null);
+  if (deployed?.config && !isDeepStrictEqual(deployed.config, JSON.parse(JSON.stringify(config))))
+    process.stderr.write(
+      `trawl: warning: ${file} differs from the config deployed to ${d.stackName}, which its functions use: run "trawl deploy -c ${file}" to apply it\n`,
+    );
 }

@@ -28,6 +28,7 @@ import {
   functionNames,
   listDeployments,
   loadDeployment,
+  StackGoneError,
   type StackOutputs,
   saveDeployment,
   useDeployment,
@@ -293,14 +294,17 @@ export async function destroyCommand(opts: { config: string; local?: boolean }):
   try {
     cloud = d ? await useDeployment(d, opts.config) : null;
   } catch (err) {
-    // Its local cloud stopped (or was started again) and took the stack with it: only the
-    // deployment record is left, which kept every other command pointing at a cloud that is gone.
-    if (!(d?.local && err instanceof ConfigError)) throw err;
+    // Its local cloud stopped (or was started again) and took the stack with it, or the stack was
+    // deleted outside trawl: only the deployment record is left, which kept every other command
+    // pointing at a stack that is gone.
+    const gone = err instanceof StackGoneError;
+    if (!(gone || (d?.local && err instanceof ConfigError))) throw err;
     forgetDeployment(config.name);
-    await dropLocalIndex(config);
-    process.stdout.write(
-      `forgot the deployment of ${resourceNames(config.name).stack}: the local cloud it was deployed to (${d.endpoint}) is no longer running, or was started again, and kept nothing of it\n`,
-    );
+    if (d?.local) await dropLocalIndex(config);
+    const why = gone
+      ? 'the stack is gone (deleted outside trawl); its retained URL table and bucket are left as they are'
+      : `the local cloud it was deployed to (${d?.endpoint}) is no longer running, or was started again, and kept nothing of it`;
+    process.stdout.write(`forgot the deployment of ${resourceNames(config.name).stack}: ${why}\n`);
     return;
   }
   const env = { ...process.env, ...(cloud ? localCloudEnv(cloud) : {}) };

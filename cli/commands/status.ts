@@ -93,7 +93,7 @@ async function locate(file: string): Promise<Located> {
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (d) {
-    await useDeployment(d, file);
+    await useDeployment(d, file, undefined, config);
     const clients = createAwsClients({ count: false });
     return {
       crawl: d.crawl,
@@ -242,30 +242,12 @@ async function firstStatus(file: string, waitUntil: number): Promise<CrawlStatus
   }
 }
 
-/**
- * The deployed functions read the config `trawl deploy` uploaded: a FILE edited since (a start URL
- * added, a rule changed) is not what they crawl, and nothing said so.
- */
-async function warnIfEdited(file: string, config: CrawlConfig, d: Deployment): Promise<void> {
-  if (isDemoConfig(file)) return; // its URLs are swapped at deploy
-  const store = createPageStore({
-    client: createAwsClients({ count: false }).s3,
-    bucket: d.outputs.BucketName,
-  });
-  const deployed = await store.getJson<{ config?: unknown }>(CONFIG_KEY).catch(() => null);
-  if (deployed?.config && !isDeepStrictEqual(deployed.config, JSON.parse(JSON.stringify(config))))
-    process.stderr.write(
-      `trawl: warning: ${file} differs from the config deployed to ${d.stackName}, which its functions use: run "trawl deploy -c ${file}" to apply it\n`,
-    );
-}
-
 /** `trawl crawl|refresh` on a deployed crawl: invokes its seed or refresh function. False if not deployed. */
 export async function runDeployed(file: string, kind: 'crawl' | 'refresh'): Promise<boolean> {
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (!d) return false;
-  await useDeployment(d, file);
-  await warnIfEdited(file, config, d);
+  await useDeployment(d, file, undefined, config);
   const fn = functionNames(d.outputs)[kind === 'crawl' ? 'seed' : 'refresh'];
   const r = await createAwsClients({ count: false }).lambda.send(
     new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse' }),
