@@ -4,29 +4,18 @@
  * on a deployed crawl (they invoke its functions instead of running the stages in this process).
  */
 
-import { isDeepStrictEqual } from 'node:util';
 import { InvokeCommand } from '@aws-sdk/client-lambda';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/aws/clients.ts';
 import { createHostTable } from '../../shared/aws/host-table.ts';
-import { createPageStore } from '../../shared/aws/page-store.ts';
 import { type ProvisionedResources, provision } from '../../shared/aws/provision.ts';
 import { lastRunRecords } from '../../shared/aws/run-records.ts';
-import type { CrawlConfig } from '../../shared/config.ts';
 import { laterTime } from '../../shared/crawl/state/url-state.ts';
 import { ConfigError } from '../../shared/errors.ts';
-import { CONFIG_KEY } from '../../shared/layout.ts';
 import { lastRunKey, scheduleRunKey, seedRunKey } from '../../shared/stages/handler-kit.ts';
 import { namedQueues, type QueueUrls, resourceNames } from '../../shared/topology.ts';
 import { loadConfigFile } from '../config-file.ts';
-import { isDemoConfig } from '../demo-site.ts';
-import {
-  type Deployment,
-  deployedResources,
-  functionNames,
-  loadDeployment,
-  useDeployment,
-} from '../deployment.ts';
+import { deployedResources, functionNames, loadDeployment, useDeployment } from '../deployment.ts';
 import { commandRunning, resolveAwsEndpoint } from '../emulator.ts';
 import { heldStatus } from '../held-hosts.ts';
 import { eachState, openSession } from '../session.ts';
