@@ -49,6 +49,11 @@ export interface SessionOptions extends ProvisionOptions {
   schedules?: RunnerOptions['schedules'];
   /** a deployed stack's resources (from its outputs): nothing is created */
   resources?: ProvisionedResources;
+  /**
+   * `resources` are a crawl run here, not a stack's (`trawl status` locates them itself): the
+   * crawl's own clock, which a `refresh --now` moved, not the real one
+   */
+  localCrawl?: true;
   /** a look, not a run (`--dry-run`, the listings): the crawl's clock is read, not moved, nothing cleared */
   readOnly?: boolean;
 }
@@ -82,11 +87,12 @@ export async function openSession(config: CrawlConfig, opts: SessionOptions = {}
   const hosts = createHostTable({ client: monitor.ddb, tableName: resources.hostsTable });
   // A deployed crawl's functions run on the real clock: `--now` only shifts this process
   // (`refresh --dry-run --now`), and is not kept.
-  const offset = opts.resources
-    ? opts.now
-      ? opts.now.getTime() - Date.now()
-      : 0
-    : await crawlClockOffset(hosts, config.name, opts.now, !opts.readOnly);
+  const offset =
+    opts.resources && !opts.localCrawl
+      ? opts.now
+        ? opts.now.getTime() - Date.now()
+        : 0
+      : await crawlClockOffset(hosts, config.name, opts.now, !opts.readOnly);
   // The same variables the CDK stack gives each function (infra/), so the handlers run unchanged.
   Object.assign(process.env, {
     TRAWL_CRAWL: config.name,

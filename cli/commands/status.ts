@@ -113,7 +113,13 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   // Dead wake-up calls lose no URL (they wait in their queues for the fetch tick), but they say
   // the fetch function failed: shown, not redriven.
   if (resources.dlqUrls.wake) deadLetters.wake = (await depth(clients, resources.dlqUrls.wake)).visible;
-  const session = await openSession(loadConfigFile(file), { resources });
+  // A crawl run here reads its hosts' slots on its own clock: after a `refresh --now` a real-clock
+  // session listed every host held by politeness until the moved time (helper-61).
+  const session = await openSession(loadConfigFile(file), {
+    resources,
+    readOnly: true,
+    ...(stack === null ? { localCrawl: true as const } : {}),
+  });
   const urls: Record<string, number> = {};
   let documents = 0;
   for await (const item of eachState(session)) {

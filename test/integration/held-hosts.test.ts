@@ -76,4 +76,36 @@ describe('a crawl waiting only for a held host', () => {
     const after = await trawlAsync(cwd, {}, 'status', '-c', 'held.json');
     assert.equal(JSON.parse(after.out).urls.pending, 1, after.out);
   });
+
+  it("after a `refresh --now` two days ahead, `trawl status` reads the politeness slots on the crawl's clock", async () => {
+    // The cycle booked the host's turns on the moved clock; status read them on the real one and
+    // listed the host held by politeness for two days (helper-61).
+    writeFileSync(
+      join(cwd, 'polite.json'),
+      JSON.stringify({
+        name: 'polite',
+        startUrls: [`${site.url}/a`],
+        fetch: { allowPrivateNetworks: true, waitBetweenRequestsMs: 1000 },
+      }),
+    );
+    const crawled = await trawlAsync(cwd, {}, 'crawl', '-c', 'polite.json', '--no-progress');
+    assert.equal(crawled.code, 0, crawled.err);
+    const later = new Date(Date.now() + 49 * 3_600_000).toISOString();
+    const refreshed = await trawlAsync(
+      cwd,
+      {},
+      'refresh',
+      '-c',
+      'polite.json',
+      '--now',
+      later,
+      '--no-progress',
+    );
+    assert.equal(refreshed.code, 0, refreshed.err);
+    assert.ok(site.requests.filter((r) => r.path === '/a').length >= 2, 'the cycle fetched the page again');
+    await new Promise((r) => setTimeout(r, 1500)); // past the last turn's gap
+    const status = await trawlAsync(cwd, {}, 'status', '-c', 'polite.json');
+    assert.equal(status.code, 0, status.err);
+    assert.deepEqual(JSON.parse(status.out).heldHosts.hosts, [], status.out);
+  });
 });
