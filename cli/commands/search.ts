@@ -4,8 +4,11 @@ import type { Client } from '@opensearch-project/opensearch';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
 import {
+  boundedQuery,
   indexName,
+  MAX_QUERY_TERMS,
   otherCrawlsDocuments,
+  parseQuery,
   search,
   searchClient,
   searchEndpoint,
@@ -154,6 +157,15 @@ export async function searchCommand(query: string, opts: { config: string; limit
   const limit = opts.limit === undefined ? 10 : Number(opts.limit);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
     throw new ConfigError(`--limit: a whole number from 1 to 10000, not ${opts.limit}`);
+  // Nothing to look for (an empty query, spaces, a lone quote) listed ten arbitrary pages.
+  const parsed = parseQuery(query);
+  if (!parsed.words && parsed.phrases.length === 0 && parsed.excluded.length === 0)
+    throw new ConfigError(`QUERY: no word to search for in ${JSON.stringify(query)}`);
+  const { dropped } = boundedQuery(parsed);
+  if (dropped > 0)
+    process.stderr.write(
+      `trawl: warning: the query's first ${MAX_QUERY_TERMS} terms are searched (${dropped} more left out)\n`,
+    );
   const client = searchClient(await endpointFor(config));
   const index = indexName(config);
   const feed = config.index.sink !== 'opensearch';

@@ -275,7 +275,7 @@ export async function search(
   const textFields = cjk ? ['content.intl', 'content'] : ['content', 'content.intl'];
   const summaryFields = cjk ? ['description.intl', 'description'] : ['description', 'description.intl'];
   const highlighted = [...textFields, ...summaryFields];
-  const { words, phrases, excluded } = parseQuery(query);
+  const { words, phrases, excluded } = boundedQuery(parseQuery(query)).query;
   // The better of the two analyses: stemmed English, or the folded, CJK-aware one.
   const match = (text: string, type?: 'phrase') => ({
     multi_match: { query: text, fields: SEARCHED_FIELDS, tie_breaker: 0.3, ...(type ? { type } : {}) },
@@ -338,10 +338,22 @@ const SEARCHED_FIELDS = [
  * words of which the best hits have the most. A quote left open runs to the end; exclusions
  * alone leave every other document.
  */
-export function parseQuery(query: string): { words: string; phrases: string[]; excluded: string[] } {
+export interface ParsedQuery {
+  words: string;
+  phrases: string[];
+  excluded: string[];
+}
+
+/**
+ * A query as typed: phrases in quotes, exclusions with a minus, the rest words. In Unicode's
+ * composed form, as documents are indexed: a "café" written decomposed (e and a combining
+ * accent, as text pasted from macOS can be) found nothing.
+ */
+export function parseQuery(query: string): ParsedQuery {
   const phrases: string[] = [];
   const excluded: string[] = [];
   const words = query
+    .normalize('NFC')
     .replace(/(^|\s)(-?)"([^"]*)("|$)/g, (_, space: string, minus: string, phrase: string) => {
       const text = phrase.trim();
       if (text) (minus ? excluded : phrases).push(text);
@@ -354,6 +366,32 @@ export function parseQuery(query: string): { words: string; phrases: string[]; e
     .replace(/\s+/g, ' ')
     .trim();
   return { words, phrases, excluded };
+}
+
+/** Phrases and exclusions a search sends at most, each; and terms in all. */
+const MAX_QUERY_PHRASES = 20;
+export const MAX_QUERY_TERMS = 100;
+
+/**
+ * The query cut to MAX_QUERY_TERMS terms, and how many it left out. Each term is a clause in each
+ * of the six searched fields, and OpenSearch refuses a query past 1,024 clauses: a pasted
+ * paragraph of about 180 words failed with its `too_many_nested_clauses` and a stack trace. Its
+ * phrases and exclusions are kept first (20 of each at most), then its first distinct words.
+ */
+export function boundedQuery(q: ParsedQuery): { query: ParsedQuery; dropped: number } {
+  const phrases = q.phrases.slice(0, MAX_QUERY_PHRASES);
+  const excluded = q.excluded.slice(0, MAX_QUERY_PHRASES);
+  const seen = new Set<string>();
+  const distinct = q.words.split(' ').filter((w) => {
+    const key = w.toLowerCase();
+    if (!w || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const words = distinct.slice(0, MAX_QUERY_TERMS - phrases.length - excluded.length);
+  const dropped =
+    q.phrases.length - phrases.length + q.excluded.length - excluded.length + distinct.length - words.length;
+  return { query: { words: words.join(' '), phrases, excluded }, dropped };
 }
 
 /** Text as HTML, as the highlighter's `html` encoder escapes it. */

@@ -260,6 +260,12 @@ describe('bad input exits 2 naming the file, the field path and what is wrong', 
     const config = file('typo.json', { ...base, scope: { folowOffsite: true } });
     assertUserError(await trawl(['explain', '-c', config, START]), 'typo.json', /scope\b.*folowOffsite/);
   });
+  it('a search query with nothing to look for (empty, spaces, a lone quote), before any engine is asked', async () => {
+    // It listed ten arbitrary pages, as a match-everything query.
+    const config = file('search.json', base);
+    for (const query of ['', '   ', '"'])
+      assertUserError(await trawl(['search', '-c', config, query]), /QUERY: no word to search for/);
+  });
   it('a scope pattern that is not a regular expression', async () => {
     const config = file('include.json', { ...base, scope: { include: ['ok', '('] } });
     assertUserError(await trawl(['domain', '-c', config, START]), 'include.json', 'scope.include.1');

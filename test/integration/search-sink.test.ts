@@ -186,6 +186,11 @@ describe('search sink: the crawl into a real OpenSearch', { skip: !engineInstall
       'Type &lt;img src=x onerror=alert(1)&gt; to see a <em>kiwifruit</em>; 3 &lt; 5',
       'the page text escaped around the marks',
     );
+    // A pasted paragraph: 300 distinct words were 1,800 clauses, past OpenSearch's 1,024.
+    const paragraph = ['wombat', ...Array.from({ length: 300 }, (_, i) => `filler${i}`)].join(' ');
+    assert.equal((await search(client, index, paragraph, 10))[0]?.url, wombat?.url);
+    // Typed decomposed (e and a combining accent), as pasted text can be.
+    assert.ok((await search(client, index, 'Mu\u0308nchen', 10)).length > 0, 'a decomposed ü finds München');
     const [city] = await search(client, index, 'munchen', 10);
     assert.equal(new URL(city?.url ?? 'http://x/').pathname, '/intl/city.html');
     assert.match(city?.snippet ?? '', /<em>München<\/em>/);
