@@ -208,6 +208,8 @@ export interface ReviewContext {
   policy: boolean;
   /** known pages sitemaps list as changed (change-hints.ts), by URL */
   hints: Map<string, ChangeHint>;
+  /** extract.honorCanonical holds (with discovery on): a page followed for its canonical stays so */
+  honorCanonical: boolean;
 }
 
 /** The context a review judges lines in, compiled once. */
@@ -230,6 +232,7 @@ export function reviewContext(
     changes: changes ?? NO_CHANGES,
     policy: changes !== null,
     hints,
+    honorCanonical: config.extract.honorCanonical && config.discovery,
   };
 }
 
@@ -263,10 +266,18 @@ function judgePolicy(line: UrlItem, ctx: ReviewContext, stored: number): LineVer
   if (widened && d.follow && (isStart || LINKS_READ.has(line.state))) return { due: now };
   // A duplicate too: folding turned off indexes it, and any other change may end the likeness.
   if (redocument && (madeDocuments(line) || line.state === 'duplicate')) return { due: now };
-  // A page fetched for its links only that the config now indexes (a rule's noIndex dropped). Not
-  // one the page itself keeps out (meta robots, X-Robots-Tag, its canonical): the config decided
-  // to index it then too, and every config change fetched all of them whole again (helper-60).
-  if (!line.docBulk && line.state === 'followed' && line.kind !== 'sitemap' && d.index && !line.index)
+  // A page fetched for its links only that the config now indexes: a rule's noIndex dropped, or
+  // extract.honorCanonical turned off for a page that deferred to its canonical. Not one the page
+  // itself keeps out (meta robots, X-Robots-Tag): the config decided to index it then too, and
+  // every config change fetched all of them whole again (helper-60).
+  const deferred = line.note?.startsWith('canonical is ') === true && !ctx.honorCanonical;
+  if (
+    !line.docBulk &&
+    line.state === 'followed' &&
+    line.kind !== 'sitemap' &&
+    d.index &&
+    (!line.index || deferred)
+  )
     return { due: now };
   if (retryReason(line, d.index, ctx.changes)) return { due: now };
   const fetched = Date.parse(line.lastFetched ?? '');

@@ -149,13 +149,18 @@ describe('a changed refresh policy (refresh-review.ts)', () => {
       assert.equal(judge({ ...month, rules }, ruled, now), null);
       assert.deepEqual(judge(month, ruled, now), dueNow);
       // The config said index, the page said noindex: a narrowing change reads it again for nothing.
-      for (const note of [
-        'noindex (meta robots: noindex)',
-        'canonical is https://example.com/b (extract.honorCanonical)',
-      ]) {
-        const own: Partial<UrlItem> = { state: 'followed', docBulk: null, index: true, note };
-        assert.equal(judge(month, own, now, { described: 'scope.exclude gained /x/' }), null, note);
-      }
+      const narrowed = { described: 'scope.exclude gained /x/' };
+      const own = (note: string): Partial<UrlItem> => ({
+        state: 'followed',
+        docBulk: null,
+        index: true,
+        note,
+      });
+      assert.equal(judge(month, own('noindex (meta robots: noindex)'), now, narrowed), null);
+      // One that deferred to its canonical: so it stays while the option holds; turned off, it is due.
+      const copy = own('canonical is https://example.com/b (extract.honorCanonical)');
+      assert.equal(judge({ ...month, extract: { honorCanonical: true } }, copy, now, narrowed), null);
+      assert.deepEqual(judge(month, copy, now, narrowed), dueNow);
     });
 
     it('a page a noIndex rule skipped is due once the rule no longer says noIndex', () => {
