@@ -22,7 +22,7 @@ import { boundsOf, DOC_FIELDS } from '../crawl/state/index-plan.ts';
 import { orphanGraceMs } from '../crawl/state/orphans.ts';
 import { nextRefreshAt, refreshBuckets } from '../crawl/state/scheduling.ts';
 import { isTableKept, keepNewest, orphanReason, reachedAt, resolveState } from '../crawl/state/url-state.ts';
-import { KEYS } from '../layout.ts';
+import { KEYS, PREFIXES } from '../layout.ts';
 import { sinkChanges } from '../search/index-sink.ts';
 import type { ChangeHint, UrlItem, UrlTask } from '../types.ts';
 import { type ChangeRecord, publishChanges } from './change-feed.ts';
@@ -54,8 +54,6 @@ export interface RefreshSummary {
 }
 
 const CURSOR_KEY = 'refresh-cursor';
-/** With no cursor yet (or one far ahead of the clock), look this far back. */
-const FIRST_LOOKBACK_MS = 90 * 86_400_000;
 /**
  * A cursor at most this far ahead of the clock was written by an earlier run of the same cycle:
  * `trawl refresh --now T` interrupted and run again starts its clock at T a few seconds later.
@@ -134,7 +132,10 @@ async function findDue(deps: StageDeps) {
   const now = deps.now();
   const until = new Date(now).toISOString();
   const cursor = await deps.hosts.getValue(CURSOR_KEY);
-  const from = windowStart(cursor, now);
+  const kept = keptCursor(cursor, now);
+  // Without a cursor kept, the due lines from the oldest day any URL is due, and every hint.
+  const from = kept ?? (await oldestDueDay(deps, now));
+  const hintsFrom = kept ?? new Date(0).toISOString();
   // From a cursor still ahead (a resumed cycle), nothing is due: the earlier run queued it all.
   const buckets = from <= until ? refreshBuckets(Date.parse(from), now) : [];
   const lines = (
@@ -151,7 +152,8 @@ async function findDue(deps: StageDeps) {
   // dates sitemaps give known pages (change-hints.ts): one fetched before its date is due now.
   let review: PolicyReview | null = null;
   let changes = NO_CHANGES;
-  const hints = from <= until ? await readChangeHints(deps, from, until) : new Map<string, ChangeHint>();
+  const hints =
+    hintsFrom <= until ? await readChangeHints(deps, hintsFrom, until) : new Map<string, ChangeHint>();
   const policy = from <= until && (await policyChanged(deps, config));
   if (policy || hints.size > 0) {
     if (policy) changes = await policyChanges(deps, config);
@@ -199,16 +201,30 @@ async function findDue(deps: StageDeps) {
 }
 
 /**
- * Where the cycle's window starts: the cursor (the end of the last cycle's window). A cursor a
- * little ahead of the clock is a resumed cycle's and is kept: starting from the lookback instead
- * found every URL the interrupted run had already refreshed due again, by its older line (kill -9
- * of `trawl refresh --now T`, then the same command: 400 pages fetched 2–3 times). One far ahead
- * (a `refresh --now` days in the future, then the real schedule) is ignored.
+ * The cursor (the end of the last cycle's window) where the cycle's window starts, or null. A
+ * cursor a little ahead of the clock is a resumed cycle's and is kept: starting further back
+ * instead found every URL the interrupted run had already refreshed due again, by its older line
+ * (kill -9 of `trawl refresh --now T`, then the same command: 400 pages fetched 2–3 times). One
+ * far ahead (a `refresh --now` days in the future, then the real schedule) is not kept.
  */
-function windowStart(cursor: string | null, now: number): string {
+function keptCursor(cursor: string | null, now: number): string | null {
   const ahead = cursor ? Date.parse(cursor) - now : Number.NaN;
-  if (cursor && ahead <= RESUMED_AHEAD_MS) return cursor;
-  return new Date(now - FIRST_LOOKBACK_MS).toISOString();
+  return cursor && ahead <= RESUMED_AHEAD_MS ? cursor : null;
+}
+
+/**
+ * Where a window with no cursor kept starts: the oldest day any URL is due (the state manifests'
+ * first day folder, `refresh/YYYY-MM-DD/`: one LIST), else now. It looked 90 days back only, so
+ * a crawl refreshed first four months after it ran (or the README's `refresh --now 2030-…`)
+ * refreshed nothing, and its cursor then passed its pages for good (helper-63).
+ */
+async function oldestDueDay(deps: StageDeps, now: number): Promise<string> {
+  for await (const key of deps.store.list(PREFIXES.refresh)) {
+    const day = /^(\d{4}-\d{2}-\d{2})\//.exec(key.slice(PREFIXES.refresh.length))?.[1];
+    if (day) return new Date(Math.min(Date.parse(`${day}T00:00:00.000Z`), now)).toISOString();
+    break;
+  }
+  return new Date(now).toISOString();
 }
 
 /** Runs one refresh cycle. */

@@ -118,6 +118,29 @@ describe('a run on the real clock after one moved ahead (refresh --now)', () => 
     );
   });
 
+  it('a first refresh months after the crawl (or --now far ahead) finds every page due since', async () => {
+    // It looked 90 days back only: the README's `refresh --now 2030-…` refreshed nothing, and its
+    // cursor then passed the pages for good (helper-63).
+    env.site.route('/months', { body: linkPage('Months', ['/months/a']) });
+    env.site.route('/months/a', { body: linkPage('Months A') });
+    const config = parseConfig({
+      name: uniqueCrawlName('months'),
+      startUrls: [`${env.site.url}/months`],
+      fetch: { allowPrivateNetworks: true },
+    });
+    await crawl(await openSession(config));
+    const later = new Date(Date.now() + 200 * DAY);
+    const planned = await planRefresh(await openSession(config, { now: later, readOnly: true }));
+    assert.deepEqual(planned.map((p) => [new URL(p.url).pathname, p.action]).sort(), [
+      ['/months', 'refresh'],
+      ['/months/a', 'refresh'],
+    ]);
+    const mark = env.site.requests.length;
+    await refresh(await openSession(config, { now: later }));
+    const asked = env.site.requests.slice(mark).map((r) => r.path);
+    assert.ok(asked.includes('/months/a') && asked.includes('/months'), `refreshed: ${asked.join(' ')}`);
+  });
+
   it('a crawl whose clock never moved is checked for leftovers once, not at every start', async () => {
     const input: CrawlConfigInput = {
       name: uniqueCrawlName('no-travel'),
