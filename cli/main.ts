@@ -172,7 +172,7 @@ function deployCommands(p: Command): void {
     .option(local, localHelp)
     .option('--port <port>', 'the local cloud port when it is started (default: a free one)')
     .action(async (o) => (await deploy()).deployCommand(o));
-  onCrawl(p, 'destroy', 'cdk destroy the stack (the bucket is kept)')
+  onCrawl(p, 'destroy', 'cdk destroy the stack (on AWS the URL table and the bucket are kept)')
     .option(local, localHelp)
     .action(async (o) => (await deploy()).destroyCommand(o));
   onCrawl(p, 'status', "a crawl's queues, URL states and documents, one JSON line (deployed, or run here)")
