@@ -209,10 +209,13 @@ async function finishInterrupted(
   signals: { saving(): void },
 ): Promise<never> {
   await session.runner.giveBack();
+  // The same command: a --watch run resumed without it drained and stopped watching; a --demo one
+  // had no site to crawl.
+  const demo = opts.demo ? ' --demo' : '';
   const again =
     kind === 'crawl'
-      ? `trawl crawl -c ${opts.config}`
-      : `trawl refresh -c ${opts.config}${opts.now ? ` --now ${opts.now}` : ''}`;
+      ? `trawl crawl -c ${opts.config}${demo}${opts.watch ? ' --watch' : ''}`
+      : `trawl refresh -c ${opts.config}${demo}${opts.now ? ` --now ${opts.now}` : ''}`;
   process.stdout.write(`trawl: interrupted (${stop.signal}); nothing is lost. Resume with: ${again}\n`);
   // The emulator keeps the state in memory; the save under .trawl/ is for a reboot or a crash of
   // the emulator. It used to be cut short by the forced exit (4.5 s), every time on a larger crawl.

@@ -314,6 +314,29 @@ describe('interrupting and resuming a real trawl crawl', () => {
     assert.deepEqual(r.again, [], 'completed pages fetched again');
   });
 
+  it('crawl --watch: Ctrl-C before the frontier is empty says to resume with --watch', async () => {
+    // The resume line named `trawl crawl -c FILE`: run so, it drained and stopped watching.
+    const config = join(cwd, 'watch-mid.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        name: 'watchmid',
+        startUrls: [`${site.url}/`],
+        fetch: { allowPrivateNetworks: true },
+      }),
+    );
+    const mark = site.requests.length;
+    const run = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress', '--watch');
+    await waitFor(
+      () => site.requests.slice(mark).filter((r) => r.path !== '/robots.txt').length >= 3,
+      'pages fetched',
+    );
+    run.child.kill('SIGINT');
+    const exit = await run.exited;
+    assert.equal(exit.code, 130, `${run.out}\n${run.err}`);
+    assert.match(run.out, /Resume with: trawl crawl -c \S*watch-mid\.json --watch\n/);
+  });
+
   it('crawl --watch: Ctrl-C once the frontier is empty stops watching, exit 0, with nothing to resume', async () => {
     const config = join(cwd, 'watch.json');
     writeFileSync(
