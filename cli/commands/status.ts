@@ -136,12 +136,12 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     await lastRun('refresh'),
   ];
   const lastSeed = await hosts.getValue(seedRunKey);
-  if (stack !== null) {
-    // A cycle a command started (`trawl deploy` and `trawl crawl` invoke the seed function,
-    // `trawl refresh` the refresh function) is the last one too: status showed null after them.
-    discovery = laterTime(discovery, lastSeed);
-    refresh = laterTime(refresh, await hosts.getValue(lastRunKey('refresh')));
-  } else {
+  // A cycle a command started (`trawl deploy` and `trawl crawl` invoke the seed function, `trawl
+  // refresh` the refresh function) is the last one too: status showed null after them, and
+  // during a local `crawl --watch` until it ended (its run record is written then, helper-64).
+  discovery = laterTime(discovery, lastSeed);
+  refresh = laterTime(refresh, await hosts.getValue(lastRunKey('refresh')));
+  if (stack === null) {
     // No schedules here: `trawl crawl` is the discovery cycle and `trawl refresh` the refresh cycle.
     const runs = await lastRunRecords(session.store);
     discovery ??= runs.findLast((r) => r.kind === 'crawl')?.startedAt ?? null;

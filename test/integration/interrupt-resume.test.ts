@@ -345,6 +345,9 @@ describe('interrupting and resuming a real trawl crawl', () => {
     );
     const run = trawlAsync(cwd, 'crawl', '-c', config, '--no-progress', '--watch');
     await waitFor(() => run.err.includes('trawl: watching'), 'the crawl drained and watches');
+    // Its discovery cycle shows while it watches: null until the run ended (its record is written then).
+    const status = trawlSync(cwd, 'status', '-c', config);
+    assert.ok(Date.parse(JSON.parse(status.out).lastScheduleRuns.discovery) > 0, status.out);
     run.child.kill('SIGINT');
     const exit = await run.exited;
     assert.equal(exit.code, 0, `${run.out}\n${run.err}`);
