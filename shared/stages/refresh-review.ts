@@ -31,6 +31,7 @@
 import { createHash } from 'node:crypto';
 import { writeStateLines } from '../aws/refresh-manifest.ts';
 import type { CrawlConfig } from '../config.ts';
+import { CANONICAL_NOTE, honorsCanonical } from '../crawl/page/page-kit.ts';
 import type { UrlDecider } from '../crawl/rules/decide.ts';
 import {
   documentChange,
@@ -232,7 +233,7 @@ export function reviewContext(
     changes: changes ?? NO_CHANGES,
     policy: changes !== null,
     hints,
-    honorCanonical: config.extract.honorCanonical && config.discovery,
+    honorCanonical: honorsCanonical(config),
   };
 }
 
@@ -270,7 +271,7 @@ function judgePolicy(line: UrlItem, ctx: ReviewContext, stored: number): LineVer
   // extract.honorCanonical turned off for a page that deferred to its canonical. Not one the page
   // itself keeps out (meta robots, X-Robots-Tag): the config decided to index it then too, and
   // every config change fetched all of them whole again (helper-60).
-  const deferred = line.note?.startsWith('canonical is ') === true && !ctx.honorCanonical;
+  const deferred = line.note?.startsWith(CANONICAL_NOTE) === true && !ctx.honorCanonical;
   if (
     !line.docBulk &&
     line.state === 'followed' &&

@@ -129,6 +129,18 @@ export function taskFrom(d: ReturnType<UrlDecider['decide']>, depth: number): Ur
   };
 }
 
+/**
+ * extract.honorCanonical as the crawl applies it: with discovery on (else nothing else would be
+ * fetched). The page processor and the refresh review (a page that deferred is due once it no
+ * longer holds) ask the same question.
+ */
+export function honorsCanonical(config: CrawlConfig): boolean {
+  return config.extract.honorCanonical && config.discovery;
+}
+
+/** How the note of a page that deferred to its canonical begins (`canonical is URL (…)`). */
+export const CANONICAL_NOTE = 'canonical is ';
+
 export function joinNotes(...notes: (string | undefined)[]): string | undefined {
   const kept = notes.filter((n) => n !== undefined && n !== '');
   return kept.length ? kept.join('; ') : undefined;

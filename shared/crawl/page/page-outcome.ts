@@ -31,8 +31,10 @@ import { normalizeUrl } from '../url/normalize-url.ts';
 import { soft404Fingerprint } from '../url/traps.ts';
 import {
   base,
+  CANONICAL_NOTE,
   count,
   countRecorded,
+  honorsCanonical,
   joinNotes,
   keepExample,
   type PageContext,
@@ -213,7 +215,7 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   }
   // extract.honorCanonical holds for a document that names its canonical in a Link header (a PDF,
   // as Google reads it) as for a page's <link rel="canonical">: until 2026-11-28 it was recorded only.
-  const named = honorsCanonical(ctx) ? headerCanonical(page.headers, page.url) : null;
+  const named = honorsCanonical(ctx.config) ? headerCanonical(page.headers, page.url) : null;
   const moved = named ? movedTo(named, page, ctx) : null;
   const elsewhere = moved && !('code' in moved.hop) ? unlessDeclined(moved, page, result) : null;
   if (elsewhere) return canonicalInstead(elsewhere, page, result, page.task.follow && robots.follow, note);
@@ -461,7 +463,7 @@ function html(
   // A canonical the page was redirected from (`/a` → `/a/`, which names `/a`) contradicts the
   // redirect: the page stays a document.
   const named =
-    index && !moved && ex.canonical && honorsCanonical(ctx) ? movedTo(ex.canonical, page, ctx) : null;
+    index && !moved && ex.canonical && honorsCanonical(ctx.config) ? movedTo(ex.canonical, page, ctx) : null;
   const elsewhere = named && !('code' in named.hop) ? unlessDeclined(named, page, result) : null;
   if (elsewhere) {
     canonicalInstead(elsewhere, page, result, page.task.follow && ex.robots.follow, cut);
@@ -523,7 +525,7 @@ function canonicalInstead(
   const linked = result.tasks.findIndex((t) => t.url === target);
   if (linked === -1) result.tasks.push({ ...taskFrom(d, page.task.depth), canonicalOf: page.url });
   else result.tasks[linked] = { ...result.tasks[linked]!, canonicalOf: page.url };
-  const why = `canonical is ${target} (extract.honorCanonical): that URL is indexed instead`;
+  const why = `${CANONICAL_NOTE}${target} (extract.honorCanonical): that URL is indexed instead`;
   result.outcomes.push(base(page, followed ? 'followed' : 'ignored', { note: joinNotes(why, cut) }));
 }
 
@@ -533,11 +535,6 @@ function canonicalInstead(
  */
 function handedOn(task: UrlTask, target: string): Pick<UrlTask, 'canonicalOf'> {
   return task.canonicalOf && task.canonicalOf !== target ? { canonicalOf: task.canonicalOf } : {};
-}
-
-/** extract.honorCanonical, with discovery on (else nothing else would be fetched). */
-function honorsCanonical(ctx: PageContext): boolean {
-  return ctx.config.extract.honorCanonical && ctx.config.discovery;
 }
 
 /**
