@@ -103,22 +103,21 @@ export async function useDeployment(
   d: Deployment,
   /** the config file the user named, for the commands a message gives */
   file = 'FILE',
-  cwd?: string,
   config?: CrawlConfig,
 ): Promise<LocalCloud | null> {
-  const cloud = await pointAt(d, file, cwd);
+  const cloud = await pointAt(d, file);
   await requireStack(d, file);
   if (config) await warnIfEdited(file, config, d);
   return cloud;
 }
 
-async function pointAt(d: Deployment, file: string, cwd?: string): Promise<LocalCloud | null> {
+async function pointAt(d: Deployment, file: string): Promise<LocalCloud | null> {
   if (!d.local) {
     if (d.endpoint) process.env.AWS_ENDPOINT_URL = d.endpoint;
     process.env.AWS_REGION ??= d.region;
     return null;
   }
-  const cloud = await localCloudStatus(cwd);
+  const cloud = await localCloudStatus();
   if (!cloud || cloud.endpoint !== d.endpoint) {
     throw new ConfigError(
       `crawl "${d.crawl}" was deployed to the local cloud at ${d.endpoint}, which is not running any more and kept nothing of it: "trawl deploy -c ${file} --local" deploys it afresh (the crawl starts over), "trawl destroy -c ${file} --local" forgets the deployment`,

@@ -19,7 +19,7 @@ export async function listingSession(file: string) {
   // A deployed crawl: its stack's resources, where `trawl deploy` put them.
   const deployed = loadDeployment(config.name);
   if (deployed) {
-    await useDeployment(deployed, file, undefined, config);
+    await useDeployment(deployed, file, config);
     return openSession(config, { resources: deployedResources(deployed.outputs), readOnly: true });
   }
   await resolveAwsEndpoint();

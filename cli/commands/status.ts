@@ -82,7 +82,7 @@ async function locate(file: string): Promise<Located> {
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (d) {
-    await useDeployment(d, file, undefined, config);
+    await useDeployment(d, file, config);
     const clients = createAwsClients({ count: false });
     return {
       crawl: d.crawl,
@@ -242,7 +242,7 @@ export async function runDeployed(file: string, kind: 'crawl' | 'refresh'): Prom
   const config = loadConfigFile(file);
   const d = loadDeployment(config.name);
   if (!d) return false;
-  await useDeployment(d, file, undefined, config);
+  await useDeployment(d, file, config);
   const fn = functionNames(d.outputs)[kind === 'crawl' ? 'seed' : 'refresh'];
   const r = await createAwsClients({ count: false }).lambda.send(
     new InvokeCommand({ FunctionName: fn, InvocationType: 'RequestResponse' }),
