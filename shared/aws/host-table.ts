@@ -414,14 +414,18 @@ export function createHostTable({
         values[`:s${i}`] = new Set(members);
         adds.push(`#s${i} :s${i}`);
       }
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: { host: key },
-          UpdateExpression: `SET expiresAt = :exp${adds.length > 0 ? ` ADD ${adds.join(', ')}` : ''}`,
-          ExpressionAttributeNames: adds.length > 0 ? names : undefined,
-          ExpressionAttributeValues: { ...values, ':exp': expiresAt },
-        }),
+      // Locked as addCounts is: the local runner's concurrent invocations lost an ADD on the
+      // emulator (a deployed-usage CI run recorded 10 of 11 UpdateItems); free on Lambda.
+      await locked(key, () =>
+        client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { host: key },
+            UpdateExpression: `SET expiresAt = :exp${adds.length > 0 ? ` ADD ${adds.join(', ')}` : ''}`,
+            ExpressionAttributeNames: adds.length > 0 ? names : undefined,
+            ExpressionAttributeValues: { ...values, ':exp': expiresAt },
+          }),
+        ),
       );
     },
     async clearAhead(after) {

@@ -254,6 +254,31 @@ describe('hosts table adapter', () => {
     assert.deepEqual(starts, [0, 3, 6, 9, 12, 15]);
     assert.equal((await raw('count#c'))?.urlCount, 18);
   });
+
+  it('addToItem: concurrent adds to one item (the usage record) all count', async () => {
+    // The local runner's invocations record their usage side by side; the emulator lost an ADD
+    // before these were locked (a CI run's usage record missed one UpdateItem). 8 adds on each of
+    // 60 items, each of 12 counters, as an invocation's record holds.
+    const counters = (i: number) =>
+      Object.fromEntries(Array.from({ length: 12 }, (_, c) => [`call.c${c}`, 1 + ((i + c) % 3)]));
+    const keys = Array.from({ length: 60 }, (_, k) => `usage#race${k}`);
+    await Promise.all(
+      keys.flatMap((key) =>
+        Array.from({ length: 8 }, (_, i) => hosts.addToItem(key, counters(i), 9e9, { minutes: [i % 3] })),
+      ),
+    );
+    const want = Array.from({ length: 12 }, (_, c) =>
+      Array.from({ length: 8 }, (_, i) => 1 + ((i + c) % 3)).reduce((a, b) => a + b),
+    );
+    for (const key of keys) {
+      const item = await raw(key);
+      assert.deepEqual(
+        want.map((_, c) => item?.[`call.c${c}`]),
+        want,
+        key,
+      );
+    }
+  });
 });
 
 describe('key lock (the emulator workaround on every conditional write above)', () => {
