@@ -398,6 +398,13 @@ export const RefreshSchema = z
   })
   .prefault({});
 
+/** A TLD list: an array, or seed 000's space-delimited string (`"com gov org"`). */
+const tldList = () =>
+  z
+    .union([z.array(z.string().min(1)), z.string().transform((v) => v.split(/\s+/).filter(Boolean))])
+    .nullable()
+    .prefault(null);
+
 export const ConfigSchema = z.strictObject({
   /** names the crawl's resources: 1-31 lower-case letters, digits and dashes, starting with a letter or digit */
   name: z
@@ -419,10 +426,10 @@ export const ConfigSchema = z.strictObject({
   /** how a host's domain name is found (crawl rules' `{"domain"}` match, `trawl domain`) */
   domains: z
     .strictObject({
-      /** @default null — null (and `additional` null): the Public Suffix List decides a host's domain name; a list of generic TLDs (`com`, `org`…): seed 000's algorithm, which either list turns on instead of the PSL */
-      generic: z.array(z.string().min(1)).nullable().default(null),
-      /** @default null — the extra suffixes seed 000's algorithm treats as TLDs (`co.uk`…); set alone, it turns that algorithm on with no generic TLD (a host under none of them is its last two terms), not the PSL plus these */
-      additional: z.array(z.string().min(1)).nullable().default(null),
+      /** @default null — null (and `additional` null): the Public Suffix List decides a host's domain name; a list of generic TLDs (`["com", "org"]`, or seed 000's space-delimited `"com org"`): seed 000's algorithm, which either list turns on instead of the PSL */
+      generic: tldList(),
+      /** @default null — the extra suffixes seed 000's algorithm treats as TLDs (`co.uk`…; a list or a space-delimited string); set alone, it turns that algorithm on with no generic TLD (a host under none of them is its last two terms), not the PSL plus these */
+      additional: tldList(),
     })
     .prefault({}),
   /** how pages are requested: politeness, timeouts, sizes, proxy, credentials */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { parseConfig } from '../../../shared/config.ts';
 import { type DomainLists, domainOf, registrableDomain } from '../../../shared/crawl/url/domains.ts';
 
 const SEED_LISTS: DomainLists = { generic: ['com', 'gov', 'org'], additional: ['co.uk', 'ma.us', 'ca'] };
@@ -143,6 +144,22 @@ describe('domainOf with TLD lists (seed 000)', () => {
       assert.deepEqual(logged, message === null ? [] : [message]);
     });
   }
+});
+
+describe('the TLD lists in the config', () => {
+  it("take seed 000's space-delimited form as well as a list, and decide alike", () => {
+    const base = { name: 'd', startUrls: ['http://a.example/'] };
+    const spaced = parseConfig({
+      ...base,
+      domains: { generic: ' com  gov\torg', additional: 'co.uk ma.us ca\n' },
+    });
+    const listed = parseConfig({ ...base, domains: SEED_LISTS });
+    assert.deepEqual(spaced.domains, SEED_LISTS);
+    assert.deepEqual(listed.domains, SEED_LISTS);
+    assert.equal(domainOf('www.xyz.ma.us', spaced.domains), 'xyz.ma.us');
+    assert.deepEqual(parseConfig(base).domains, { generic: null, additional: null });
+    assert.throws(() => parseConfig({ ...base, domains: { generic: 7 } }), /domains\.generic/);
+  });
 });
 
 describe('registrableDomain (Public Suffix List test file)', () => {
