@@ -79,6 +79,8 @@ describe('redirect targets while a fetcher runs', () => {
     const { invocations } = session.runner.stats.fetch;
     const targets = HOSTS * Array.from({ length: PAGES }, (_, i) => i).filter(redirects).length;
     console.log(`fetch invocations: ${invocations} for ${targets} redirect targets on ${HOSTS} hosts`);
-    assert.ok(invocations <= HOSTS, `${invocations} fetch invocations`);
+    // Without the presence 39 for these 30 targets. A loaded machine adds one now and then (a
+    // clean-clone CI run beside two audits: 7), so the bound is twice the hosts, not the hosts.
+    assert.ok(invocations <= 2 * HOSTS, `${invocations} fetch invocations`);
   });
 });
