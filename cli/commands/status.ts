@@ -100,8 +100,12 @@ async function locate(file: string): Promise<Located> {
   return { crawl: config.name, stack: null, endpoint, resources: await provision(clients, names), clients };
 }
 
-/** One reading of a crawl's queues, URL states and documents. */
-export async function readStatus(file: string): Promise<CrawlStatus> {
+/**
+ * One reading of a crawl's queues, URL states and documents. `states: false` leaves the URL
+ * states and documents out (`urls` empty, `documents` 0) once the crawl has been seeded: counting
+ * them reads every URL's item and manifest line, which `--wait` need not do every 2 s.
+ */
+export async function readStatus(file: string, opts: { states?: boolean } = {}): Promise<CrawlStatus> {
   const { crawl, stack, endpoint, resources, clients } = await locate(file);
   const queues: Record<string, Depth> = {};
   for (const [name, url] of namedQueues(resources.queueUrls)) queues[name] = await depth(clients, url);
@@ -120,13 +124,6 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
     readOnly: true,
     ...(stack === null ? { localCrawl: true as const } : {}),
   });
-  const urls: Record<string, number> = {};
-  let documents = 0;
-  for await (const item of eachState(session)) {
-    const kind = item.state === 'error' && item.errorKind ? `error/${item.errorKind}` : item.state;
-    urls[kind] = (urls[kind] ?? 0) + 1;
-    if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;
-  }
   const hosts = createHostTable({ client: clients.ddb, tableName: resources.hostsTable });
   const heldHosts = await heldStatus(hosts, session.now());
   const lastRun = (stage: string) => hosts.getValue(scheduleRunKey(stage));
@@ -150,6 +147,15 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
   // No URL known and no discovery cycle yet: the seed function has not run (an asynchronous
   // invoke), so not idle. A crawl whose URLs were all forgotten (clear-errors) has had one.
   const seeded = discovery !== null || lastSeed !== null;
+  const urls: Record<string, number> = {};
+  let documents = 0;
+  if (opts.states !== false || !seeded) {
+    for await (const item of eachState(session)) {
+      const kind = item.state === 'error' && item.errorKind ? `error/${item.errorKind}` : item.state;
+      urls[kind] = (urls[kind] ?? 0) + 1;
+      if (item.docBulk && item.docLine !== undefined && item.docLine !== null) documents++;
+    }
+  }
   const idle =
     (documents + Object.keys(urls).length > 0 || seeded) &&
     Object.values(queues).every((q) => q.visible === 0 && q.inFlight === 0);
@@ -170,6 +176,8 @@ export async function readStatus(file: string): Promise<CrawlStatus> {
 /**
  * Prints the status as one JSON line. --wait: until the queues are empty and nothing is in flight in
  * three readings in a row (a function may be between receiving and sending), else exit 1 at --timeout.
+ * The readings in between count no URL states (a million-URL crawl's states take minutes to read);
+ * the one printed does.
  */
 export async function statusCommand(opts: {
   config: string;
@@ -183,12 +191,15 @@ export async function statusCommand(opts: {
   let s = await firstStatus(
     opts.config,
     opts.wait === true ? Math.min(deadline, Date.now() + START_GRACE_MS) : 0,
+    opts.wait !== true,
   );
+  const print = async () =>
+    process.stdout.write(`${JSON.stringify(opts.wait ? await readStatus(opts.config) : s)}\n`);
   let quiet = s.idle ? 1 : 0;
   let unattendedSince: number | null = null;
   while (opts.wait && quiet < 3) {
     if (Date.now() > deadline) {
-      process.stdout.write(`${JSON.stringify(s)}\n`);
+      await print();
       throw new CommandFailed(`status --wait: crawl "${s.crawl}" still busy after ${timeoutS} s`);
     }
     // A crawl run here moves only while a `trawl crawl` (or refresh) runs it: with work queued and
@@ -197,17 +208,17 @@ export async function statusCommand(opts: {
     if (s.stack === null && !s.idle && (await commandRunning(s.crawl)) === false) {
       unattendedSince ??= Date.now();
       if (Date.now() - unattendedSince >= UNATTENDED_MS) {
-        process.stdout.write(`${JSON.stringify(s)}\n`);
+        await print();
         throw new CommandFailed(
           `status --wait: crawl "${s.crawl}" has work queued but no trawl command is running it here; "trawl crawl -c ${opts.config}" resumes it`,
         );
       }
     } else unattendedSince = null;
     await new Promise((r) => setTimeout(r, 2000));
-    s = await readStatus(opts.config);
+    s = await readStatus(opts.config, { states: false });
     quiet = s.idle ? quiet + 1 : 0;
   }
-  process.stdout.write(`${JSON.stringify(s)}\n`);
+  await print();
   if (opts.wait) await warnStartUrls(await listingSession(opts.config));
 }
 
@@ -222,11 +233,11 @@ const START_GRACE_MS = 60_000;
  */
 const UNATTENDED_MS = 10_000;
 
-async function firstStatus(file: string, waitUntil: number): Promise<CrawlStatus> {
+async function firstStatus(file: string, waitUntil: number, states: boolean): Promise<CrawlStatus> {
   let said = false;
   for (;;) {
     try {
-      return await readStatus(file);
+      return await readStatus(file, { states });
     } catch (err) {
       if (!(err instanceof NoStateError) || Date.now() > waitUntil) throw err;
       if (!said)
