@@ -67,6 +67,17 @@ const HIDDEN = new Set([
   'rt',
   'rp',
 ]);
+/**
+ * An element a reader does not see, nor its text: one with the `hidden` attribute (but
+ * `until-found`, which find-in-page opens), a closed `<dialog>`, an `<iframe>`'s inner text (never
+ * rendered), and a `<select>`'s or `<datalist>`'s options (a country list put ~200 names into
+ * every page with a form, an audit).
+ */
+function neverShown(name: string, attribs: Attribs): boolean {
+  if (attribs.hidden !== undefined && attribs.hidden.trim().toLowerCase() !== 'until-found') return true;
+  if (name === 'dialog') return attribs.open === undefined;
+  return name === 'iframe' || name === 'select' || name === 'datalist';
+}
 /** Inside SVG and MathML: text never shown (a description for assistive technology, metadata). */
 const FOREIGN_HIDDEN = new Set(['desc', 'metadata', 'annotation', 'annotation-xml']);
 /**
@@ -155,6 +166,7 @@ class Collector implements Partial<Handler> {
     let f = 0;
     // Seed 004: removed elements (by name or class) are skipped with their nested content.
     if (HIDDEN.has(name) || this.removeTags.has(name) || this.hasRemovedClass(attribs.class)) f |= F_SKIP;
+    if (neverShown(name, attribs)) f |= F_SKIP;
     if (this.svg > 0 && FOREIGN_HIDDEN.has(name)) f |= F_SKIP;
     if (name === 'template') f |= F_INERT;
     if (name === 'noscript') f |= F_NOSCRIPT;

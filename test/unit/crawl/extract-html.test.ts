@@ -226,6 +226,20 @@ describe('extractHtml text: what a reader sees', () => {
     );
     assert.equal(r.content, 'Intro 漢字 Sales searchA searchB');
   });
+  it('leaves out hidden elements, closed dialogs, iframe fallback and form options; until-found and open dialogs stay', () => {
+    const r = extract(
+      '<p>shown</p><div hidden><p>hidden para</p><ul><li>hidden item</li></ul></div>' +
+        '<section hidden="until-found">found section</section><dialog>closed dialog</dialog>' +
+        '<dialog open>open dialog</dialog><iframe src="f.html">no frames</iframe>' +
+        '<label>Country <select name="c"><option>Albania</option><option>Zambia</option></select></label>' +
+        '<input list="l"><datalist id="l"><option>suggestion</option></datalist><p>after</p>',
+    );
+    assert.equal(r.content, 'shown found section open dialog Country after');
+    assert.ok(
+      r.links.some((l) => l.endsWith('/dir/f.html')),
+      "the iframe's page is still a link",
+    );
+  });
   it("an inline chart's labels and a formula's cells are words apart; a formula's TeX source is left out", () => {
     const r = extract(
       '<p>Sales<svg><text><tspan>Q1</tspan></text><text>Q2</text></svg>by quarter</p>' +
