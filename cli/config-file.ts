@@ -23,7 +23,8 @@ function parseYamlConfig(text: string): unknown {
 export function loadConfigFile(file: string): CrawlConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    // A byte order mark (Windows editors and PowerShell write one) is no part of the config.
+    text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   } catch (err) {
     throw new ConfigError(
       `${file}: cannot read the config file (${(err as NodeJS.ErrnoException).code ?? err})`,

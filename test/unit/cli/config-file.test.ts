@@ -39,6 +39,15 @@ describe('loadConfigFile', () => {
     refused(file('empty.json', ''), /not valid JSON/);
   });
 
+  it('reads a JSON or YAML file that starts with a byte order mark', () => {
+    const json = '\uFEFF{"name": "bom", "startUrls": ["http://x.test/"]}';
+    assert.equal(loadConfigFile(file('bom.json', json)).name, 'bom');
+    assert.equal(
+      loadConfigFile(file('bom.yaml', '\uFEFFname: bom-yaml\nstartUrls: ["http://x.test/"]\n')).name,
+      'bom-yaml',
+    );
+  });
+
   it('names a file it cannot read', () => {
     refused(join(dir, 'missing.json'), /cannot read the config file \(ENOENT\)/);
   });
