@@ -489,8 +489,18 @@ function html(
     }
   } else if (index) {
     const notes = joinNotes(note, cut);
+    // A page sent without a media type and read as HTML is `text/html` (its mimeType was null:
+    // a search filtering on it lost the page, an audit).
+    const sniffedMimeType =
+      parseContentType(contentType).mimeType === null ? { sniffedMimeType: 'text/html' } : {};
     result.outcomes.push(
-      documentOutcome(page, ctx, result, { extraction: ex, size: bytes.length, charset }, notes),
+      documentOutcome(
+        page,
+        ctx,
+        result,
+        { extraction: ex, size: bytes.length, charset, ...sniffedMimeType },
+        notes,
+      ),
     );
   } else {
     const why = !ex.robots.index ? `noindex (${ex.robots.source.join(', ')})` : 'rule: noIndex';

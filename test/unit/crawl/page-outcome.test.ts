@@ -202,7 +202,11 @@ const ROWS: Row[] = [
     page: { type: null, body: '  \n<head><title>CGI page</title></head><a href="/a">a</a>' },
     states: ['indexed'],
     tasks: ['/a'],
-    check: ([o]) => assert.equal(o?.doc?.title, 'CGI page'),
+    check: ([o]) => {
+      assert.equal(o?.doc?.title, 'CGI page');
+      // Read as HTML, it is text/html (it was null); the header it was sent with stays null.
+      assert.deepEqual([o?.doc?.mimeType, o?.doc?.contentType], ['text/html', null]);
+    },
   },
   {
     kind: 'no media type, a body starting <p>: HTML',
