@@ -444,6 +444,17 @@ function html(
   const refresh = ex.refresh ?? header;
   const via = header ? 'Refresh header' : 'meta refresh';
   const dropped = follow ? links(header ? [...ex.links, header.target] : ex.links, page, ctx, result) : 0;
+  // The page's own nofollow (meta robots, X-Robots-Tag): its links are counted and said on its
+  // state, as rel=nofollow links are (they left no trace, and `explain` said the page follows).
+  const unfollowed =
+    page.task.follow && ctx.config.discovery && !ex.robots.follow && ex.links.length > 0
+      ? `${ex.links.length} links not followed: nofollow (${ex.robots.source.join(', ')})`
+      : undefined;
+  if (unfollowed) {
+    count(result.rejected, 'page-nofollow', ex.links.length);
+    for (const href of ex.links.slice(0, NOFOLLOW_EXAMPLES))
+      keepExample(result, 'page-nofollow', href, `linked from ${page.url}, which says nofollow`);
+  }
   if (follow && ex.nofollowLinks > 0) {
     count(result.rejected, 'rel-nofollow', ex.nofollowLinks);
     for (const href of ex.nofollowSample)
@@ -488,7 +499,7 @@ function html(
       );
     }
   } else if (index) {
-    const notes = joinNotes(note, cut);
+    const notes = joinNotes(note, cut, unfollowed);
     // A page sent without a media type and read as HTML is `text/html` (its mimeType was null:
     // a search filtering on it lost the page, an audit).
     const sniffedMimeType =
@@ -511,6 +522,9 @@ function html(
     );
   }
 }
+
+/** Links of a nofollow page kept as examples (the count is of them all). */
+const NOFOLLOW_EXAMPLES = 3;
 
 let lastAgent: { userAgent: string; token: string } | null = null;
 

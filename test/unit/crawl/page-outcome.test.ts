@@ -411,10 +411,19 @@ const ROWS: Row[] = [
     tasks: [],
   },
   {
-    kind: 'HTML with meta robots nofollow: a document, no links',
+    kind: 'HTML with meta robots nofollow: a document, no links; they are counted and said on its state',
     page: { body: HTML(LINKS, '<meta name="robots" content="nofollow">') },
     states: ['indexed'],
     tasks: [],
+    note: /^3 links not followed: nofollow \(meta robots: nofollow\)$/,
+    rejected: { 'page-nofollow': 3 },
+  },
+  {
+    kind: 'an X-Robots-Tag nofollow says so too',
+    page: { body: HTML(LINKS), headers: { 'content-type': 'text/html', 'x-robots-tag': 'nofollow' } },
+    states: ['indexed'],
+    tasks: [],
+    note: /nofollow \(X-Robots-Tag: nofollow\)/,
   },
   {
     kind: 'HTML a rule marks noIndex: followed, no document',
