@@ -263,12 +263,12 @@ export class ReportAggregate {
       changes: {
         bucketMinutes: this.changeTimes.bucketMs / 60_000,
         buckets: this.changeTimes.toArray(),
-        deletesByReason: this.deleteReasons.top(15),
+        deletesByReason: this.deleteReasons.topAndRest(15),
       },
       fetches: { bucketMinutes: this.fetchTimes.bucketMs / 60_000, buckets: this.fetchTimes.toArray() },
       runs: [...this.runs].sort((a, b) => a.startedAt.localeCompare(b.startedAt)),
-      skipped: this.skipped.top(15),
-      limits: this.limits.top(15),
+      skipped: this.skipped.topAndRest(15),
+      limits: this.limits.topAndRest(15),
     };
   }
 }

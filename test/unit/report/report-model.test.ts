@@ -306,6 +306,21 @@ describe('report aggregates', () => {
       ['b', 1],
       ['c', 1],
     ]);
+    // A table of the first rows says how many reasons it left out, and how many URLs they hold.
+    const reasons = new BoundedCounter();
+    for (const [k, n] of [
+      ['x', 5],
+      ['robots.txt: Disallow: /a', 1],
+      ['robots.txt: Disallow: /b', 1],
+      ['y', 3],
+    ] as const)
+      reasons.add(k, n);
+    assert.deepEqual(reasons.topAndRest(3), [
+      ['x', 5],
+      ['y', 3],
+      ['(2 more)', 2],
+    ]);
+    assert.deepEqual(reasons.topAndRest(4), reasons.top());
   });
 
   it('names skip reasons without URLs', () => {
