@@ -29,7 +29,12 @@ export async function startUrlWarnings(
   for (const url of startUrlsOf(config, decider)) {
     const d = decider.decide(url, { depth: 0, isStart: true });
     const problem = d.accepted ? await startUrlProblem(url, lookup) : `the config rejects it: ${d.reason}`;
-    if (problem) out.push(`trawl: warning: start URL ${url} led nowhere (${problem})`);
+    if (!problem) continue;
+    // The commonest first crawl's trap: http://site/ answers 301 to https://site/ (or the apex to
+    // www), which the scope rejects; the warning named the cause but not the fix (an audit).
+    const moved = OFFSITE_TARGET.exec(problem)?.[1];
+    const fix = moved ? `; to crawl the site where it moved, start at ${moved}` : '';
+    out.push(`trawl: warning: start URL ${url} led nowhere (${problem})${fix}`);
   }
   return out;
 }
@@ -54,6 +59,7 @@ export async function startUrlProblem(
 }
 
 const REDIRECTED = 'redirected to ';
+const OFFSITE_TARGET = /redirect target rejected \(offsite\): (\S+)$/;
 
 /**
  * A crawl that followed no link at all though its start pages had some — every one rejected by the

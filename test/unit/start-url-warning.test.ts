@@ -47,6 +47,12 @@ describe('the start URL warning', () => {
       'trawl: warning: start URL http://a.test/old/ led nowhere (the config rejects it: rule 0: ignore)',
     ]);
   });
+  it('a start URL moved to another scheme or host names the URL to start at', async () => {
+    const config = parseConfig({ name: 't', startUrls: ['http://c.test/'] });
+    assert.deepEqual(await startUrlWarnings(config, lookup), [
+      'trawl: warning: start URL http://c.test/ led nowhere (ignored: redirect target rejected (offsite): http://d.test/); to crawl the site where it moved, start at http://d.test/',
+    ]);
+  });
   it('stops on a redirect loop', async () => {
     assert.match(
       (await startUrlProblem('http://loop.test/', lookup)) ?? '',
