@@ -257,7 +257,10 @@ function fetchedResult(
               error: {
                 kind: 'permanent',
                 code: 'malformed-redirect',
-                message: 'Location is not a valid URL',
+                message:
+                  res.headers.location === undefined
+                    ? `HTTP ${res.status} without a Location header`
+                    : 'Location is not a valid URL',
               },
             }),
       });

@@ -102,6 +102,7 @@ function routes(site: SiteServer, bomb: Buffer): void {
   });
   site.route('/liar-304', { status: 304 });
   site.route('/malformed-redirect', { status: 302, headers: { location: 'http://[::1' } });
+  site.route('/no-location', { status: 301 });
   for (let i = 0; i < 20; i++) {
     site.route(`/endless-redirect/${i}`, {
       status: 302,
@@ -163,7 +164,14 @@ describe('hostile servers through the whole pipeline', () => {
       '/reset',
       '/drip',
     ];
-    paths.push('/liar-304', '/malformed-redirect', '/endless-redirect/0', '/cp1252', '/cp1252-meta');
+    paths.push(
+      '/liar-304',
+      '/malformed-redirect',
+      '/no-location',
+      '/endless-redirect/0',
+      '/cp1252',
+      '/cp1252-meta',
+    );
     const config = parseConfig({
       name: uniqueCrawlName('hostile'),
       startUrls: paths.map((p) => `${site.url}${p}`),
@@ -279,6 +287,11 @@ describe('hostile servers through the whole pipeline', () => {
       httpStatus: 302,
       errorCode: 'malformed-redirect',
     });
+    assert.equal(states.get('/malformed-redirect')?.note, 'Location is not a valid URL');
+    assert.deepEqual(
+      [states.get('/no-location')?.errorCode, states.get('/no-location')?.note],
+      ['malformed-redirect', 'HTTP 301 without a Location header'],
+    );
     assert.deepEqual(pick(states.get('/liar-304')), {
       state: 'error',
       errorKind: 'permanent',
