@@ -381,8 +381,10 @@ export function titleFromUrl(url: string, path?: string): string {
   const u = URL.parse(url);
   if (u === null) return '';
   const segment = (path ?? u.pathname).split('/').findLast((s) => s !== '') ?? '';
+  // An archive entry's name (`path`) is as the archive wrote it, not percent-encoded: `pct%41.txt`
+  // is that name, not `pctA` (an audit).
   const name = collapse(
-    safeDecode(segment)
+    (path === undefined ? safeDecode(segment) : segment)
       .replace(/\.[a-z0-9]{1,8}$/i, '')
       .replace(/[-_]+/g, ' '),
   );

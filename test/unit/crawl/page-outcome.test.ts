@@ -806,9 +806,10 @@ const ROWS: Row[] = [
         'guide_intro.txt': strToU8('Intro'),
         'sub/release-notes.html': strToU8('<p>Notes</p>'),
         'titled.html': strToU8(HTML('<p>x</p>')),
+        'pct%41.txt': strToU8('Percent'),
       }),
     },
-    states: ['indexed', 'indexed', 'indexed', 'followed'],
+    states: ['indexed', 'indexed', 'indexed', 'indexed', 'followed'],
     check: (outcomes) => {
       const titles = Object.fromEntries(
         outcomes.map((o) => [o.url.replace(/^.*\?id=7\//, ''), o.doc?.title]),
@@ -817,6 +818,8 @@ const ROWS: Row[] = [
         'guide_intro.txt': 'guide intro',
         'sub/release-notes.html': 'release notes',
         'titled.html': 'T',
+        // The entry's name as the archive wrote it (its URL escapes the %), not decoded again.
+        'pct%2541.txt': 'pct%41',
         [`${SITE}/download?id=7`]: undefined,
       });
     },
