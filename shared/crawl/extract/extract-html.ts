@@ -48,6 +48,8 @@ export interface ExtractHtmlInput {
   charset?: string | null;
   /** the path the last-resort title is named after, when not the URL's (an archive element's entry path) */
   titlePath?: string;
+  /** when the page was fetched (epoch ms): an `unavailable_after` date passed by then is a noindex */
+  now?: number;
 }
 
 /**
@@ -424,6 +426,24 @@ function headerDirectives(value: string, self: string | null): string[] {
   return out;
 }
 
+/**
+ * The time an `unavailable_after: DATE` directive names (epoch ms), or null: Google drops a page
+ * after it (an expired event or job posting). Directives are comma-separated, and so may the date
+ * be (`Friday, 25-Jun-2010 15:00:00 PST`): the longest run of parts that is a date with a year.
+ */
+export function unavailableAfter(directives: string[]): number | null {
+  const at = directives.findIndex((d) => /^\s*unavailable_after\s*:/.test(d));
+  if (at < 0) return null;
+  const first = directives[at] ?? '';
+  const parts = [first.slice(first.indexOf(':') + 1), ...directives.slice(at + 1, at + 3)];
+  for (let n = parts.length; n >= 1; n--) {
+    const text = parts.slice(0, n).join(',').trim();
+    const t = /\d{4}/.test(text) ? Date.parse(text) : Number.NaN;
+    if (!Number.isNaN(t)) return t;
+  }
+  return null;
+}
+
 /** A user agent's product token (RFC 9309 §2.2.1: letters, `_` and `-`; digits as crawlers' names have them). */
 const PRODUCT_TOKEN = /^[a-z][a-z0-9_-]*$/;
 
@@ -443,17 +463,29 @@ function decideRobots(
   headers: Record<string, string> | undefined,
   ignoredBy: string | null,
   agent: string | null,
+  /** the fetch's time (epoch ms): an `unavailable_after` date passed by then is a noindex */
+  now: number | undefined,
 ): HtmlExtraction['robots'] {
   const decision = { index: true, follow: true };
   const source: string[] = [];
+  const expired = (parts: string[]) => {
+    const after = unavailableAfter(parts);
+    return after !== null && now !== undefined && after <= now;
+  };
   for (const { name, content } of metas) {
     const directives = content.toLowerCase().split(/[\s,]+/);
-    if (applyDirectives(directives, decision)) source.push(`meta ${name}: ${content}`);
+    const restricted = applyDirectives(directives, decision);
+    const gone = expired(content.toLowerCase().split(','));
+    if (gone) decision.index = false;
+    if (restricted || gone) source.push(`meta ${name}: ${content}`);
   }
   for (const [key, value] of Object.entries(headers ?? {})) {
     if (key.toLowerCase() !== 'x-robots-tag') continue;
-    if (applyDirectives(headerDirectives(value, agent), decision))
-      source.push(`X-Robots-Tag: ${value.replaceAll('\n', '; ')}`);
+    const directives = headerDirectives(value, agent);
+    const restricted = applyDirectives(directives, decision);
+    const gone = expired(directives);
+    if (gone) decision.index = false;
+    if (restricted || gone) source.push(`X-Robots-Tag: ${value.replaceAll('\n', '; ')}`);
   }
   // Seed 002 Rogue (or honorMetaRobots: false) ignores the exclusion standard: both stay true.
   if (ignoredBy !== null) return { index: true, follow: true, source: source.length > 0 ? [ignoredBy] : [] };
@@ -496,8 +528,9 @@ export function headerRobots(
   options: Pick<CrawlConfig['extract'], 'honorMetaRobots'>,
   rogue: boolean,
   agent: string | undefined,
+  now?: number,
 ): HtmlExtraction['robots'] {
-  return decideRobots([], headers, robotsIgnoredBy(options, rogue), ownAgent(agent));
+  return decideRobots([], headers, robotsIgnoredBy(options, rogue), ownAgent(agent), now);
 }
 
 /** Extracts links, canonical, robots, title, visible text and metadata from one HTML page in a single pass. */
@@ -526,6 +559,7 @@ export function extractHtml(input: ExtractHtmlInput): HtmlExtraction {
       input.headers,
       robotsIgnoredBy(input.options, input.rogue === true),
       agent,
+      input.now,
     ),
     title: title !== '' ? title : fallbackTitle(input.url, c.rawMeta, input.titlePath),
     content: collapse(c.text.join('')) || collapse(c.fallback.join('')),

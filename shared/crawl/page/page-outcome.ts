@@ -363,7 +363,8 @@ function notModified(page: FetchedPage, ctx: PageContext, result: PageResult): v
 /** What the response's `X-Robots-Tag` headers say of the page, as the config and Rogue mode read them. */
 function responseRobots(page: FetchedPage, ctx: PageContext): ReturnType<typeof headerRobots> {
   const { extract, fetch } = ctx.config;
-  return headerRobots(page.headers, extract, !fetch.respectRobotsTxt, agentToken(fetch.userAgent));
+  const at = Date.parse(page.fetchedAt);
+  return headerRobots(page.headers, extract, !fetch.respectRobotsTxt, agentToken(fetch.userAgent), at);
 }
 
 /** XHTML served as XML is read as XML: its `<?xml encoding?>` declaration gives the charset, not a `<meta>`. */
@@ -423,6 +424,7 @@ function html(
     rogue,
     agent: agentToken(ctx.config.fetch.userAgent),
     charset,
+    now: Date.parse(page.fetchedAt),
   });
   if (
     page.soft404 &&

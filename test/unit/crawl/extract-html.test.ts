@@ -334,6 +334,27 @@ describe('extractHtml robots (seed 004 noindex/nofollow, seed 002 Rogue)', () =>
     // Without a token (or with "robots" as one) only the robots ones count, as before.
     assert.deepEqual(extract('<meta name="trawl" content="noindex">').robots.index, true);
   });
+  it('an unavailable_after date passed at the fetch is a noindex (meta or header, any date form); a later one is not', () => {
+    const now = Date.parse('2026-11-29T12:00:00Z');
+    const cases: [string, Partial<ExtractHtmlInput>, boolean][] = [
+      [meta('unavailable_after: 2020-01-01'), {}, false],
+      [meta('noarchive, unavailable_after: Friday, 25-Jun-2010 15:00:00 PST'), {}, false],
+      ['', { headers: { 'x-robots-tag': 'unavailable_after: 25 Jun 2010 15:00:00 GMT, nofollow' } }, false],
+      [meta('unavailable_after: 2030-01-01T00:00:00Z'), {}, true],
+      // Another crawler's, a value with no year, or no fetch time: nothing.
+      ['', { headers: { 'x-robots-tag': 'googlebot: unavailable_after: 2020-01-01' } }, true],
+      [meta('unavailable_after: 1'), {}, true],
+    ];
+    for (const [html, more, index] of cases) {
+      const { robots } = extract(html, { now, ...more });
+      assert.equal(robots.index, index, `${html} ${JSON.stringify(more)}`);
+      assert.equal(robots.source.length > 0, !robots.index || !robots.follow);
+    }
+    assert.equal(extract(meta('unavailable_after: 2020-01-01')).robots.index, true);
+    assert.deepEqual(extract(meta('unavailable_after: 2020-01-01'), { now }).robots.source, [
+      'meta robots: unavailable_after: 2020-01-01',
+    ]);
+  });
   it('source names what decided', () => {
     const { robots } = extract(meta('NOINDEX, follow'), { headers: { 'X-Robots-Tag': 'nofollow' } });
     assert.deepEqual(robots.source, ['meta robots: NOINDEX, follow', 'X-Robots-Tag: nofollow']);
