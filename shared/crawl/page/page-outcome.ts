@@ -201,6 +201,12 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   if (page.truncated) count(result.rejected, 'limit-fetch-max-bytes');
   // A sitemap task is parsed as one whatever it looks like: a .xml.gz sitemap is no compound.
   if (page.task.kind === 'sitemap') return sitemap(page, bytes, ctx, result);
+  // Nothing to index: a 204, or a body of nothing but white space, was an empty document titled
+  // after its URL (an audit).
+  if (bytes.every((b) => b === 0x20 || (b >= 0x09 && b <= 0x0d))) {
+    const why = page.status === 204 ? 'no content (HTTP 204)' : 'empty body';
+    return void result.outcomes.push(base(page, 'ignored', { note: why }));
+  }
   if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
   // A sitemap or feed fetched as a page (a start URL, a link; one a sitemap index lists as well is
   // then claimed already) is read as one: its entries are followed, it is not indexed.

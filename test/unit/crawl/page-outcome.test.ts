@@ -647,7 +647,11 @@ const ROWS: Row[] = [
   },
   {
     kind: 'a text file with X-Robots-Tag naming the crawler: none',
-    page: { url: '/notes.txt', headers: { 'content-type': 'text/plain', 'x-robots-tag': 'trawl: none' } },
+    page: {
+      url: '/notes.txt',
+      body: 'Notes.',
+      headers: { 'content-type': 'text/plain', 'x-robots-tag': 'trawl: none' },
+    },
     states: ['ignored'],
     note: /noindex \(X-Robots-Tag: trawl: none\)/,
   },
@@ -655,6 +659,7 @@ const ROWS: Row[] = [
     kind: "a text file with X-Robots-Tag for another crawler's token: a document",
     page: {
       url: '/notes.txt',
+      body: 'Notes.',
       headers: { 'content-type': 'text/plain', 'x-robots-tag': 'otherbot: noindex' },
     },
     states: ['indexed'],
@@ -823,6 +828,18 @@ const ROWS: Row[] = [
         [`${SITE}/download?id=7`]: undefined,
       });
     },
+  },
+  {
+    kind: 'a 204, or a body of white space only: nothing to index',
+    page: { status: 204, body: '' },
+    states: ['ignored'],
+    note: /^no content \(HTTP 204\)$/,
+  },
+  {
+    kind: 'a 200 of white space: an empty body',
+    page: { body: ' \r\n\t ' },
+    states: ['ignored'],
+    note: /^empty body$/,
   },
   {
     kind: 'other bytes served as application/octet-stream: unsupported',
