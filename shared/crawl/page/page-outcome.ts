@@ -207,7 +207,8 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
     const why = page.status === 204 ? 'no content (HTTP 204)' : 'empty body';
     return void result.outcomes.push(base(page, 'ignored', { note: why }));
   }
-  if (isHtml(mimeType, bytes)) return html(page, bytes, contentType, ctx, result, note);
+  if (isHtml(mimeType, bytes) || isXhtml(mimeType, bytes))
+    return html(page, bytes, contentType, ctx, result, note);
   // A sitemap or feed fetched as a page (a start URL, a link; one a sitemap index lists as well is
   // then claimed already) is read as one: its entries are followed, it is not indexed.
   if (page.task.follow && isSitemapOrFeed(mimeType, bytes)) return sitemap(page, bytes, ctx, result);
@@ -234,6 +235,17 @@ async function content(page: FetchedPage, ctx: PageContext, result: PageResult):
   const notes = joinNotes(note, doc.note);
   const input = { ...doc, size: bytes.length, ...(sniffed ? { sniffedMimeType: sniffed } : {}) };
   result.outcomes.push(documentOutcome(page, ctx, result, input, notes));
+}
+
+/**
+ * XHTML served as XML (`text/xml`, `application/xml`: an `<html>` in the XHTML namespace at its
+ * start), which browsers render as a page: read as one. It was read as XML, its scripts and
+ * styles in the text and its title the URL's (an audit).
+ */
+function isXhtml(mimeType: string | null, bytes: Uint8Array): boolean {
+  if (mimeType !== 'text/xml' && mimeType !== 'application/xml') return false;
+  const head = Buffer.from(bytes.subarray(0, 4096)).toString('latin1');
+  return /<html[\s>]/.test(head) && head.includes('http://www.w3.org/1999/xhtml');
 }
 
 function isHtml(mimeType: string | null, bytes: Uint8Array): boolean {
@@ -375,7 +387,9 @@ function responseRobots(page: FetchedPage, ctx: PageContext): ReturnType<typeof 
 
 /** XHTML served as XML is read as XML: its `<?xml encoding?>` declaration gives the charset, not a `<meta>`. */
 const charsetDeclaredBy = (mimeType: string | null) =>
-  mimeType === 'application/xhtml+xml' ? 'xml' : 'html';
+  mimeType === 'application/xhtml+xml' || mimeType === 'text/xml' || mimeType === 'application/xml'
+    ? 'xml'
+    : 'html';
 
 /**
  * A body sent without a media type is HTML when it names `<html` or a doctype early on, or when it

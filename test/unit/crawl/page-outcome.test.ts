@@ -235,6 +235,29 @@ const ROWS: Row[] = [
     check: ([o]) => assert.deepEqual([o?.doc?.title, o?.doc?.charset], ['Été € Œuvre', 'iso-8859-15']),
   },
   {
+    kind: 'XHTML served as text/xml: read as the page browsers render, not as XML',
+    page: {
+      type: 'text/xml',
+      body: '<?xml version="1.0" encoding="UTF-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><head><title>XHTML page</title><style>.STYLEWORD{color:red}</style><script>var SCRIPTWORD=1;</script></head><body><header>HDR</header><p>Body text <a href="/x">x</a></p></body></html>',
+    },
+    states: ['indexed'],
+    tasks: ['/x'],
+    check: ([o]) =>
+      assert.deepEqual(
+        [o?.doc?.title, o?.doc?.content, o?.doc?.mimeType],
+        ['XHTML page', 'Body text x', 'text/xml'],
+      ),
+  },
+  {
+    kind: 'other XML served as text/xml stays XML (an element named html elsewhere is no page)',
+    page: {
+      type: 'text/xml',
+      body: '<?xml version="1.0"?><catalog><html>not a page</html><item>Widget</item></catalog>',
+    },
+    states: ['indexed'],
+    check: ([o]) => assert.equal(o?.doc?.content, 'not a page Widget'),
+  },
+  {
     kind: 'a sitemap task: its entries become tasks, the sitemap no document',
     page: {
       url: '/sitemap.xml',
