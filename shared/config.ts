@@ -225,6 +225,13 @@ export const FetchSchema = z
     respectRobotsTxt: z.boolean().default(true),
     /** @default 0 — the gap between request starts per host, across all workers, robots.txt's included; a longer robots.txt Crawl-delay wins (SMILA waitBetweenRequests, seed 004 sleep after load) */
     waitBetweenRequestsMs: z.number().int().nonnegative().default(0),
+    /**
+     * @default "permanent" — what an HTTP 5xx is (a 503 with `Retry-After` is temporary either way):
+     * "permanent", seed 001's rule, deletes the page's document at once; "temporary" keeps it
+     * through a server's outage, the URL retried as for a timeout and forgotten after
+     * `refresh.maxTemporaryErrors` failures over at least `refresh.maxAge`
+     */
+    serverErrors: z.enum(['permanent', 'temporary']).default('permanent'),
     /** @default true — false records a 3xx as `ignored` (note `redirect not followed: …`) instead of queueing its target */
     followRedirects: z.boolean().default(true),
     /** @default 5 — redirects followed from a link, HTTP 3xx and instant meta refreshes alike; the hop past them is a permanent `too-many-redirects` error, and a refresh of a redirect target continues the chain it was reached by */

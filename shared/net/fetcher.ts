@@ -52,6 +52,8 @@ export interface FetchOptions {
    */
   proxy: FetchProxy | null;
   conditional?: { etag?: string; lastModified?: string };
+  /** fetch.serverErrors: whether a 5xx is a permanent error (the default) or a temporary one */
+  serverErrors?: 'permanent' | 'temporary';
   ignoredMimeTypes: string[];
   /** seed 004: read the MIME type from the headers and skip an ignored type without reading its body */
   metadataFirst: boolean;
@@ -588,7 +590,12 @@ async function readResponse(
   if (opts.onSetCookie && res.headers['set-cookie']) opts.onSetCookie(res.headers['set-cookie']);
   const conditional = Boolean(opts.conditional?.etag || opts.conditional?.lastModified);
   const retryAfter = headers['retry-after'] ?? null;
-  const verdict = classifyHttpStatus(status, { conditional, retryAfter, now: (opts.now ?? Date.now)() });
+  const verdict = classifyHttpStatus(status, {
+    conditional,
+    retryAfter,
+    now: (opts.now ?? Date.now)(),
+    ...(opts.serverErrors ? { serverErrors: opts.serverErrors } : {}),
+  });
   if (verdict.kind !== 'ok') dropBody(res);
   switch (verdict.kind) {
     case 'not-modified':

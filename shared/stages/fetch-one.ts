@@ -61,6 +61,7 @@ async function politeFetch(
         maxBytes: config.fetch.maxBytes,
         maxHeaderBytes: config.limits.headerBytes,
         conditional: task.conditional,
+        serverErrors: config.fetch.serverErrors,
         ignoredMimeTypes: config.scope.ignoredMimeTypes,
         metadataFirst: true,
         now: deps.now,

@@ -103,6 +103,39 @@ describe('refresh: a page behind a server error comes back; one gone twice is fo
     ]);
   });
 
+  it('with fetch.serverErrors "temporary", a site-wide outage (503 without Retry-After, 502) deletes nothing', async () => {
+    const config = parseConfig({
+      name: uniqueCrawlName('outage'),
+      startUrls: [`${site.url}/`],
+      fetch: { allowPrivateNetworks: true, serverErrors: 'temporary' },
+      refresh: { maxAge: '1d' },
+    });
+    const t0 = Date.now();
+    status.clear(); // the case above left /gone.html answering 404
+    await crawl(await openSession(config));
+    for (const path of ['/', '/section.html', '/leaf.html', '/gone.html']) status.set(path, 503);
+    status.set('/leaf.html', 502);
+    try {
+      const s = await openSession(config, { now: new Date(t0 + STEP) });
+      await refresh(s);
+      const states = new Map((await collect(urlStates(s))).map((u) => [new URL(String(u.url)).pathname, u]));
+      const docs = (await collect(documents(s))).map((d) => new URL(String(d.url)).pathname);
+      assert.deepEqual(docs, ['/', '/gone.html', '/leaf.html', '/section.html'], 'every document kept');
+      assert.deepEqual(
+        [
+          states.get('/leaf.html')?.state,
+          states.get('/leaf.html')?.errorKind,
+          states.get('/leaf.html')?.errorCode,
+        ],
+        ['error', 'temporary', 'http-502'],
+      );
+      assert.equal(states.get('/')?.errorKind, 'temporary');
+      assert.equal((await readChanges(s)).filter((c) => c.type === 'delete').length, 0);
+    } finally {
+      status.clear();
+    }
+  });
+
   it('a start URL whose host is gone at two refreshes is never forgotten, and comes back', async () => {
     const input: CrawlConfigInput = {
       name: uniqueCrawlName('recovery-start'),

@@ -13,6 +13,8 @@ export interface StatusContext {
   retryAfter: string | null;
   /** current time in ms since the epoch (Retry-After may be an HTTP-date) */
   now: number;
+  /** fetch.serverErrors: a 5xx is permanent (seed 001, the default) or temporary */
+  serverErrors?: 'permanent' | 'temporary';
 }
 
 export interface StatusVerdict {
@@ -62,6 +64,9 @@ export function classifyHttpStatus(status: number, ctx: StatusContext): StatusVe
     return temporaryWithRetry(status, ctx, DEFAULT_RATE_LIMIT_RETRY_MS);
   // Extension of seed 001: 429 says "slow down" (RFC 6585 §4), not that the page is gone.
   if (status === 429) return temporaryWithRetry(status, ctx, DEFAULT_RATE_LIMIT_RETRY_MS);
+  // fetch.serverErrors "temporary": a server's failure says nothing of its page; kept through it.
+  if (status >= 500 && status < 600 && ctx.serverErrors === 'temporary')
+    return { kind: 'temporary', code: `http-${status}` };
   // Seed 001: 404, other 4xx content errors and 5xx server errors are permanent (also anything non-HTTP).
   return permanent(`http-${status}`);
 }

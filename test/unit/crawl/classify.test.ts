@@ -69,6 +69,31 @@ describe('classifyHttpStatus (seed 001 Error Handling)', () => {
     ],
     ['429 + seconds', 429, { retryAfter: '5' }, { kind: 'temporary', code: 'http-429', retryAfterMs: 5000 }],
     ['600 nonsense', 600, {}, { kind: 'permanent', code: 'http-600' }],
+    // fetch.serverErrors "temporary": every 5xx is kept through; a 503's Retry-After still holds the host.
+    [
+      '502, serverErrors temporary',
+      502,
+      { serverErrors: 'temporary' },
+      { kind: 'temporary', code: 'http-502' },
+    ],
+    [
+      '503 bare, serverErrors temporary',
+      503,
+      { serverErrors: 'temporary' },
+      { kind: 'temporary', code: 'http-503' },
+    ],
+    [
+      '503 + seconds, serverErrors temporary',
+      503,
+      { retryAfter: '120', serverErrors: 'temporary' },
+      { kind: 'temporary', code: 'http-503', retryAfterMs: 120_000 },
+    ],
+    [
+      '404, serverErrors temporary',
+      404,
+      { serverErrors: 'temporary' },
+      { kind: 'permanent', code: 'http-404' },
+    ],
   ];
   for (const [label, status, ctx, expected] of table) {
     it(label, () => assert.deepEqual(classifyHttpStatus(status, { ...plain, ...ctx }), expected));
