@@ -303,6 +303,15 @@ export function explainKnown(
     ...(state?.kind === 'sitemap' ? { sitemap: true } : {}),
   });
   answer.state = state;
+  // No state: the answer is for a link at the depth assumed, which the crawl may not have found it
+  // at (an audit: a page rejected at depth 4 past maxDepth 3 read "accepted" at depth 1).
+  if (state === null) {
+    const deeper =
+      depth === undefined && config.scope.maxDepth !== null
+        ? `; a link to it found deeper than scope.maxDepth (${config.scope.maxDepth}) was rejected as max-depth`
+        : '';
+    answer.stateNote = `the crawl has no state for it: never queued (no accepted link or sitemap entry led to it, or its links were rejected: the crawl's summary names rejected links with the page they were on)${deeper}; judged here at depth ${answer.depth}${depth === undefined ? ' (--depth sets another)' : ''}`;
+  }
   return answer;
 }
 

@@ -213,6 +213,13 @@ describe('explainUrl (trawl explain)', () => {
     assert.deepEqual(pick(explainKnown(c, url, 1, state)), [true, 'default', 1]);
     assert.deepEqual(explainKnown(c, url, undefined, state).state, state);
     assert.deepEqual(pick(explainKnown(c, url, undefined, null)), [true, 'default', 1]);
+    // No state: the answer says it is for an assumed depth, and what maxDepth may have done.
+    assert.match(
+      String(explainKnown(c, url, undefined, null).stateNote),
+      /^the crawl has no state for it: never queued .*deeper than scope\.maxDepth \(2\) was rejected as max-depth; judged here at depth 1 \(--depth sets another\)$/,
+    );
+    assert.equal(explainKnown(c, url, undefined, state).stateNote, undefined);
+    assert.doesNotMatch(String(explainKnown(config(), url, 4, null).stateNote), /maxDepth|--depth/);
   });
   it('a URL the crawl read as a sitemap (an index child: --state says so) is judged as one, not by its .xml', () => {
     const child = 'https://www.example.com/sitemaps/news.xml';
