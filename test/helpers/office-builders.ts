@@ -54,7 +54,13 @@ function ooxml(
 }
 
 /** A .docx whose paragraphs are the given runs (a run list per paragraph; `\t` is a `<w:tab/>`). */
-export function minimalDocx(paragraphs: string[][], props: CoreProps = {}, bodyXml = ''): Uint8Array {
+export function minimalDocx(
+  paragraphs: string[][],
+  props: CoreProps = {},
+  bodyXml = '',
+  /** more parts as they are (`word/footnotes.xml`…) */
+  more: Record<string, string> = {},
+): Uint8Array {
   const run = (t: string) =>
     t === '\t'
       ? '<w:r><w:tab/></w:r>'
@@ -64,7 +70,7 @@ export function minimalDocx(paragraphs: string[][], props: CoreProps = {}, bodyX
     .join('');
   const document = `${XML}<w:document xmlns:w="${W}" xmlns:r="${R}" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" mc:Ignorable=""><w:body>${body}${bodyXml}<w:sectPr><w:pgSz w:w="12240" w:h="15840"/></w:sectPr></w:body></w:document>`;
   const main = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml';
-  return ooxml('word/document.xml', main, { 'word/document.xml': document }, props);
+  return ooxml('word/document.xml', main, { 'word/document.xml': document, ...more }, props);
 }
 
 /** A .xlsx: sheets by name, rows of cells (strings go to the shared string table, numbers inline). */
@@ -102,6 +108,8 @@ export function minimalPptx(
   props: CoreProps = {},
   /** the slide files' numbers in the order the deck shows them (a slide moved keeps its file) */
   order: number[] = slides.map((_, i) => i + 1),
+  /** more parts as they are (`ppt/notesSlides/notesSlide1.xml`…) */
+  more: Record<string, string> = {},
 ): Uint8Array {
   const A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
   const P = 'http://schemas.openxmlformats.org/presentationml/2006/main';
@@ -118,7 +126,7 @@ export function minimalPptx(
   parts['ppt/_rels/presentation.xml.rels'] =
     `${XML}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">${slides.map((_, i) => rel(i + 1)).join('')}</Relationships>`;
   const main = 'application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml';
-  return ooxml('ppt/presentation.xml', main, parts, props);
+  return ooxml('ppt/presentation.xml', main, { ...parts, ...more }, props);
 }
 
 /** An OpenDocument file (.odt by default): `mimetype` stored first, content.xml, meta.xml, the manifest. */

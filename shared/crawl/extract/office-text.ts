@@ -27,7 +27,7 @@ const ODF: ReadonlySet<OfficeKind> = new Set(['odt', 'ods', 'odp']);
 /** The parts each kind reads: its text parts and its properties. */
 const WANTED: Record<'ooxml' | 'odf', RegExp> = {
   ooxml:
-    /^(_rels\/\.rels|docProps\/core\.xml|word\/document\d*\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml|ppt\/presentation\.xml|ppt\/_rels\/presentation\.xml\.rels)$/,
+    /^(_rels\/\.rels|docProps\/core\.xml|word\/document\d*\.xml|word\/(?:footnotes|endnotes)\.xml|ppt\/notesSlides\/notesSlide\d+\.xml|xl\/workbook\.xml|xl\/_rels\/workbook\.xml\.rels|xl\/sharedStrings\.xml|xl\/worksheets\/[^/]+\.xml|ppt\/slides\/slide\d+\.xml|ppt\/presentation\.xml|ppt\/_rels\/presentation\.xml\.rels)$/,
   odf: /^(content\.xml|meta\.xml|META-INF\/manifest\.xml)$/,
 };
 
@@ -109,14 +109,23 @@ function walk(bytes: Uint8Array, cbs: Walk): void {
  * `mc:Fallback`: Word writes every text box and shape twice, the copy for older readers there
  * ("TextBoxOnce TextBoxOnce", helper-53).
  */
-function partText(bytes: Uint8Array, textIn: string | null, breaks: ReadonlySet<string>): string {
+function partText(
+  bytes: Uint8Array,
+  textIn: string | null,
+  breaks: ReadonlySet<string>,
+  /** an element whose text is left out (a notes page's slide-number field) */
+  skipIn?: string,
+): string {
   const out: string[] = [];
   const space = (name: string) => breaks.has(name) && out.push(' ');
   walk(bytes, {
     open: space,
     close: space,
     text: (t, open) =>
-      (textIn === null || open.includes(textIn)) && !open.includes('Fallback') && out.push(t),
+      (textIn === null || open.includes(textIn)) &&
+      !open.includes('Fallback') &&
+      (skipIn === undefined || !open.includes(skipIn)) &&
+      out.push(t),
   });
   return out.join('');
 }
@@ -133,15 +142,28 @@ function ooxmlBody(kind: OfficeKind, read: OfficeParts): string | Missing {
     );
     const part = main ?? 'word/document.xml';
     const doc = read.parts.get(part);
-    return doc ? partText(doc, 't', WORD_BREAKS) : missing(read, part);
+    if (!doc) return missing(read, part);
+    // Footnotes and endnotes are the document's text too (a cited source was in no document).
+    const notes = ['word/footnotes.xml', 'word/endnotes.xml'].flatMap((p) => read.parts.get(p) ?? []);
+    return [doc, ...notes].map((b) => partText(b, 't', WORD_BREAKS)).join(' ');
   }
   if (kind === 'pptx') {
     const slides = slideOrder(read);
     if (slides.length === 0) return missing(read, 'ppt/slides/slide1.xml');
-    return slides.map((s) => partText(read.parts.get(s) as Uint8Array, 't', SLIDE_BREAKS)).join(' ');
+    // The speaker notes after the slides, in their files' order, their slide-number fields left out.
+    const notes = [...read.parts.keys()]
+      .filter((n) => NOTES_SLIDE.test(n))
+      .sort((a, b) => partNumber(a) - partNumber(b));
+    return [
+      ...slides.map((s) => partText(read.parts.get(s) as Uint8Array, 't', SLIDE_BREAKS)),
+      ...notes.map((n) => partText(read.parts.get(n) as Uint8Array, 't', SLIDE_BREAKS, 'fld')),
+    ].join(' ');
   }
   return workbookText(read);
 }
+
+const NOTES_SLIDE = /^ppt\/notesSlides\/notesSlide\d+\.xml$/;
+const partNumber = (name: string) => Number(/(\d+)\.xml$/.exec(name)?.[1] ?? 0);
 
 /** Why a document has no text. */
 interface Missing {

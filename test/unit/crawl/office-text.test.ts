@@ -109,6 +109,26 @@ describe('officeText', () => {
     assert.equal(doc.title, 'Kick-off');
   });
 
+  it("docx footnotes and endnotes, pptx speaker notes (not a notes page's slide number) are text too", () => {
+    const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
+    const notesPart = (tag: string, text: string) =>
+      `<?xml version="1.0"?><w:${tag}s xmlns:w="${W}"><w:${tag} w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:${tag}><w:${tag} w:id="1"><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:${tag}></w:${tag}s>`;
+    const docx = minimalDocx([['Body', '\t', 'text']], {}, '', {
+      'word/footnotes.xml': notesPart('footnote', 'FootnoteWord'),
+      'word/endnotes.xml': notesPart('endnote', 'EndnoteWord'),
+    });
+    assert.equal(read('docx', docx).text, 'Body text FootnoteWord EndnoteWord');
+    const A = 'http://schemas.openxmlformats.org/drawingml/2006/main';
+    const P = 'http://schemas.openxmlformats.org/presentationml/2006/main';
+    const notes = (n: number, text: string) =>
+      `<?xml version="1.0"?><p:notes xmlns:a="${A}" xmlns:p="${P}"><p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>${text}</a:t></a:r></a:p></p:txBody></p:sp><p:sp><p:txBody><a:p><a:fld type="slidenum"><a:t>${n}</a:t></a:fld></a:p></p:txBody></p:sp></p:spTree></p:cSld></p:notes>`;
+    const deck = minimalPptx([['One'], ['Two']], {}, [1, 2], {
+      'ppt/notesSlides/notesSlide10.xml': notes(10, 'LaterNote'),
+      'ppt/notesSlides/notesSlide2.xml': notes(2, 'SpeakerNote'),
+    });
+    assert.equal(read('pptx', deck).text, 'One Two SpeakerNote LaterNote');
+  });
+
   it('odt: headings, paragraphs, spans and table cells; styles left out; meta.xml', () => {
     const body =
       '<office:text><text:h text:outline-level="1">Minutes</text:h><text:p>Present: <text:span text:style-name="T1">Ada</text:span><text:s/>and Charles</text:p><table:table table:name="T"><table:table-row><table:table-cell><text:p>A1</text:p></table:table-cell><table:table-cell><text:p>B1</text:p></table:table-cell></table:table-row></table:table></office:text>';
