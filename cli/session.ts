@@ -280,28 +280,52 @@ export async function* documents(
 
 /** Every known URL in the `trawl urls` shape (docs/documents.md). */
 export async function* urlStates(session: CrawlSession): AsyncGenerator<Record<string, unknown>> {
-  for await (const i of currentStates(session)) {
-    yield {
-      url: i.url,
-      state: i.state,
-      errorKind: i.errorKind ?? null,
-      httpStatus: i.httpStatus ?? null,
-      depth: i.depth ?? null,
-      queue: i.queue ?? null,
-      lastFetched: i.lastFetched ?? null,
-      temporaryErrors: i.temporaryErrors ?? 0,
-      ...(i.errorCode ? { errorCode: i.errorCode } : {}),
-      ...(i.note ? { note: i.note } : {}),
-      // A sitemap or feed (read for its entries, never indexed): named, as it is judged as one.
-      ...(i.kind === 'sitemap' ? { kind: 'sitemap' } : {}),
-      ...(i.duplicateOf ? { duplicateOf: i.duplicateOf } : {}),
-      // Where it was found (a link's page, a sitemap, a redirecting URL): why it is in the crawl.
-      ...(i.foundOn ? { foundOn: i.foundOn } : {}),
-      ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
-      // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.
-      ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),
-    };
+  for await (const i of currentStates(session)) yield urlLine(i);
+}
+
+/**
+ * One URL's current state (`trawl explain --state`), or undefined when the crawl does not know
+ * it: its table item and its manifest lines, read in one pass that keeps only that URL's records.
+ * It read and sorted every URL's (the whole listing of `trawl urls`) to answer for one: 13.9 s and
+ * 594 MB at 44,000 URLs against 0.35 s without `--state` (an audit).
+ */
+export async function stateOf(
+  session: Pick<CrawlSession, 'urls' | 'store'>,
+  url: string,
+): Promise<Record<string, unknown> | undefined> {
+  const records: StateRecord[] = [];
+  const item = (await session.urls.getMany([url])).get(url);
+  if (item) records.push({ item });
+  for await (const key of session.store.list(PREFIXES.refresh)) {
+    for (const line of await session.store.getLines<UrlItem>(key))
+      if (line.url === url) records.push({ line });
   }
+  const state = resolveRecords(records);
+  return state ? urlLine(state) : undefined;
+}
+
+/** A URL's line of `trawl urls`. */
+function urlLine(i: UrlItem): Record<string, unknown> {
+  return {
+    url: i.url,
+    state: i.state,
+    errorKind: i.errorKind ?? null,
+    httpStatus: i.httpStatus ?? null,
+    depth: i.depth ?? null,
+    queue: i.queue ?? null,
+    lastFetched: i.lastFetched ?? null,
+    temporaryErrors: i.temporaryErrors ?? 0,
+    ...(i.errorCode ? { errorCode: i.errorCode } : {}),
+    ...(i.note ? { note: i.note } : {}),
+    // A sitemap or feed (read for its entries, never indexed): named, as it is judged as one.
+    ...(i.kind === 'sitemap' ? { kind: 'sitemap' } : {}),
+    ...(i.duplicateOf ? { duplicateOf: i.duplicateOf } : {}),
+    // Where it was found (a link's page, a sitemap, a redirecting URL): why it is in the crawl.
+    ...(i.foundOn ? { foundOn: i.foundOn } : {}),
+    ...(i.nextRefreshAt ? { nextRefreshAt: i.nextRefreshAt } : {}),
+    // Adaptive refresh (refresh.adaptive or a rule's refresh bounds): the interval in ms.
+    ...(i.refreshInterval ? { refreshInterval: i.refreshInterval } : {}),
+  };
 }
 
 /**

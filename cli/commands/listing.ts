@@ -10,7 +10,7 @@ import { readChanges } from '../change-feed.ts';
 import { loadConfigFile } from '../config-file.ts';
 import { deployedResources, loadDeployment, useDeployment } from '../deployment.ts';
 import { markUnsaved, persistEmbeddedState, resolveAwsEndpoint } from '../emulator.ts';
-import { clearErrors, documents, openSession, redriveDeadLetters, urlStates } from '../session.ts';
+import { clearErrors, documents, openSession, redriveDeadLetters, stateOf, urlStates } from '../session.ts';
 import { isoTime } from '../time-option.ts';
 
 /** The crawl's session: a deployed stack's resources when `trawl deploy` recorded one, else local. */
@@ -92,9 +92,7 @@ function hostTest(host: string): (line: Record<string, unknown>) => boolean {
 
 /** `trawl explain --state`: the URL's line of `trawl urls` (null when the crawl does not know it). */
 export async function recordedState(file: string, url: string): Promise<Record<string, unknown> | null> {
-  const s = await listingSession(file);
-  for await (const u of urlStates(s)) if (u.url === url) return u;
-  return null;
+  return (await stateOf(await listingSession(file), url)) ?? null;
 }
 
 /** Prints the change feed a search index consumes, oldest first. */

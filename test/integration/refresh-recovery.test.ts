@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readChanges } from '../../cli/change-feed.ts';
-import { crawl, documents, openSession, refresh, urlStates } from '../../cli/session.ts';
+import { crawl, documents, openSession, refresh, stateOf, urlStates } from '../../cli/session.ts';
 import { type CrawlConfigInput, parseConfig } from '../../shared/config.ts';
 import { collect } from '../helpers/collect.ts';
 import { startTestEmulator, type TestEmulator, uniqueCrawlName } from '../helpers/emulator.ts';
@@ -95,6 +95,11 @@ describe('refresh: a page behind a server error comes back; one gone twice is fo
       'the page linking to it answered 304: its links were not read again',
     );
     assert.equal(second.states.has('/gone.html'), false, 'a 404 again on a URL in error: forgotten');
+    // `trawl explain --state` reads one URL's records, not the whole listing: the same line for
+    // every URL after two cycles' manifests, none for the forgotten one.
+    for (const [path, line] of second.states)
+      assert.deepEqual(await stateOf(second.s, String(line.url)), line, path);
+    assert.equal(await stateOf(second.s, `${site.url}/gone.html`), undefined);
     const feed = await readChanges(second.s);
     const leaf = feed.filter((c) => c.url.endsWith('/leaf.html')).map((c) => [c.type, c.reason]);
     assert.deepEqual(leaf.slice(-2), [
