@@ -238,7 +238,9 @@ async function writeDocuments(
   const byBulk = new Map<string, UrlItem[]>();
   for await (const item of eachState(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
-    byBulk.set(item.docBulk, [...(byBulk.get(item.docBulk) ?? []), item]);
+    const list = byBulk.get(item.docBulk);
+    if (list) list.push(item);
+    else byBulk.set(item.docBulk, [item]);
   }
   let written = 0;
   const refused: { url: string; status: number; reason: string }[] = [];

@@ -195,7 +195,11 @@ export class RoundFlusher {
       wakeFor(this.deps, early, this.wakeExcept),
     ]);
     const byQueue = new Map<string, string[]>();
-    for (const m of done) byQueue.set(m.queueUrl, [...(byQueue.get(m.queueUrl) ?? []), m.receiptHandle]);
+    for (const m of done) {
+      const list = byQueue.get(m.queueUrl);
+      if (list) list.push(m.receiptHandle);
+      else byQueue.set(m.queueUrl, [m.receiptHandle]);
+    }
     await Promise.all(
       [...byQueue].map(async ([queueUrl, handles]) => {
         await this.deps.queues.delete(queueUrl, handles);

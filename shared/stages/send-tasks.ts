@@ -46,7 +46,9 @@ export async function sendDelayedTasks(
   const byDelay = new Map<number, UrlTask[]>();
   for (const { task, delaySeconds } of items) {
     const d = Math.ceil(delaySeconds);
-    byDelay.set(d, [...(byDelay.get(d) ?? []), task]);
+    const list = byDelay.get(d);
+    if (list) list.push(task);
+    else byDelay.set(d, [task]);
   }
   await Promise.all([...byDelay].map(([delay, list]) => sendTasks(deps, list, delay)));
 }

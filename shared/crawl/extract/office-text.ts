@@ -324,7 +324,7 @@ function properties(bytes: Uint8Array | undefined): Pick<OfficeText, 'title' | '
       text: (t) => texts.at(-1)?.push(t),
       close: (name) => {
         const value = collapse(texts.pop()?.join('') ?? '');
-        if (value) found.set(name, [...(found.get(name) ?? []), value]);
+        if (value) found.set(name, [...(found.get(name) ?? []), value]); // a few properties
       },
     });
   const one = (...names: string[]) => {

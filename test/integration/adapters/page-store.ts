@@ -13,6 +13,7 @@ import { createPageStore, type PageStore } from '../../../shared/aws/page-store.
 import {
   currentStates,
   dueLines,
+  MANIFEST_LINES,
   recentLines,
   writeStateLines,
 } from '../../../shared/aws/refresh-manifest.ts';
@@ -220,6 +221,24 @@ describe('bucket adapters', () => {
         due.map((l) => [l.url, l.lastFetched, l.httpStatus, l.at]),
         [['https://m.test/a', t2, 304, t2]],
       );
+    });
+
+    it("a cycle's lines of one day go into objects of at most MANIFEST_LINES, all read back", async () => {
+      const at = '2026-07-01T00:00:00.000Z';
+      const n = MANIFEST_LINES + 5;
+      const lines = Array.from({ length: n }, (_, i) =>
+        state(`https://many.test/${i}`, at, '2026-07-03T06:00:00.000Z'),
+      );
+      await writeStateLines(store, lines, at);
+      const keys: string[] = [];
+      for await (const k of store.list(`${PREFIXES.refresh}2026-07-03/`)) keys.push(k);
+      const sizes = await Promise.all(keys.map(async (k) => (await store.getLines(k)).length));
+      assert.deepEqual(
+        sizes.sort((a, b) => a - b),
+        [5, MANIFEST_LINES],
+      );
+      const due = await dueLines(store, '2026-07-03', '2026-07-03T00:00:00.000Z', '2026-07-03T12:00:00.000Z');
+      assert.equal(new Set(due.map((l) => l.url)).size, n);
     });
 
     it('the same batch written twice (a retried index batch) reads back as once', async () => {
