@@ -4,6 +4,7 @@
  * first in code-point order), and the registry of one digest: its keeper and its duplicates.
  */
 import { createHash } from 'node:crypto';
+import { squeeze } from './visible-text.ts';
 
 /** One content's registry entry (hosts table value `dup#<crawl>#<digest>`). */
 export interface DupEntry {
@@ -55,7 +56,7 @@ function bounded(entry: DupEntry): DupEntry {
  * still fold.
  */
 export function textDigest(title: string, content: string, site?: string): string {
-  const norm = `${title}\n${content}`.replace(/\s+/g, ' ').trim();
+  const norm = squeeze(`${title}\n${content}`);
   const hash = createHash('sha256');
   if (site !== undefined) hash.update(`${site}\n`);
   return hash.update(norm).digest('hex').slice(0, 40);

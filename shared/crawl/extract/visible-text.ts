@@ -21,5 +21,45 @@ const MAYBE_INVISIBLE = new RegExp(
 /** Invisible characters dropped, whitespace runs to single spaces, trimmed: how every text is indexed. */
 export function collapse(text: string): string {
   const visible = MAYBE_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
-  return visible.replace(/\s+/g, ' ').trim();
+  return squeeze(visible);
+}
+
+/** Whether a UTF-16 code unit is white space as a regular expression's `\s` is. */
+function isSpace(c: number): boolean {
+  return (
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * `text.replace(/\s+/g, ' ').trim()` in one pass over the code units, optionally with each run
+ * of ASCII digits counted as white space too. The regular expression made a part per match: on a
+ * 10 MB page of short words (3.5 million spaces) it took 0.9 s and 412 MB, and an extract
+ * invocation with two such pages ran out of memory (a hostile-server audit).
+ */
+export function squeeze(text: string, digitsAsSpace = false): string {
+  const out = new Uint16Array(text.length);
+  let n = 0;
+  let gap = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (isSpace(c) || (digitsAsSpace && c >= 48 && c <= 57)) {
+      gap = true;
+      continue;
+    }
+    if (gap && n > 0) out[n++] = 32;
+    gap = false;
+    out[n++] = c;
+  }
+  return Buffer.from(out.buffer, 0, n * 2).toString('utf16le');
 }

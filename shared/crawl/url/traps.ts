@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { TrapsConfig } from '../../config-traps.ts';
 import type { UrlTask } from '../../types.ts';
+import { squeeze } from '../extract/visible-text.ts';
 
 /** Repeating blocks longer than this many segments are not looked for (bounds the work per URL). */
 const MAX_BLOCK = 8;
@@ -164,10 +165,7 @@ export function soft404Fingerprint(title: string, text: string, url: string): st
     .sort((a, b) => b.length - a.length);
   let t = `${title}\n${text}`.toLowerCase();
   for (const e of echoes) t = t.split(e.toLowerCase()).join(' ');
-  t = t
-    .replace(/[0-9]+/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
+  t = squeeze(t, true);
   return createHash('sha256').update(t).digest('hex').slice(0, 32);
 }
 
