@@ -49,6 +49,47 @@ describe('squeeze', () => {
       assert.equal(squeeze(text, true), digits, JSON.stringify(text));
     }
   });
+  it('collapse drops what no reader sees as the regular expression did, on 2,000 mixed strings', () => {
+    const INVISIBLE = /(?![\t\n\v\f\r])[\p{Cc}\p{Default_Ignorable_Code_Point}]/gu;
+    const units = [
+      ...SPACES,
+      ...OTHERS,
+      '\u0000',
+      '\u001b',
+      '\u007f',
+      '\u0085',
+      '\u00ad',
+      '\u034f',
+      '\u061c',
+      '\u115f',
+      '\u17b4',
+      '\u180b',
+      '\u200b',
+      '\u200d',
+      '\u202e',
+      '\u2066',
+      '\u3164',
+      '\ufe0f',
+      '\ufeff',
+      '\uffa0',
+      '\ufff0',
+      '\u{1d173}',
+      '\u{e0001}',
+      '\u{e0100}',
+      '\ud834',
+      '\udb40',
+    ];
+    let seed = 11;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let k = 0; k < 2000; k++) {
+      const text = Array.from({ length: next() % 24 }, () => units[next() % units.length]).join('');
+      const old = text.replace(INVISIBLE, '').replace(/\s+/g, ' ').trim();
+      assert.equal(collapse(text), old, JSON.stringify(text));
+    }
+  });
   it('collapses a 10 MB page of short words whole', () => {
     const words = 'w2 \n'.repeat(2_621_440);
     const text = collapse(words);
