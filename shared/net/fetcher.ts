@@ -561,6 +561,10 @@ async function sendRequest(socket: net.Socket, target: URL, opts: FetchOptions, 
     response = res;
   });
   req.on('error', (err: Error & { code?: unknown }) => {
+    // Bytes past a response the server said was complete (a Content-Length shorter than what it
+    // sent) are the next response's to the parser: that response is whole, and kept (it had been
+    // a permanent protocol-error, the page lost; an audit). The connection is not kept.
+    if (response?.complete) return;
     if (typeof err.code === 'string' && err.code.startsWith('HPE_')) response?.destroy(err);
   });
   req.end(opts.body?.data);

@@ -652,6 +652,22 @@ describe('fetchUrl: network failures (seed 001)', () => {
     );
   });
 
+  it('keeps a whole response its Content-Length ended, though more bytes follow it (not a protocol error)', async () => {
+    await withTcp(
+      (socket) =>
+        socket.once('data', () =>
+          socket.end(
+            'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 40\r\n\r\n' +
+              '<html><title>short</title>ok</html>12345GARBAGE AFTER THE DECLARED BODY',
+          ),
+        ),
+      async (port) => {
+        const ok = expectKind(await fetchUrl(`http://127.0.0.1:${port}/`, options()), 'ok');
+        assert.equal(Buffer.from(ok.body).toString(), '<html><title>short</title>ok</html>12345');
+      },
+    );
+  });
+
   it('reports a refused connection as temporary', async () => {
     const probe = net.createServer().listen(0, '127.0.0.1');
     await once(probe, 'listening');
