@@ -3,6 +3,7 @@
 import type { Client } from '@opensearch-project/opensearch';
 import type { CrawlConfig } from '../../shared/config.ts';
 import { ConfigError } from '../../shared/errors.ts';
+import { addToGroup } from '../../shared/groups.ts';
 import {
   boundedQuery,
   indexName,
@@ -238,9 +239,7 @@ async function writeDocuments(
   const byBulk = new Map<string, UrlItem[]>();
   for await (const item of eachState(crawl)) {
     if (!item.docBulk || item.docLine === undefined || item.docLine === null) continue;
-    const list = byBulk.get(item.docBulk);
-    if (list) list.push(item);
-    else byBulk.set(item.docBulk, [item]);
+    addToGroup(byBulk, item.docBulk, item);
   }
   let written = 0;
   const refused: { url: string; status: number; reason: string }[] = [];

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { packLines } from '../aws/page-store.ts';
+import { addToGroup } from '../groups.ts';
 import { KEYS } from '../layout.ts';
 import type { ExtractMessage, FetchedPage, SourceName, UrlTask, WakeMessage } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -195,11 +196,7 @@ export class RoundFlusher {
       wakeFor(this.deps, early, this.wakeExcept),
     ]);
     const byQueue = new Map<string, string[]>();
-    for (const m of done) {
-      const list = byQueue.get(m.queueUrl);
-      if (list) list.push(m.receiptHandle);
-      else byQueue.set(m.queueUrl, [m.receiptHandle]);
-    }
+    for (const m of done) addToGroup(byQueue, m.queueUrl, m.receiptHandle);
     await Promise.all(
       [...byQueue].map(async ([queueUrl, handles]) => {
         await this.deps.queues.delete(queueUrl, handles);

@@ -6,6 +6,7 @@
  * and a clean stop hands what is still held back at once (visibility 0).
  */
 import type { WorkQueues } from '../aws/work-queues.ts';
+import { addToGroup } from '../groups.ts';
 
 /** How long a received message stays invisible without a heartbeat. */
 export const LEASE_SECONDS = 30;
@@ -68,9 +69,7 @@ export class Leases {
     for (const receiptHandle of receiptHandles) {
       const queueUrl = this.held.get(receiptHandle);
       if (!queueUrl) continue;
-      const list = byQueue.get(queueUrl) ?? [];
-      list.push({ receiptHandle, seconds });
-      byQueue.set(queueUrl, list);
+      addToGroup(byQueue, queueUrl, { receiptHandle, seconds });
     }
     for (const [queueUrl, entries] of byQueue) await this.queues.changeVisibility(queueUrl, entries);
   }

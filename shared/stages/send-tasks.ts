@@ -5,6 +5,7 @@
 import { chunkBySize } from '../aws/work-queues.ts';
 import type { CrawlConfig } from '../config.ts';
 import { scopeVersion } from '../crawl/rules/scope-version.ts';
+import { addToGroup } from '../groups.ts';
 import { FRONTIER_QUEUE } from '../topology.ts';
 import type { FrontierMessage, SourceName, UrlTask } from '../types.ts';
 import type { StageDeps } from './deps.ts';
@@ -21,11 +22,7 @@ export function decidedUnder(config: CrawlConfig, tasks: UrlTask[]): UrlTask[] {
 /** Sends tasks to the frontier, each to the source named by its `queue`. */
 export async function sendTasks(deps: StageDeps, tasks: UrlTask[], delaySeconds = 0): Promise<void> {
   const bySource = new Map<SourceName, UrlTask[]>();
-  for (const t of tasks) {
-    const list = bySource.get(t.queue) ?? [];
-    list.push(t);
-    bySource.set(t.queue, list);
-  }
+  for (const t of tasks) addToGroup(bySource, t.queue, t);
   const queuedAt = new Date(deps.now()).toISOString();
   await Promise.all(
     [...bySource].map(([source, list]) => {
@@ -46,9 +43,7 @@ export async function sendDelayedTasks(
   const byDelay = new Map<number, UrlTask[]>();
   for (const { task, delaySeconds } of items) {
     const d = Math.ceil(delaySeconds);
-    const list = byDelay.get(d);
-    if (list) list.push(task);
-    else byDelay.set(d, [task]);
+    addToGroup(byDelay, d, task);
   }
   await Promise.all([...byDelay].map(([delay, list]) => sendTasks(deps, list, delay)));
 }

@@ -4,6 +4,7 @@
  * author, subject and keywords, and the last-modified date the document records.
  * Elements are matched by local name: producers other than Office write other prefixes.
  */
+import { addToGroup } from '../../groups.ts';
 import { boundedParser } from './bounded-parser.ts';
 import { isOleFile, type OfficeKind, type OfficeParts, type PartLimits, readParts } from './office-zip.ts';
 import type { PdfInfoName } from './pdf-text.ts';
@@ -324,7 +325,7 @@ function properties(bytes: Uint8Array | undefined): Pick<OfficeText, 'title' | '
       text: (t) => texts.at(-1)?.push(t),
       close: (name) => {
         const value = collapse(texts.pop()?.join('') ?? '');
-        if (value) found.set(name, [...(found.get(name) ?? []), value]); // a few properties
+        if (value) addToGroup(found, name, value);
       },
     });
   const one = (...names: string[]) => {
