@@ -4,9 +4,9 @@
  * What no reader sees and no search should split or keep a word on: controls other than
  * whitespace (a NUL, an escape) and default-ignorable characters (soft hyphens, zero-width
  * spaces and joiners, bidi controls, variation selectors). A German page hyphenated with `&shy;`
- * indexed "inter\u00adnational", which a search for "international" does not find.
+ * indexed "inter\u00adnational", which a search for "international" does not find. One character.
  */
-const INVISIBLE = /(?![\t\n\v\f\r])[\p{Cc}\p{Default_Ignorable_Code_Point}]/gu;
+const INVISIBLE = /^(?![\t\n\v\f\r])[\p{Cc}\p{Default_Ignorable_Code_Point}]$/u;
 
 /**
  * A cheap first look for them (no Unicode-property matching): the code units that start every
@@ -23,64 +23,29 @@ export function collapse(text: string): string {
   return squeeze(text, false, MAYBE_INVISIBLE.test(text));
 }
 
-/** MAYBE_INVISIBLE for one code unit. */
-function mayStartInvisible(c: number): boolean {
-  if (c < 0x20) return c < 9 || c > 13;
-  if (c < 0x7f) return false;
-  return (
-    c <= 0x9f ||
-    c === 0xad ||
-    c === 0x34f ||
-    c === 0x61c ||
-    c === 0x115f ||
-    c === 0x1160 ||
-    c === 0x17b4 ||
-    c === 0x17b5 ||
-    (c >= 0x180b && c <= 0x180f) ||
-    (c >= 0x200b && c <= 0x200f) ||
-    (c >= 0x202a && c <= 0x202e) ||
-    (c >= 0x2060 && c <= 0x206f) ||
-    c === 0x3164 ||
-    (c >= 0xfe00 && c <= 0xfe0f) ||
-    c === 0xfeff ||
-    c === 0xffa0 ||
-    (c >= 0xfff0 && c <= 0xfff8) ||
-    c === 0xd82f ||
-    c === 0xd834 ||
-    (c >= 0xdb40 && c <= 0xdb43)
-  );
+/**
+ * What `pattern` says of one UTF-16 code unit, asked once per unit and kept (a table of the Basic
+ * Multilingual Plane: 0 not asked yet, 1 no, 2 yes), so the per-character tests below are the
+ * patterns themselves, not copies of their ranges.
+ */
+function unitTest(pattern: RegExp): (c: number) => boolean {
+  const known = new Uint8Array(0x10000);
+  return (c) => {
+    let answer = known[c] ?? 0;
+    if (answer === 0) {
+      answer = pattern.test(String.fromCharCode(c)) ? 2 : 1;
+      known[c] = answer;
+    }
+    return answer === 2;
+  };
 }
 
-/** INVISIBLE for one character. */
-const INVISIBLE_ONE = new RegExp(`^${INVISIBLE.source}$`, 'u');
-const invisibleSeen = new Map<number, boolean>();
-
-/** Whether the code point is one INVISIBLE takes (each answer kept: few code points recur). */
-function isInvisible(cp: number): boolean {
-  let known = invisibleSeen.get(cp);
-  if (known === undefined) {
-    known = INVISIBLE_ONE.test(String.fromCodePoint(cp));
-    if (invisibleSeen.size < 4096) invisibleSeen.set(cp, known);
-  }
-  return known;
-}
-
-/** Whether a UTF-16 code unit is white space as a regular expression's `\s` is. */
-function isSpace(c: number): boolean {
-  return (
-    c === 32 ||
-    (c >= 9 && c <= 13) ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
-}
+/** White space as a regular expression's `\s` reads it. */
+const isSpace = unitTest(/^\s$/);
+/** MAYBE_INVISIBLE, for one code unit. */
+const mayStartInvisible = unitTest(MAYBE_INVISIBLE);
+/** INVISIBLE, for a character of the Basic Multilingual Plane. */
+const isInvisibleUnit = unitTest(INVISIBLE);
 
 /**
  * `text.replace(/\s+/g, ' ').trim()` in one pass over the code units, optionally with each run
@@ -98,7 +63,7 @@ export function squeeze(text: string, digitsAsSpace = false, dropInvisible = fal
     // that did it (297 MB for 5 MB of soft-hyphenated text) did.
     if (dropInvisible && mayStartInvisible(c)) {
       const cp = text.codePointAt(i) ?? c;
-      if (isInvisible(cp)) {
+      if (cp > 0xffff ? INVISIBLE.test(String.fromCodePoint(cp)) : isInvisibleUnit(c)) {
         if (cp > 0xffff) i++;
         continue;
       }
