@@ -140,7 +140,12 @@ function xmlCharset(bytes: Uint8Array): string | null {
  */
 function sniffed(body: Uint8Array): { text: string; charset: string } {
   const sample = body.subarray(0, DETECT_BYTES);
-  if (ISO_2022_JP.test(Buffer.from(sample).toString('latin1')) && !sample.some((b) => b >= 0x80)) {
+  // Every undeclared page comes here: the escape byte is looked for before the text is made.
+  const jis =
+    sample.includes(0x1b) &&
+    !sample.some((b) => b >= 0x80) &&
+    ISO_2022_JP.test(Buffer.from(sample).toString('latin1'));
+  if (jis) {
     return { text: new TextDecoder('iso-2022-jp').decode(body), charset: 'iso-2022-jp' };
   }
   try {

@@ -473,9 +473,9 @@ function decideRobots(
     return after !== null && now !== undefined && after <= now;
   };
   for (const { name, content } of metas) {
-    const directives = content.toLowerCase().split(/[\s,]+/);
-    const restricted = applyDirectives(directives, decision);
-    const gone = expired(content.toLowerCase().split(','));
+    const lower = content.toLowerCase();
+    const restricted = applyDirectives(lower.split(/[\s,]+/), decision);
+    const gone = expired(lower.split(','));
     if (gone) decision.index = false;
     if (restricted || gone) source.push(`meta ${name}: ${content}`);
   }

@@ -34,6 +34,7 @@ import {
   CANONICAL_NOTE,
   count,
   countRecorded,
+  EXAMPLES_PER_REASON,
   honorsCanonical,
   joinNotes,
   keepExample,
@@ -433,8 +434,8 @@ function html(
   result: PageResult,
   note?: string,
 ): void {
-  const declared = charsetDeclaredBy(parseContentType(contentType).mimeType);
-  const { text, charset } = decodeBody(bytes, contentType, declared);
+  const declaredType = parseContentType(contentType).mimeType;
+  const { text, charset } = decodeBody(bytes, contentType, charsetDeclaredBy(declaredType));
   const rogue = !ctx.config.fetch.respectRobotsTxt;
   const ex = extractHtml({
     url: page.url,
@@ -474,7 +475,7 @@ function html(
       : undefined;
   if (unfollowed) {
     count(result.rejected, 'page-nofollow', ex.links.length);
-    for (const href of ex.links.slice(0, NOFOLLOW_EXAMPLES))
+    for (const href of ex.links.slice(0, EXAMPLES_PER_REASON))
       keepExample(result, 'page-nofollow', href, `linked from ${page.url}, which says nofollow`);
   }
   if (follow && ex.nofollowLinks > 0) {
@@ -524,8 +525,7 @@ function html(
     const notes = joinNotes(note, cut, unfollowed);
     // A page sent without a media type and read as HTML is `text/html` (its mimeType was null:
     // a search filtering on it lost the page, an audit).
-    const sniffedMimeType =
-      parseContentType(contentType).mimeType === null ? { sniffedMimeType: 'text/html' } : {};
+    const sniffedMimeType = declaredType === null ? { sniffedMimeType: 'text/html' } : {};
     result.outcomes.push(
       documentOutcome(
         page,
@@ -544,9 +544,6 @@ function html(
     );
   }
 }
-
-/** Links of a nofollow page kept as examples (the count is of them all). */
-const NOFOLLOW_EXAMPLES = 3;
 
 let lastAgent: { userAgent: string; token: string } | null = null;
 
