@@ -6,13 +6,14 @@ import { type AwsClients, createAwsClients } from '../shared/aws/clients.ts';
 import { createHostTable, type HostTable } from '../shared/aws/host-table.ts';
 import { createPageStore, type PageStore } from '../shared/aws/page-store.ts';
 import { type ProvisionedResources, type ProvisionOptions, provision } from '../shared/aws/provision.ts';
+import { linesUnder } from '../shared/aws/refresh-manifest.ts';
 import { createUrlTable, type UrlTable } from '../shared/aws/url-table.ts';
 import { createWorkQueues } from '../shared/aws/work-queues.ts';
 import { type CrawlConfig, configFormat, storedConfig } from '../shared/config.ts';
 import { applyMapping } from '../shared/crawl/extract/build-document.ts';
 import { byCodeUnits, groupSorted } from '../shared/crawl/state/sorted-runs.ts';
 import { recordUrl, resolveRecords, type StateRecord } from '../shared/crawl/state/url-state.ts';
-import { CONFIG_KEY, PREFIXES } from '../shared/layout.ts';
+import { CONFIG_KEY } from '../shared/layout.ts';
 import { containerDeps, resetContainerDeps } from '../shared/stages/deps.ts';
 import { fetchMemoryMb } from '../shared/stages/fetch-memory.ts';
 import { setLogLevel } from '../shared/stages/logger.ts';
@@ -204,9 +205,7 @@ export async function planRefresh(_session: CrawlSession): Promise<PlannedAction
 
 /** Every table item and manifest line, tagged: the input of the state resolution. */
 async function* stateRecords(session: Pick<CrawlSession, 'urls' | 'store'>): AsyncGenerator<StateRecord> {
-  for await (const key of session.store.list(PREFIXES.refresh)) {
-    for (const line of await session.store.getLines<UrlItem>(key)) yield { line };
-  }
+  for await (const line of linesUnder(session.store)) yield { line };
   for await (const item of session.urls.scan()) yield { item };
 }
 
@@ -296,10 +295,7 @@ export async function stateOf(
   const records: StateRecord[] = [];
   const item = (await session.urls.getMany([url])).get(url);
   if (item) records.push({ item });
-  for await (const key of session.store.list(PREFIXES.refresh)) {
-    for (const line of await session.store.getLines<UrlItem>(key))
-      if (line.url === url) records.push({ line });
-  }
+  for await (const line of linesUnder(session.store)) if (line.url === url) records.push({ line });
   const state = resolveRecords(records);
   return state ? urlLine(state) : undefined;
 }

@@ -50,10 +50,16 @@ async function newestUnder(
   keep: (line: UrlItem) => boolean = () => true,
 ): Promise<Map<string, UrlItem>> {
   const newest = new Map<string, UrlItem>();
-  for await (const key of store.list(prefix)) {
-    for (const line of await store.getLines<UrlItem>(key)) if (keep(line)) keepNewest(newest, line);
-  }
+  for await (const line of linesUnder(store, prefix)) if (keep(line)) keepNewest(newest, line);
   return newest;
+}
+
+/** Every state line under `prefix` (all the manifests by default), object by object. */
+export async function* linesUnder(
+  store: Pick<PageStore, 'list' | 'getLines'>,
+  prefix: string = PREFIXES.refresh,
+): AsyncGenerator<UrlItem> {
+  for await (const key of store.list(prefix)) yield* await store.getLines<UrlItem>(key);
 }
 
 /** The lines of `day` due in [from, until], the newest per URL. */
